@@ -1,0 +1,288 @@
+"""Test harness: a real database (SQLite or PostgreSQL), the real app, a real SMTP server.
+
+Pick the backend with ``UPWATCH_TEST_BACKEND=sqlite|postgresql`` (default sqlite). PostgreSQL is
+reached at ``UPWATCH_TEST_POSTGRES_URL``; when it cannot be reached the PostgreSQL run skips with
+the reason, unless ``UPWATCH_REQUIRE_POSTGRES=1`` (as in CI), which makes it an error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from email import message_from_bytes
+from email.message import Message
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from aiosmtpd.controller import Controller
+from asgi_lifespan import LifespanManager
+from fastapi import FastAPI
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import create_async_engine
+
+from upwatch.app import create_app
+from upwatch.config import Settings, async_database_url
+from upwatch.kit.clock import ManualClock
+from upwatch.kit.db import Base
+from upwatch.migrations import upgrade
+from upwatch.runtime import Runtime
+
+BACKEND = os.environ.get("UPWATCH_TEST_BACKEND", "sqlite")
+POSTGRES_URL = os.environ.get(
+    "UPWATCH_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
+)
+PASSWORD = "correct horse battery"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def _postgres_admin(statement: str) -> None:
+    import asyncpg
+
+    connection = await asyncpg.connect(POSTGRES_URL, timeout=5)
+    try:
+        await connection.execute(statement)
+    finally:
+        await connection.close()
+
+
+@pytest.fixture(scope="session")
+def database_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One migrated database for the whole run; each test empties it afterwards."""
+    if BACKEND == "sqlite":
+        url = f"sqlite:///{tmp_path_factory.mktemp('db') / 'upwatch.db'}"
+        asyncio.run(_migrate(url))
+        yield url
+        return
+    name = f"upwatch_test_{uuid.uuid4().hex[:12]}"
+    try:
+        asyncio.run(_postgres_admin(f'CREATE DATABASE "{name}"'))
+    except (OSError, ImportError) as exc:
+        reason = f"PostgreSQL not reachable at {POSTGRES_URL}: {exc}"
+        if os.environ.get("UPWATCH_REQUIRE_POSTGRES") == "1":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    base, _, _ = POSTGRES_URL.rpartition("/")
+    url = f"{base}/{name}"
+    asyncio.run(_migrate(url))
+    yield url
+    asyncio.run(_postgres_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+async def _migrate(url: str) -> None:
+    engine = create_async_engine(async_database_url(url))
+    try:
+        await upgrade(engine)
+    finally:
+        await engine.dispose()
+
+
+async def _empty_tables(url: str) -> None:
+    engine = create_async_engine(async_database_url(url))
+    try:
+        async with engine.begin() as connection:
+            tables = [t.name for t in reversed(Base.metadata.sorted_tables)]
+            if BACKEND == "postgresql":
+                await connection.execute(text(f"TRUNCATE {', '.join(tables)} CASCADE"))
+            else:
+                for table in tables:
+                    await connection.execute(text(f"DELETE FROM {table}"))  # noqa: S608
+    finally:
+        await engine.dispose()
+
+
+@dataclass
+class Mailbox:
+    """What a real SMTP server (aiosmtpd) received."""
+
+    messages: list[Message] = field(default_factory=list)
+
+    async def handle_DATA(self, _server: Any, _session: Any, envelope: Any) -> str:  # noqa: N802
+        self.messages.append(message_from_bytes(envelope.content))
+        return "250 Message accepted for delivery"
+
+    def to(self, address: str) -> list[Message]:
+        return [m for m in self.messages if address in str(m["To"])]
+
+    async def wait_for(self, address: str, count: int = 1) -> list[Message]:
+        await eventually(lambda: len(self.to(address)) >= count)
+        return self.to(address)
+
+
+async def eventually(
+    check: Callable[[], bool] | Callable[[], Awaitable[bool]], within: float = 10.0
+) -> None:
+    """Wait until ``check`` holds; fail after ``within`` seconds (a bound, not a speed check)."""
+    deadline = asyncio.get_running_loop().time() + within
+    while True:
+        result = check()
+        if isinstance(result, Awaitable):
+            result = await result
+        if result:
+            return
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError("condition not reached in time")
+        await asyncio.sleep(0.02)
+
+
+class SmtpServer:
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.mailbox = Mailbox()
+        self._controller: Controller | None = None
+
+    def start(self) -> None:
+        self._controller = Controller(self.mailbox, hostname="127.0.0.1", port=self.port)
+        self._controller.start()
+
+    def stop(self) -> None:
+        if self._controller is not None:
+            self._controller.stop()
+            self._controller = None
+
+
+@pytest.fixture
+def smtp() -> Iterator[SmtpServer]:
+    server = SmtpServer(free_port())
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def mailbox(smtp: SmtpServer) -> Mailbox:
+    return smtp.mailbox
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock(datetime.now(UTC))
+
+
+def make_settings(database_url: str, data_dir: Path, **overrides: Any) -> Settings:
+    values: dict[str, Any] = {
+        "database_url": database_url,
+        "data_dir": data_dir,
+        "secret_key": "test-secret-key-that-is-long-enough-for-hs256",
+        "public_url": "http://upwatch.test",
+        "migrate_on_start": False,
+        # Cheap Argon2 parameters: the same algorithm, a fraction of the cost.
+        "argon2_time_cost": 1,
+        "argon2_memory_kib": 64,
+        "argon2_parallelism": 1,
+        "mail_poll_seconds": 0.2,
+        "smtp_timeout_seconds": 2.0,
+    }
+    values.update(overrides)
+    return Settings(_env_file=None, **values)  # type: ignore[call-arg]
+
+
+@pytest.fixture
+def settings_overrides() -> dict[str, Any]:
+    """Override in a test module to change the app's settings."""
+    return {}
+
+
+@pytest.fixture
+def settings(
+    database_url: str,
+    tmp_path: Path,
+    smtp: SmtpServer,
+    settings_overrides: dict[str, Any],
+) -> Settings:
+    values = {"smtp_host": "127.0.0.1", "smtp_port": smtp.port, **settings_overrides}
+    return make_settings(database_url, tmp_path, **values)
+
+
+@pytest.fixture
+async def app(settings: Settings, clock: ManualClock, database_url: str) -> AsyncIterator[FastAPI]:
+    application = create_app(settings, clock)
+    async with LifespanManager(application):
+        yield application
+    await _empty_tables(database_url)
+
+
+@pytest.fixture
+def runtime(app: FastAPI) -> Runtime:
+    result: Runtime = app.state.runtime
+    return result
+
+
+@pytest.fixture
+async def client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
+    transport = httpx.ASGITransport(app=app, client=("203.0.113.7", 40000))
+    async with httpx.AsyncClient(transport=transport, base_url="http://upwatch.test") as c:
+        yield c
+
+
+@dataclass
+class Account:
+    id: str
+    email: str
+    password: str
+    access_token: str
+    refresh_token: str
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.access_token}"}
+
+
+SignUp = Callable[..., Awaitable[Account]]
+
+
+@pytest.fixture
+def sign_up(client: httpx.AsyncClient) -> SignUp:
+    async def _sign_up(email: str, password: str = PASSWORD, **extra: Any) -> Account:
+        response = await client.post(
+            "/auth/signup", json={"email": email, "password": password, **extra}
+        )
+        assert response.status_code == 201, response.text
+        body = response.json()
+        return Account(
+            id=body["user"]["id"],
+            email=body["user"]["email"],
+            password=password,
+            access_token=body["access_token"],
+            refresh_token=body["refresh_token"],
+        )
+
+    return _sign_up
+
+
+@pytest.fixture
+def make_admin(runtime: Runtime) -> Callable[[Account, str], Awaitable[None]]:
+    """Promote an account directly in the database, as `upwatch admin create` would."""
+
+    async def _promote(account: Account, role: str = "admin") -> None:
+        from upwatch.accounts.repository import UserRepository
+
+        async with runtime.db.sessionmaker() as session:
+            user = await UserRepository(session).get(account.id)
+            assert user is not None
+            user.roles = ["user", role]
+            await session.commit()
+
+    return _promote
+
+
+def assert_problem(response: httpx.Response, status: int) -> dict[str, Any]:
+    """The response is an RFC 9457 problem document with this status."""
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"] == "application/problem+json"
+    body: dict[str, Any] = response.json()
+    assert body["status"] == status
+    assert body["type"].startswith("https://upwatch.dev/problems/")
+    assert body["title"]
+    return body

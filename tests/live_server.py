@@ -1,0 +1,80 @@
+"""The real ``upwatch serve`` in a child process, for tests that need a real server."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+from tests.conftest import free_port
+
+UPWATCH = str(Path(sys.executable).parent / "upwatch")
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("UPWATCH_")}
+    env.update(
+        UPWATCH_ARGON2_TIME_COST="1",
+        UPWATCH_ARGON2_MEMORY_KIB="64",
+        UPWATCH_ARGON2_PARALLELISM="1",
+    )
+    env.update(extra)
+    return env
+
+
+class LiveServer:
+    def __init__(self, cwd: Path, env: dict[str, str]) -> None:
+        self.cwd = cwd
+        self.env = env
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.process: subprocess.Popen[bytes] | None = None
+        self.log = cwd / f"serve-{self.port}.log"
+
+    def start(self) -> LiveServer:
+        with self.log.open("ab") as log:
+            self.process = subprocess.Popen(  # noqa: S603
+                [UPWATCH, "serve", "--port", str(self.port), "--log-level", "warning"],
+                cwd=self.cwd,
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"upwatch serve exited:\n{self.log.read_text()}")
+            try:
+                if httpx.get(f"{self.url}/readyz", timeout=1).status_code == 200:
+                    return self
+            except httpx.TransportError:
+                pass
+            time.sleep(0.1)
+        raise RuntimeError(f"upwatch serve did not become ready:\n{self.log.read_text()}")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.process = None
+
+
+def run_cli(cwd: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(  # noqa: S603
+        [UPWATCH, *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )

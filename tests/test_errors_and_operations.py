@@ -1,0 +1,131 @@
+"""One error model on every path (contract §3) and the operations endpoints (contract §14)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import pytest
+from asgi_lifespan import LifespanManager
+
+from tests.conftest import SignUp, assert_problem, make_settings
+from upwatch.app import create_app
+
+
+async def test_an_unknown_route_is_a_404_problem(client: httpx.AsyncClient) -> None:
+    assert_problem(await client.get("/no/such/thing"), 404)
+
+
+async def test_an_unsupported_method_is_a_405_problem(client: httpx.AsyncClient) -> None:
+    assert_problem(await client.delete("/healthz"), 405)
+
+
+@pytest.mark.parametrize("settings_overrides", [{"max_body_bytes": 1024}])
+async def test_a_body_over_the_limit_is_a_413_problem(client: httpx.AsyncClient) -> None:
+    response = await client.post(
+        "/contact", content=b"{" + b" " * 4096 + b"}", headers={"Content-Type": "application/json"}
+    )
+    assert_problem(response, 413)
+
+
+@pytest.mark.parametrize("settings_overrides", [{"max_body_bytes": 1024}])
+async def test_a_streamed_body_over_the_limit_is_a_413_problem(client: httpx.AsyncClient) -> None:
+    async def chunks():  # type: ignore[no-untyped-def]
+        for _ in range(8):
+            yield b" " * 512
+
+    response = await client.post(
+        "/contact", content=chunks(), headers={"Content-Type": "application/json"}
+    )
+    assert_problem(response, 413)
+
+
+async def test_an_unexpected_error_is_a_500_problem_without_internals(
+    database_url: str, tmp_path: Path
+) -> None:
+    app = create_app(make_settings(database_url, tmp_path))
+
+    @app.get("/explode")
+    async def explode() -> None:
+        raise RuntimeError("database password is hunter2")
+
+    async with LifespanManager(app):
+        transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+            response = await client.get("/explode")
+    body = assert_problem(response, 500)
+    assert "hunter2" not in response.text
+    assert "Traceback" not in response.text
+    assert body["title"] == "Internal server error"
+
+
+async def test_healthz_and_readyz_answer(client: httpx.AsyncClient) -> None:
+    assert (await client.get("/healthz")).json() == {"status": "ok"}
+    assert (await client.get("/readyz")).json() == {"status": "ready"}
+
+
+async def test_readyz_is_a_503_when_the_database_is_unreachable(tmp_path: Path) -> None:
+    settings = make_settings("postgresql://nobody@127.0.0.1:1/none", tmp_path)
+    app = create_app(settings)
+    async with LifespanManager(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+            response = await client.get("/readyz")
+    assert_problem(response, 503)
+
+
+async def test_metrics_are_in_prometheus_text_format(client: httpx.AsyncClient) -> None:
+    await client.get("/healthz")
+    response = await client.get("/metrics")
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/plain")
+    assert 'upwatch_http_requests_total{method="GET",route="/healthz",status="200"}' in (
+        response.text
+    )
+    assert "upwatch_http_request_duration_seconds_bucket" in response.text
+
+
+async def test_the_openapi_document_declares_the_bearer_scheme(client: httpx.AsyncClient) -> None:
+    document = (await client.get("/openapi.json")).json()
+    assert document["components"]["securitySchemes"]["bearer"] == {
+        "type": "http",
+        "scheme": "bearer",
+        "bearerFormat": "JWT",
+    }
+    operation = document["paths"]["/users/me"]["get"]
+    assert operation["security"] == [{"bearer": []}]
+    assert "application/problem+json" in operation["responses"]["401"]["content"]
+    docs = await client.get("/docs")
+    assert docs.status_code == 200
+    assert "swagger" in docs.text.lower()
+
+
+async def test_nul_characters_in_a_body_are_a_422_not_a_database_error(
+    client: httpx.AsyncClient, sign_up: SignUp
+) -> None:
+    login = await client.post("/auth/login", json={"email": "a\x00@example.com", "password": "x"})
+    assert_problem(login, 422)
+    contact = await client.post(
+        "/contact",
+        json={"name": "Da\x00na", "email": "d@example.com", "subject": "s", "message": "m"},
+    )
+    assert_problem(contact, 422)
+    alice = await sign_up("alice@example.com")
+    profile = await client.put("/users/me", headers=alice.headers, json={"firstName": "A\x00"})
+    assert_problem(profile, 422)
+
+
+async def test_nul_characters_inside_free_form_config_objects_are_stored(
+    client: httpx.AsyncClient, sign_up: SignUp
+) -> None:
+    alice = await sign_up("alice@example.com")
+    response = await client.put(
+        "/users/settings", headers=alice.headers, json={"slackConfig": {"note": "a\x00b"}}
+    )
+    assert response.status_code == 200
+    assert response.json()["slackConfig"] == {"note": "a\x00b"}
+
+
+@pytest.mark.parametrize("url", ["/contact/ab%00cd", "/admin/users?limit=1%00"])
+async def test_nul_characters_in_the_url_are_a_400(client: httpx.AsyncClient, url: str) -> None:
+    assert_problem(await client.patch(url) if "contact" in url else await client.get(url), 400)

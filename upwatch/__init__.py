@@ -1,0 +1,3 @@
+"""Upwatch: an open-source uptime-monitoring service."""
+
+__version__ = "0.1.0"

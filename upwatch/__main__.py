@@ -1,0 +1,3 @@
+from upwatch.cli import main
+
+main()

@@ -1,0 +1,1 @@
+"""Accounts: registration, authentication, tokens, profile and settings."""

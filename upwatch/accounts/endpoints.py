@@ -1,0 +1,172 @@
+"""HTTP routes of accounts: /auth/* and /users/*."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, status
+
+from upwatch.accounts import preferences
+from upwatch.accounts.schemas import (
+    AuthResponse,
+    CreatedUserOut,
+    CreateUserRequest,
+    DeletedOut,
+    ForgotPasswordRequest,
+    LoginRequest,
+    MessageOut,
+    ProfileOut,
+    RefreshRequest,
+    ResetPasswordRequest,
+    SignupRequest,
+    TokenPair,
+    UpdateProfileRequest,
+    UpdateSettingsRequest,
+    UserOut,
+    UserSettingsOut,
+)
+from upwatch.accounts.service import AccountService
+from upwatch.dependencies import ClientAddress, CurrentUser, OptionalUser, RuntimeDep, Session
+from upwatch.kit.errors import problem_responses
+from upwatch.models import User
+
+auth = APIRouter(prefix="/auth", tags=["auth"], responses=problem_responses(400, 422, 500))
+users = APIRouter(prefix="/users", tags=["users"], responses=problem_responses(400, 422, 500))
+
+
+def user_out(user: User) -> UserOut:
+    return UserOut(
+        id=user.id,
+        email=user.email,
+        roles=user.roles,
+        firstName=user.first_name,
+        lastName=user.last_name,
+        image=user.image,
+    )
+
+
+def profile_out(user: User) -> ProfileOut:
+    return ProfileOut(
+        **user_out(user).model_dump(),
+        isEmailVerified=user.is_email_verified,
+        settings=preferences.profile_view(user.settings),
+        isPasswordUser=user.is_password_user,
+    )
+
+
+@auth.post(
+    "/signup",
+    status_code=status.HTTP_201_CREATED,
+    operation_id="signup",
+    responses=problem_responses(409),
+)
+async def signup(body: SignupRequest, session: Session, runtime: RuntimeDep) -> AuthResponse:
+    """Register with e-mail and password; answers with tokens and the new user."""
+    service = AccountService(session, runtime)
+    user = await service.signup(body)
+    access, refresh = await service.issue_tokens(user)
+    return AuthResponse(access_token=access, refresh_token=refresh, user=user_out(user))
+
+
+@auth.post("/login", operation_id="login", responses=problem_responses(401, 429))
+async def login(
+    body: LoginRequest, session: Session, runtime: RuntimeDep, client: ClientAddress
+) -> AuthResponse:
+    """Log in; the same 401 for an unknown e-mail and a wrong password. Throttled (429)."""
+    service = AccountService(session, runtime)
+    user = await service.login(body.email, body.password, client)
+    access, refresh = await service.issue_tokens(user)
+    return AuthResponse(access_token=access, refresh_token=refresh, user=user_out(user))
+
+
+@auth.post("/refresh", operation_id="refreshToken", responses=problem_responses(401))
+async def refresh(body: RefreshRequest, session: Session, runtime: RuntimeDep) -> TokenPair:
+    """Trade a refresh token for a new pair. Each refresh token works once; a replayed one
+    revokes every token descended from the same login."""
+    access, new_refresh = await AccountService(session, runtime).refresh(body.refresh_token)
+    return TokenPair(access_token=access, refresh_token=new_refresh)
+
+
+@auth.post("/logout", operation_id="logout")
+async def logout(body: RefreshRequest, session: Session, runtime: RuntimeDep) -> MessageOut:
+    """End the session the refresh token belongs to."""
+    await AccountService(session, runtime).logout(body.refresh_token)
+    return MessageOut(message="Logged out")
+
+
+@auth.post("/forgot-password", operation_id="forgotPassword")
+async def forgot_password(
+    body: ForgotPasswordRequest, session: Session, runtime: RuntimeDep
+) -> MessageOut:
+    """E-mail a reset link if the account exists; the answer is the same either way."""
+    await AccountService(session, runtime).forgot_password(body.email)
+    return MessageOut(message="If an account exists for this address, a reset link was sent")
+
+
+@auth.post("/reset-password", operation_id="resetPassword")
+async def reset_password(
+    body: ResetPasswordRequest, session: Session, runtime: RuntimeDep
+) -> MessageOut:
+    """Set a new password with a reset token (valid one hour, once). Every existing token of
+    the account stops working."""
+    await AccountService(session, runtime).reset_password(body.token, body.newPassword)
+    return MessageOut(message="Password has been reset")
+
+
+@users.post(
+    "",
+    status_code=status.HTTP_201_CREATED,
+    operation_id="createUser",
+    responses=problem_responses(401, 403, 409),
+    # The bearer token is optional here: anyone may create a plain account.
+    openapi_extra={"security": [{}, {"bearer": []}]},
+)
+async def create_user(
+    body: CreateUserRequest, session: Session, runtime: RuntimeDep, caller: OptionalUser
+) -> CreatedUserOut:
+    """Create an account; without a password it is an OAuth-style account that cannot log
+    in with one. Roles other than `user` and `isEmailVerified` need an admin token."""
+    user = await AccountService(session, runtime).create_user(body, caller)
+    return CreatedUserOut(
+        **user_out(user).model_dump(),
+        isEmailVerified=user.is_email_verified,
+        isPasswordUser=user.is_password_user,
+    )
+
+
+@users.get("/me", operation_id="getProfile", responses=problem_responses(401))
+async def get_profile(user: CurrentUser) -> ProfileOut:
+    """The caller's profile."""
+    return profile_out(user)
+
+
+@users.put("/me", operation_id="updateProfile", responses=problem_responses(401, 403, 409))
+async def update_profile(
+    body: UpdateProfileRequest, user: CurrentUser, session: Session, runtime: RuntimeDep
+) -> ProfileOut:
+    """Update the caller. Changing roles or verifying an address needs an admin; a new e-mail
+    is unverified; a new password revokes every token of the account, this one included."""
+    user = await AccountService(session, runtime).update_profile(user, body)
+    return profile_out(user)
+
+
+@users.delete("/me", operation_id="deleteAccount", responses=problem_responses(401))
+async def delete_account(user: CurrentUser, session: Session, runtime: RuntimeDep) -> DeletedOut:
+    """Delete the caller's account and everything it owns; its tokens stop working at once."""
+    user_id = user.id
+    await AccountService(session, runtime).delete_account(user)
+    return DeletedOut(id=user_id)
+
+
+@users.put("/settings", operation_id="updateSettings", responses=problem_responses(401))
+async def update_settings(
+    body: UpdateSettingsRequest, user: CurrentUser, session: Session, runtime: RuntimeDep
+) -> UserSettingsOut:
+    """Merge the given settings into the caller's settings record. The fields may be sent
+    directly or wrapped as `{"settings": {...}}`."""
+    user = await AccountService(session, runtime).update_settings(user, body.fields())
+    return preferences.settings_view(user.settings)
+
+
+@users.get("/settings", operation_id="getSettings", responses=problem_responses(401))
+async def get_settings(user: CurrentUser) -> UserSettingsOut:
+    """The caller's settings."""
+    return preferences.settings_view(user.settings)

@@ -1,0 +1,109 @@
+"""Every query of the accounts domain."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from sqlalchemy import String, cast, delete, func, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from upwatch.models import PasswordResetToken, RefreshToken, Subscription, User
+
+
+class UserRepository:
+    def __init__(self, session: AsyncSession) -> None:
+        self.session = session
+
+    async def get(self, user_id: str) -> User | None:
+        return await self.session.get(User, user_id)
+
+    async def get_by_email(self, email: str) -> User | None:
+        return await self.session.scalar(select(User).where(User.email == email))
+
+    async def email_taken(self, email: str, *, besides: str | None = None) -> bool:
+        query = select(User.id).where(User.email == email)
+        if besides is not None:
+            query = query.where(User.id != besides)
+        return await self.session.scalar(query) is not None
+
+    async def add(self, user: User) -> User:
+        self.session.add(user)
+        await self.session.flush()
+        self.session.add(Subscription(user_id=user.id, plan="free", status="active"))
+        await self.session.flush()
+        return user
+
+    async def delete(self, user: User) -> None:
+        # Explicit deletes rather than relying on ON DELETE CASCADE alone, so behaviour is the
+        # same whether or not a backend enforces foreign keys.
+        for model in (RefreshToken, PasswordResetToken, Subscription):
+            await self.session.execute(delete(model).where(model.user_id == user.id))
+        await self.session.delete(user)
+        await self.session.flush()
+
+    async def admins(self) -> Sequence[User]:
+        # Roles are a JSON array; matching its text with quotes keeps "admin" apart from
+        # "super_admin" and works the same on SQLite and PostgreSQL.
+        roles = cast(User.roles, String)
+        query = select(User).where(or_(roles.like('%"admin"%'), roles.like('%"super_admin"%')))
+        return (await self.session.scalars(query.order_by(User.created_at))).all()
+
+    async def list_with_subscriptions(
+        self, limit: int, offset: int
+    ) -> Sequence[tuple[User, Subscription | None]]:
+        rows = await self.session.execute(
+            select(User, Subscription)
+            .outerjoin(Subscription, Subscription.user_id == User.id)
+            .order_by(User.created_at.desc(), User.id)
+            .limit(limit)
+            .offset(offset)
+        )
+        return [(user, sub) for user, sub in rows.all()]
+
+    async def count(self) -> int:
+        return int(await self.session.scalar(select(func.count()).select_from(User)) or 0)
+
+
+class TokenRepository:
+    def __init__(self, session: AsyncSession) -> None:
+        self.session = session
+
+    async def add_refresh(self, token: RefreshToken) -> None:
+        self.session.add(token)
+        await self.session.flush()
+
+    async def refresh_by_hash(self, token_hash: str) -> RefreshToken | None:
+        return await self.session.scalar(
+            select(RefreshToken).where(RefreshToken.token_hash == token_hash)
+        )
+
+    async def revoke_family(self, family_id: str, now: datetime) -> None:
+        await self.session.execute(
+            update(RefreshToken)
+            .where(RefreshToken.family_id == family_id, RefreshToken.revoked_at.is_(None))
+            .values(revoked_at=now)
+        )
+
+    async def revoke_all_refresh(self, user_id: str, now: datetime) -> None:
+        await self.session.execute(
+            update(RefreshToken)
+            .where(RefreshToken.user_id == user_id, RefreshToken.revoked_at.is_(None))
+            .values(revoked_at=now)
+        )
+
+    async def add_reset(self, token: PasswordResetToken) -> None:
+        self.session.add(token)
+        await self.session.flush()
+
+    async def reset_by_hash(self, token_hash: str) -> PasswordResetToken | None:
+        return await self.session.scalar(
+            select(PasswordResetToken).where(PasswordResetToken.token_hash == token_hash)
+        )
+
+    async def spend_all_resets(self, user_id: str, now: datetime) -> None:
+        await self.session.execute(
+            update(PasswordResetToken)
+            .where(PasswordResetToken.user_id == user_id, PasswordResetToken.used_at.is_(None))
+            .values(used_at=now)
+        )

@@ -1,0 +1,246 @@
+"""Request and response shapes of the account endpoints (field names as in the seed)."""
+
+from __future__ import annotations
+
+import zoneinfo
+from functools import lru_cache
+from typing import Annotated, Any, Literal
+
+from email_validator import EmailNotValidError, validate_email
+from pydantic import AfterValidator, BaseModel, Field
+
+from upwatch.kit.inputs import Input
+
+Role = Literal["user", "admin", "project_manager", "super_admin"]
+Language = Literal["en", "es", "fr", "de", "it", "pt", "ru", "zh", "ja", "ko"]
+Theme = Literal["light", "dark"]
+Channel = Literal["email", "slack", "discord", "teams", "webhook"]
+
+
+def normalize_email(value: str) -> str:
+    """Trim, validate the syntax, lower-case: one spelling per address.
+
+    Domains need not be globally deliverable: self-hosted operators use internal mail
+    domains (``ops@corp.internal``) and RFC 2606 ``.test`` names in trial installs, and no
+    DNS lookup happens on a request.
+    """
+    try:
+        checked = validate_email(
+            value.strip(),
+            check_deliverability=False,
+            globally_deliverable=False,
+            test_environment=True,
+        )
+    except EmailNotValidError as exc:
+        raise ValueError(f"not a valid e-mail address ({exc})") from exc
+    return checked.normalized.lower()
+
+
+@lru_cache(maxsize=1)
+def _zones() -> frozenset[str]:
+    return frozenset(zoneinfo.available_timezones())
+
+
+def check_timezone(value: str) -> str:
+    if value not in _zones():
+        raise ValueError("not an IANA time zone name")
+    return value
+
+
+def unique_roles(value: list[str]) -> list[str]:
+    return list(dict.fromkeys(value))
+
+
+Email = Annotated[
+    str,
+    Field(max_length=320, json_schema_extra={"format": "email"}),
+    AfterValidator(normalize_email),
+]
+Password = Annotated[str, Field(min_length=8, max_length=128)]
+Name = Annotated[str, Field(max_length=100)]
+ImageUrl = Annotated[str, Field(max_length=2048)]
+Roles = Annotated[list[Role], Field(min_length=1, max_length=4), AfterValidator(unique_roles)]
+TimeZone = Annotated[str, Field(max_length=64), AfterValidator(check_timezone)]
+ConfigObject = Annotated[dict[str, Any], Field(max_length=50)]
+
+
+class SignupRequest(Input):
+    email: Email
+    password: Password
+    firstName: Name = ""
+    lastName: Name = ""
+
+
+class LoginRequest(Input):
+    email: Annotated[str, Field(max_length=320)]
+    password: Annotated[str, Field(max_length=1024)]
+
+
+class RefreshRequest(Input):
+    refresh_token: Annotated[str, Field(max_length=256)]
+
+
+class ForgotPasswordRequest(Input):
+    email: Annotated[str, Field(max_length=320)]
+
+
+class ResetPasswordRequest(Input):
+    token: Annotated[str, Field(max_length=256)]
+    newPassword: Password
+
+
+class CreateUserRequest(Input):
+    email: Email
+    password: Password | None = None
+    firstName: Name = ""
+    lastName: Name = ""
+    provider: Annotated[str, Field(max_length=50)] | None = None
+    providerId: Annotated[str, Field(max_length=255)] | None = None
+    image: ImageUrl = ""
+    isEmailVerified: bool = False
+    roles: Roles = Field(default_factory=lambda: list[Role](["user"]))
+
+
+class NotificationSwitchesIn(Input):
+    email: bool | None = None
+    sms: bool | None = None
+    slack: bool | None = None
+    discord: bool | None = None
+    teams: bool | None = None
+    webhook: bool | None = None
+
+
+class ProfileSettingsIn(Input):
+    theme: Theme | None = None
+    notifications: NotificationSwitchesIn | None = None
+    preferredNotification: Channel | None = None
+    emailConfig: ConfigObject | None = None
+    smsConfig: ConfigObject | None = None
+    slackConfig: ConfigObject | None = None
+    webhookConfig: ConfigObject | None = None
+
+
+class UpdateProfileRequest(Input):
+    email: Email | None = None
+    password: Password | None = None
+    firstName: Name | None = None
+    lastName: Name | None = None
+    image: ImageUrl | None = None
+    provider: Annotated[str, Field(max_length=50)] | None = None
+    providerId: Annotated[str, Field(max_length=255)] | None = None
+    isEmailVerified: bool | None = None
+    roles: Roles | None = None
+    settings: ProfileSettingsIn | None = None
+
+
+class UserSettingsFields(Input):
+    language: Language | None = None
+    timezone: TimeZone | None = None
+    theme: Theme | None = None
+    notifications: NotificationSwitchesIn | None = None
+    preferredNotification: Channel | None = None
+    emailConfig: ConfigObject | None = None
+    slackConfig: ConfigObject | None = None
+    discordConfig: ConfigObject | None = None
+    teamsConfig: ConfigObject | None = None
+    webhookConfig: ConfigObject | None = None
+
+
+class UpdateSettingsRequest(UserSettingsFields):
+    """The settings fields, given directly or wrapped as ``{"settings": {...}}``."""
+
+    settings: UserSettingsFields | None = None
+
+    def fields(self) -> dict[str, Any]:
+        own = self.model_dump(exclude_unset=True, exclude={"settings"})
+        wrapped = self.settings.model_dump(exclude_unset=True) if self.settings else {}
+        return {**own, **wrapped}
+
+
+# ---- responses ----
+
+
+class UserOut(BaseModel):
+    id: str
+    email: str
+    roles: list[Role]
+    firstName: str
+    lastName: str
+    image: str
+
+
+class CreatedUserOut(UserOut):
+    isEmailVerified: bool
+    isPasswordUser: bool
+
+
+class AuthResponse(BaseModel):
+    access_token: str
+    refresh_token: str
+    token_type: Literal["bearer"] = "bearer"  # noqa: S105  (a scheme name)
+    user: UserOut
+
+
+class TokenPair(BaseModel):
+    access_token: str
+    refresh_token: str
+    token_type: Literal["bearer"] = "bearer"  # noqa: S105  (a scheme name)
+
+
+class MessageOut(BaseModel):
+    message: str
+
+
+class ProfileNotifications(BaseModel):
+    email: bool
+    sms: bool
+    slack: bool
+    webhook: bool
+
+
+class ProfileSettingsOut(BaseModel):
+    theme: Theme
+    notifications: ProfileNotifications
+    preferredNotification: Channel
+    emailConfig: dict[str, Any]
+    smsConfig: dict[str, Any]
+    slackConfig: dict[str, Any]
+    webhookConfig: dict[str, Any]
+
+
+class ProfileOut(BaseModel):
+    id: str
+    email: str
+    roles: list[Role]
+    isEmailVerified: bool
+    firstName: str
+    lastName: str
+    image: str
+    settings: ProfileSettingsOut
+    isPasswordUser: bool
+
+
+class SettingsNotifications(BaseModel):
+    email: bool
+    slack: bool
+    discord: bool
+    teams: bool
+    webhook: bool
+
+
+class UserSettingsOut(BaseModel):
+    language: Language
+    timezone: str
+    theme: Theme
+    notifications: SettingsNotifications
+    preferredNotification: Channel
+    emailConfig: dict[str, Any]
+    slackConfig: dict[str, Any]
+    discordConfig: dict[str, Any]
+    teamsConfig: dict[str, Any]
+    webhookConfig: dict[str, Any]
+
+
+class DeletedOut(BaseModel):
+    id: str
+    deleted: Literal[True] = True

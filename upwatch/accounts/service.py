@@ -1,0 +1,259 @@
+"""Account rules: who may sign up, log in, refresh, reset, change what."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import timedelta
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from upwatch.accounts import preferences
+from upwatch.accounts.repository import TokenRepository, UserRepository
+from upwatch.accounts.schemas import (
+    CreateUserRequest,
+    SignupRequest,
+    UpdateProfileRequest,
+)
+from upwatch.kit.db import new_id
+from upwatch.kit.errors import (
+    BadRequest,
+    Conflict,
+    Forbidden,
+    TooManyRequests,
+    Unauthorized,
+)
+from upwatch.kit.security import InvalidToken, new_opaque_token, token_digest
+from upwatch.models import PasswordResetToken, RefreshToken, User
+from upwatch.runtime import Runtime
+
+
+class RefreshTokenReplayed(Unauthorized):
+    # The family revocation must be committed although the request is refused.
+    keep_changes = True
+
+
+class AccountService:
+    def __init__(self, session: AsyncSession, runtime: Runtime) -> None:
+        self.session = session
+        self.runtime = runtime
+        self.users = UserRepository(session)
+        self.tokens = TokenRepository(session)
+
+    # ---- tokens ----
+
+    async def issue_tokens(self, user: User, family_id: str | None = None) -> tuple[str, str]:
+        now = self.runtime.clock.now()
+        access = self.runtime.tokens.issue(user.id, user.token_version, now)
+        refresh = new_opaque_token()
+        link_id = new_id()
+        link = RefreshToken(
+            id=link_id,
+            family_id=family_id or link_id,
+            user_id=user.id,
+            token_hash=token_digest(refresh),
+            created_at=now,
+            expires_at=now + timedelta(days=self.runtime.settings.refresh_token_days),
+        )
+        await self.tokens.add_refresh(link)
+        return access, refresh
+
+    async def authenticate(self, access_token: str) -> User:
+        try:
+            claims = self.runtime.tokens.decode(access_token, self.runtime.clock.now())
+        except InvalidToken as exc:
+            raise Unauthorized("the access token is invalid or expired") from exc
+        user = await self.users.get(claims.user_id)
+        if user is None or user.token_version != claims.token_version:
+            raise Unauthorized("the access token has been revoked")
+        return user
+
+    async def refresh(self, refresh_token: str) -> tuple[str, str]:
+        now = self.runtime.clock.now()
+        link = await self.tokens.refresh_by_hash(token_digest(refresh_token))
+        if link is None or link.revoked_at is not None or link.expires_at <= now:
+            raise Unauthorized("the refresh token is invalid or expired")
+        if link.used_at is not None:
+            # Replay: someone holds a copy. Kill the whole family, the legitimate
+            # successor included, so the thief's copy dies too.
+            await self.tokens.revoke_family(link.family_id, now)
+            raise RefreshTokenReplayed("the refresh token was already used")
+        user = await self.users.get(link.user_id)
+        if user is None:
+            raise Unauthorized("the refresh token is invalid or expired")
+        link.used_at = now
+        return await self.issue_tokens(user, family_id=link.family_id)
+
+    async def logout(self, refresh_token: str) -> None:
+        link = await self.tokens.refresh_by_hash(token_digest(refresh_token))
+        if link is not None:
+            await self.tokens.revoke_family(link.family_id, self.runtime.clock.now())
+
+    async def _revoke_everything(self, user: User) -> None:
+        user.token_version += 1
+        await self.tokens.revoke_all_refresh(user.id, self.runtime.clock.now())
+
+    # ---- registration and login ----
+
+    async def signup(self, body: SignupRequest) -> User:
+        if await self.users.email_taken(body.email):
+            raise Conflict("an account with this e-mail already exists")
+        user = User(
+            email=body.email,
+            password_hash=await self.runtime.passwords.hash(body.password),
+            first_name=body.firstName,
+            last_name=body.lastName,
+            roles=["user"],
+            settings={},
+        )
+        return await self.users.add(user)
+
+    async def create_user(self, body: CreateUserRequest, caller: User | None) -> User:
+        is_admin = caller is not None and caller.is_admin
+        if not is_admin and (body.roles != ["user"] or body.isEmailVerified):
+            raise Forbidden("only an administrator may grant roles or e-mail verification")
+        _check_super_admin_grant(caller, body.roles, current=[])
+        if await self.users.email_taken(body.email):
+            raise Conflict("an account with this e-mail already exists")
+        password_hash = await self.runtime.passwords.hash(body.password) if body.password else None
+        user = User(
+            email=body.email,
+            password_hash=password_hash,
+            first_name=body.firstName,
+            last_name=body.lastName,
+            image=body.image,
+            provider=body.provider,
+            provider_id=body.providerId,
+            roles=list(body.roles),
+            is_email_verified=body.isEmailVerified,
+            settings={},
+        )
+        return await self.users.add(user)
+
+    async def login(self, email: str, password: str, client: str) -> User:
+        throttles = self.runtime.throttles
+        account_key = email.strip().lower()
+        for window, key in (
+            (throttles.login_account, account_key),
+            (throttles.login_address, client),
+        ):
+            wait = window.retry_after(key)
+            if wait is not None:
+                raise TooManyRequests("too many failed logins; try again later", retry_after=wait)
+        user = await self.users.get_by_email(account_key)
+        ok = await self.runtime.passwords.verify(user.password_hash if user else None, password)
+        if user is None or not ok:
+            throttles.login_account.record(account_key)
+            throttles.login_address.record(client)
+            raise Unauthorized("the e-mail or password is wrong")
+        throttles.login_account.clear(account_key)
+        return user
+
+    # ---- password reset ----
+
+    async def forgot_password(self, email: str) -> None:
+        """Send a reset link if the account exists; the caller learns nothing either way."""
+        key = email.strip().lower()
+        window = self.runtime.throttles.password_mail
+        if window.retry_after(key) is not None:
+            return
+        window.record(key)
+        user = await self.users.get_by_email(key)
+        if user is None:
+            return
+        now = self.runtime.clock.now()
+        token = new_opaque_token()
+        minutes = self.runtime.settings.reset_token_minutes
+        await self.tokens.add_reset(
+            PasswordResetToken(
+                user_id=user.id,
+                token_hash=token_digest(token),
+                created_at=now,
+                expires_at=now + timedelta(minutes=minutes),
+            )
+        )
+        link = f"{self.runtime.settings.public_url}/reset-password?token={token}"
+        await self.runtime.mailer.enqueue(
+            self.session,
+            to=user.email,
+            subject="Reset your Upwatch password",
+            body=(
+                f"Someone asked to reset the password of the Upwatch account {user.email}.\n\n"
+                f"To choose a new password, open this link within {minutes} minutes:\n\n"
+                f"{link}\n\nThe link works once. If you did not ask for this, ignore this "
+                "e-mail; your password stays as it is.\n"
+            ),
+            category="password_reset",
+        )
+
+    async def reset_password(self, token: str, new_password: str) -> None:
+        now = self.runtime.clock.now()
+        record = await self.tokens.reset_by_hash(token_digest(token))
+        if record is None or record.used_at is not None or record.expires_at <= now:
+            raise BadRequest("the reset token is invalid, expired or already used")
+        user = await self.users.get(record.user_id)
+        if user is None:
+            raise BadRequest("the reset token is invalid, expired or already used")
+        user.password_hash = await self.runtime.passwords.hash(new_password)
+        await self.tokens.spend_all_resets(user.id, now)
+        await self._revoke_everything(user)
+
+    # ---- profile ----
+
+    async def update_profile(self, user: User, body: UpdateProfileRequest) -> User:
+        if body.roles is not None and set(body.roles) != set(user.roles):
+            if not user.is_admin:
+                raise Forbidden("only an administrator may change roles")
+            _check_super_admin_grant(user, body.roles, current=user.roles)
+        email_changes = body.email is not None and body.email != user.email
+        # Verification is granted, never claimed: a new address is unverified, and only an
+        # administrator may mark one verified.
+        claims_verified = body.isEmailVerified is True and (
+            email_changes or not user.is_email_verified
+        )
+        if claims_verified and not user.is_admin:
+            raise Forbidden("only an administrator may mark an e-mail address verified")
+        if body.email is not None and email_changes:
+            if await self.users.email_taken(body.email, besides=user.id):
+                raise Conflict("an account with this e-mail already exists")
+            user.email = body.email
+            user.is_email_verified = False
+        if body.isEmailVerified is not None and (user.is_admin or not body.isEmailVerified):
+            user.is_email_verified = body.isEmailVerified
+        if body.roles is not None:
+            user.roles = list(body.roles)
+        for field, attribute in (
+            ("firstName", "first_name"),
+            ("lastName", "last_name"),
+            ("image", "image"),
+            ("provider", "provider"),
+            ("providerId", "provider_id"),
+        ):
+            value = getattr(body, field)
+            if value is not None:
+                setattr(user, attribute, value)
+        if body.settings is not None:
+            user.settings = preferences.merge(
+                user.settings, body.settings.model_dump(exclude_unset=True)
+            )
+        if body.password is not None:
+            user.password_hash = await self.runtime.passwords.hash(body.password)
+            await self._revoke_everything(user)
+        await self.session.flush()
+        return user
+
+    async def update_settings(self, user: User, changes: dict[str, object]) -> User:
+        user.settings = preferences.merge(user.settings, changes)
+        await self.session.flush()
+        return user
+
+    async def delete_account(self, user: User) -> None:
+        await self.users.delete(user)
+
+
+def _check_super_admin_grant(
+    caller: User | None, roles: Sequence[str], *, current: Sequence[str]
+) -> None:
+    """Only a super_admin may hand out super_admin."""
+    granting = "super_admin" in roles and "super_admin" not in current
+    if granting and (caller is None or "super_admin" not in caller.roles):
+        raise Forbidden("only a super_admin may grant super_admin")

@@ -1,0 +1,1 @@
+"""Operator views across every tenant."""

@@ -1,0 +1,80 @@
+"""The application factory and its lifespan: engines, clients and background tasks."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+
+from fastapi import FastAPI
+
+from upwatch import __version__
+from upwatch.accounts.endpoints import auth, users
+from upwatch.admin.endpoints import router as admin_router
+from upwatch.config import Settings
+from upwatch.contact.endpoints import router as contact_router
+from upwatch.kit.boundary import RequestGuard
+from upwatch.kit.clock import Clock
+from upwatch.kit.db import Database
+from upwatch.kit.errors import install_error_handlers
+from upwatch.kit.mail import Mailer
+from upwatch.kit.metrics import Metrics, MetricsMiddleware
+from upwatch.kit.security import AccessTokens, Passwords
+from upwatch.migrations import upgrade
+from upwatch.operations.endpoints import router as operations_router
+from upwatch.runtime import Runtime, Throttles
+
+log = logging.getLogger(__name__)
+
+DESCRIPTION = """
+Upwatch checks websites and services on schedule, keeps every result, opens incidents and
+alerts people. Authenticate with `Authorization: Bearer <access_token>` from
+`POST /auth/signup` or `POST /auth/login`. Every error is an RFC 9457 problem document
+(`application/problem+json`).
+"""
+
+
+def create_app(settings: Settings | None = None, clock: Clock | None = None) -> FastAPI:
+    settings = settings or Settings()
+    clock = clock or Clock()
+    metrics = Metrics()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        db = Database(settings)
+        if settings.migrate_on_start:
+            await upgrade(db.engine)
+        mailer = Mailer(settings, db, clock, metrics)
+        app.state.runtime = Runtime(
+            settings=settings,
+            clock=clock,
+            db=db,
+            metrics=metrics,
+            passwords=Passwords(settings),
+            tokens=AccessTokens(settings),
+            mailer=mailer,
+            throttles=Throttles.from_settings(settings, clock),
+        )
+        sender = asyncio.create_task(mailer.run(), name="mail-sender")
+        log.info("Upwatch %s ready on %s", __version__, settings.sqlalchemy_url.split("://")[0])
+        try:
+            yield
+        finally:
+            sender.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await sender
+            await db.dispose()
+
+    app = FastAPI(
+        title="Upwatch",
+        version=__version__,
+        description=DESCRIPTION,
+        lifespan=lifespan,
+    )
+    install_error_handlers(app)
+    for router in (auth, users, contact_router, admin_router, operations_router):
+        app.include_router(router)
+    app.add_middleware(RequestGuard, max_body_bytes=settings.max_body_bytes)
+    app.add_middleware(MetricsMiddleware, metrics=metrics)
+    return app

@@ -1,0 +1,1 @@
+"""The public contact form and its admin follow-up."""

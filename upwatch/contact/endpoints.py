@@ -1,0 +1,74 @@
+"""POST /contact (public), GET /contact and PATCH /contact/{id} (admin)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Body, status
+
+from upwatch.accounts.schemas import MessageOut
+from upwatch.contact.repository import ContactRepository
+from upwatch.contact.schemas import ContactRequest, ContactSubmissionOut, ContactUpdate
+from upwatch.contact.service import ContactService
+from upwatch.dependencies import AdminUser, ClientAddress, RuntimeDep, Session
+from upwatch.kit.errors import problem_responses
+from upwatch.kit.pagination import PageParams
+from upwatch.models import ContactSubmission
+
+router = APIRouter(prefix="/contact", tags=["contact"], responses=problem_responses(400, 422, 500))
+
+
+def submission_out(item: ContactSubmission) -> ContactSubmissionOut:
+    return ContactSubmissionOut(
+        id=item.id,
+        name=item.name,
+        email=item.email,
+        subject=item.subject,
+        message=item.message,
+        contacted=item.contacted,
+        admin_notes=item.admin_notes,
+        createdAt=item.created_at,
+        updatedAt=item.updated_at,
+    )
+
+
+@router.post(
+    "",
+    status_code=status.HTTP_201_CREATED,
+    operation_id="submitContact",
+    responses=problem_responses(400, 429),
+)
+async def submit_contact(
+    body: ContactRequest, session: Session, runtime: RuntimeDep, client: ClientAddress
+) -> MessageOut:
+    """Send a message to the operators (e-mailed to them, stored for follow-up)."""
+    await ContactService(session, runtime).submit(body, client)
+    return MessageOut(message="Thank you, your message has been received")
+
+
+@router.get("", operation_id="listContactSubmissions", responses=problem_responses(401, 403))
+async def list_contact(
+    _admin: AdminUser, session: Session, page: PageParams
+) -> list[ContactSubmissionOut]:
+    """Contact submissions, newest first (admin)."""
+    repository = ContactRepository(session)
+    page.total(await repository.count())
+    return [submission_out(s) for s in await repository.newest_first(page.limit, page.offset)]
+
+
+@router.patch(
+    "/{id}",
+    operation_id="followUpContact",
+    responses=problem_responses(400, 401, 403, 404),
+)
+async def follow_up_contact(
+    id: str,
+    _admin: AdminUser,
+    session: Session,
+    runtime: RuntimeDep,
+    body: Annotated[ContactUpdate | None, Body()] = None,
+) -> ContactSubmissionOut:
+    """Mark a submission as followed up (an empty body sets `contacted: true`); an optional
+    body sets `contacted` and `admin_notes`."""
+    submission = await ContactService(session, runtime).follow_up(id, body or ContactUpdate())
+    return submission_out(submission)

@@ -1,0 +1,69 @@
+from __future__ import annotations
+
+import logging
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from upwatch.accounts.repository import UserRepository
+from upwatch.contact.repository import ContactRepository
+from upwatch.contact.schemas import ContactRequest, ContactUpdate
+from upwatch.kit.errors import NotFound, TooManyRequests
+from upwatch.models import ContactSubmission
+from upwatch.runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+
+class ContactService:
+    def __init__(self, session: AsyncSession, runtime: Runtime) -> None:
+        self.session = session
+        self.runtime = runtime
+        self.submissions = ContactRepository(session)
+
+    async def submit(self, body: ContactRequest, client: str) -> ContactSubmission:
+        window = self.runtime.throttles.contact_address
+        wait = window.retry_after(client)
+        if wait is not None:
+            raise TooManyRequests("too many messages from this address", retry_after=wait)
+        window.record(client)
+        submission = await self.submissions.add(
+            ContactSubmission(
+                name=body.name,
+                email=body.email,
+                subject=body.subject,
+                message=body.message,
+                client_address=client,
+            )
+        )
+        for address in await self._operator_addresses():
+            await self.runtime.mailer.enqueue(
+                self.session,
+                to=address,
+                subject=f"[Upwatch contact] {body.subject}",
+                body=(
+                    f"From: {body.name} <{body.email}>\n"
+                    f"Subject: {body.subject}\n\n{body.message}\n\n"
+                    f"Follow up: {self.runtime.settings.public_url}/contact/{submission.id}\n"
+                ),
+                category="contact",
+            )
+        return submission
+
+    async def _operator_addresses(self) -> list[str]:
+        if self.runtime.settings.admin_email:
+            return [self.runtime.settings.admin_email]
+        admins = await UserRepository(self.session).admins()
+        if not admins:
+            log.warning("contact submission stored, but no admin exists to notify")
+        return [admin.email for admin in admins]
+
+    async def follow_up(self, submission_id: str, body: ContactUpdate) -> ContactSubmission:
+        submission = await self.submissions.get(submission_id)
+        if submission is None:
+            raise NotFound("no such contact submission")
+        submission.contacted = body.contacted
+        if "admin_notes" in body.model_fields_set:
+            submission.admin_notes = body.admin_notes
+        await self.session.flush()
+        await self.session.refresh(submission)
+        return submission

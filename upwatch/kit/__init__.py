@@ -1,0 +1,1 @@
+"""Shared building blocks: database, errors, security, mail, throttling, pagination."""

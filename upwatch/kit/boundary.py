@@ -1,0 +1,70 @@
+"""Checks on the raw request before any framework code parses it."""
+
+from __future__ import annotations
+
+from urllib.parse import unquote_to_bytes
+
+from upwatch.kit.errors import BadRequest, PayloadTooLarge, ProblemError, problem_response
+from upwatch.kit.metrics import ASGIApp, Message, Receive, Scope, Send
+
+
+class RequestGuard:
+    """Refuse bodies over the size limit (413) and NUL characters in the path or query (400).
+
+    The body is read first, bounded: errors raised while the framework reads it would turn
+    into a generic 400, and a 413 should say what is wrong.
+    """
+
+    def __init__(self, app: ASGIApp, max_body_bytes: int) -> None:
+        self.app = app
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        raw_path = scope.get("raw_path") or scope["path"].encode()
+        if b"\x00" in unquote_to_bytes(raw_path) + unquote_to_bytes(scope["query_string"]):
+            await _send_problem(send, BadRequest("NUL characters are not allowed in the URL"))
+            return
+        for name, value in scope.get("headers", []):
+            if name == b"content-length" and value.isdigit() and int(value) > self.max_body_bytes:
+                await _send_problem(send, PayloadTooLarge())
+                return
+        chunks: list[bytes] = []
+        seen = 0
+        more = True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                break
+            chunk = message.get("body", b"")
+            seen += len(chunk)
+            if seen > self.max_body_bytes:
+                await _send_problem(send, PayloadTooLarge())
+                return
+            chunks.append(chunk)
+            more = message.get("more_body", False)
+        body = b"".join(chunks)
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+
+async def _send_problem(send: Send, error: ProblemError) -> None:
+    response = problem_response(error)
+    await send(
+        {
+            "type": "http.response.start",
+            "status": response.status_code,
+            "headers": response.raw_headers,
+        }
+    )
+    await send({"type": "http.response.body", "body": response.body})

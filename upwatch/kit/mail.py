@@ -1,0 +1,184 @@
+"""Mail that is never dropped: an outbox table and a sender that retries with back-off."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from datetime import datetime, timedelta
+from email.message import EmailMessage
+
+import aiosmtplib
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from upwatch.config import Settings
+from upwatch.kit.clock import Clock
+from upwatch.kit.db import Database, after_commit
+from upwatch.kit.metrics import Metrics
+from upwatch.models.mail import MailMessage
+
+log = logging.getLogger(__name__)
+
+# A claimed message is hidden this long; if the sender dies mid-send it is retried after it.
+CLAIM_SECONDS = 120
+FIRST_RETRY_SECONDS = 30
+MAX_RETRY_SECONDS = 3600
+
+
+def retry_delay(attempts: int) -> timedelta:
+    """Exponential back-off after the ``attempts``-th failure, capped at an hour."""
+    seconds = FIRST_RETRY_SECONDS * 2 ** max(0, attempts - 1)
+    return timedelta(seconds=min(seconds, MAX_RETRY_SECONDS))
+
+
+class PermanentMailError(Exception):
+    """The server refused the message for good (5xx): retrying cannot help."""
+
+
+class SmtpTransport:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    async def send(self, message: MailMessage) -> None:
+        email = EmailMessage()
+        email["From"] = self.settings.mail_from
+        email["To"] = message.to_address
+        email["Subject"] = message.subject
+        email["Message-ID"] = f"<{message.id}@upwatch>"
+        email.set_content(message.body)
+        s = self.settings
+        try:
+            await aiosmtplib.send(
+                email,
+                hostname=s.smtp_host,
+                port=s.smtp_port,
+                username=s.smtp_username or None,
+                password=s.smtp_password or None,
+                start_tls=s.smtp_starttls,
+                timeout=s.smtp_timeout_seconds,
+            )
+        except aiosmtplib.SMTPResponseException as exc:
+            if 500 <= exc.code < 600:
+                raise PermanentMailError(f"{exc.code} {exc.message}") from exc
+            raise
+        except aiosmtplib.SMTPRecipientsRefused as exc:
+            raise PermanentMailError(str(exc)) from exc
+
+
+class Mailer:
+    def __init__(
+        self, settings: Settings, database: Database, clock: Clock, metrics: Metrics
+    ) -> None:
+        self.settings = settings
+        self.database = database
+        self.clock = clock
+        self.metrics = metrics
+        self.transport = SmtpTransport(settings)
+        self._wakeup = asyncio.Event()
+
+    async def enqueue(
+        self, session: AsyncSession, *, to: str, subject: str, body: str, category: str
+    ) -> MailMessage:
+        """Write the message in the caller's transaction; the sender is woken after commit."""
+        message = MailMessage(
+            to_address=to,
+            subject=subject,
+            body=body,
+            category=category,
+            next_attempt_at=self.clock.now(),
+        )
+        session.add(message)
+        await session.flush()
+        if not self.settings.smtp_configured:
+            log.warning(
+                "SMTP is not configured; %s mail to %s kept in the outbox as %s",
+                category,
+                to,
+                message.id,
+            )
+        after_commit(session, self.wake)
+        return message
+
+    def wake(self) -> None:
+        self._wakeup.set()
+
+    async def run(self) -> None:
+        """Deliver due mail until cancelled; wakes on new mail or every poll interval."""
+        while True:
+            if self.settings.smtp_configured:
+                try:
+                    while await self.deliver_due() > 0:
+                        pass
+                except Exception:
+                    log.exception("mail sender pass failed; retrying at the next pass")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wakeup.wait(), self.settings.mail_poll_seconds)
+            self._wakeup.clear()
+
+    async def deliver_due(self, batch: int = 50) -> int:
+        """One pass over due messages; returns how many were attempted."""
+        now = self.clock.now()
+        async with self.database.sessionmaker() as session:
+            rows = (
+                await session.execute(
+                    select(MailMessage.id, MailMessage.next_attempt_at)
+                    .where(MailMessage.status == "pending", MailMessage.next_attempt_at <= now)
+                    .order_by(MailMessage.next_attempt_at)
+                    .limit(batch)
+                )
+            ).all()
+        attempted = 0
+        for message_id, due_at in rows:
+            message = await self._claim(message_id, due_at, now)
+            if message is not None:
+                attempted += 1
+                await self._attempt(message)
+        return attempted
+
+    async def _claim(self, message_id: str, due_at: datetime, now: datetime) -> MailMessage | None:
+        """Hide the message from other senders; only one claim on a given due time wins."""
+        async with self.database.sessionmaker() as session:
+            claimed = await session.execute(
+                update(MailMessage)
+                .where(
+                    MailMessage.id == message_id,
+                    MailMessage.status == "pending",
+                    MailMessage.next_attempt_at == due_at,
+                )
+                .values(next_attempt_at=now + timedelta(seconds=CLAIM_SECONDS))
+            )
+            await session.commit()
+            if getattr(claimed, "rowcount", 0) != 1:
+                return None
+            return await session.get(MailMessage, message_id)
+
+    async def _attempt(self, message: MailMessage) -> None:
+        error: str | None = None
+        permanent = False
+        try:
+            await self.transport.send(message)
+        except PermanentMailError as exc:
+            error, permanent = str(exc), True
+        except (aiosmtplib.SMTPException, OSError, TimeoutError) as exc:
+            error = f"{type(exc).__name__}: {exc}"
+        now = self.clock.now()
+        attempts = message.attempts + 1
+        values: dict[str, object] = {"attempts": attempts, "last_error": error}
+        if error is None:
+            values.update(status="sent", sent_at=now)
+            outcome = "sent"
+        elif permanent or attempts >= self.settings.mail_max_attempts:
+            values.update(status="failed")
+            outcome = "failed"
+            log.error("mail %s to %s failed for good: %s", message.id, message.to_address, error)
+        else:
+            values.update(next_attempt_at=now + retry_delay(attempts))
+            outcome = "retry"
+            log.warning("mail %s attempt %d failed: %s", message.id, attempts, error)
+        self.metrics.mail_deliveries.labels(outcome).inc()
+        async with self.database.sessionmaker() as session:
+            await session.execute(
+                update(MailMessage).where(MailMessage.id == message.id).values(**values)
+            )
+            await session.commit()

@@ -1,0 +1,29 @@
+"""``limit``/``offset`` query parameters and the ``X-Total-Count`` header (contract §2)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, Query, Response
+
+
+@dataclass(frozen=True)
+class Page:
+    limit: int
+    offset: int
+    response: Response
+
+    def total(self, count: int) -> None:
+        self.response.headers["X-Total-Count"] = str(count)
+
+
+def _page(
+    response: Response,
+    limit: Annotated[int, Query(ge=1, le=1000, description="Items per page")] = 100,
+    offset: Annotated[int, Query(ge=0, le=2**31, description="Items to skip")] = 0,
+) -> Page:
+    return Page(limit=limit, offset=offset, response=response)
+
+
+PageParams = Annotated[Page, Depends(_page)]

@@ -1,0 +1,16 @@
+"""Every table, one file each; importing this package registers them all on ``Base``."""
+
+from upwatch.models.contact import ContactSubmission
+from upwatch.models.mail import MailMessage
+from upwatch.models.subscription import Subscription
+from upwatch.models.token import PasswordResetToken, RefreshToken
+from upwatch.models.user import User
+
+__all__ = [
+    "ContactSubmission",
+    "MailMessage",
+    "PasswordResetToken",
+    "RefreshToken",
+    "Subscription",
+    "User",
+]

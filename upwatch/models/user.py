@@ -1,0 +1,34 @@
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import JSON, Boolean, Integer, String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from upwatch.kit.db import Base, IdMixin, TimestampMixin
+
+
+class User(IdMixin, TimestampMixin, Base):
+    __tablename__ = "users"
+
+    email: Mapped[str] = mapped_column(String(320), unique=True)
+    # None for OAuth-style accounts, which cannot log in with a password.
+    password_hash: Mapped[str | None] = mapped_column(String(255))
+    first_name: Mapped[str] = mapped_column(String(100), default="")
+    last_name: Mapped[str] = mapped_column(String(100), default="")
+    image: Mapped[str] = mapped_column(String(2048), default="")
+    provider: Mapped[str | None] = mapped_column(String(50))
+    provider_id: Mapped[str | None] = mapped_column(String(255))
+    roles: Mapped[list[str]] = mapped_column(JSON, default=lambda: ["user"])
+    is_email_verified: Mapped[bool] = mapped_column(Boolean, default=False)
+    # Bumped to revoke every access token issued before (reset, password change, deletion).
+    token_version: Mapped[int] = mapped_column(Integer, default=0)
+    settings: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+
+    @property
+    def is_admin(self) -> bool:
+        return bool({"admin", "super_admin"} & set(self.roles))
+
+    @property
+    def is_password_user(self) -> bool:
+        return self.password_hash is not None

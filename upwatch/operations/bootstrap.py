@@ -1,0 +1,52 @@
+"""Creating the first administrator from the command line."""
+
+from __future__ import annotations
+
+from pydantic import TypeAdapter, ValidationError
+
+from upwatch.accounts.repository import UserRepository
+from upwatch.accounts.schemas import Email, Password
+from upwatch.config import Settings
+from upwatch.kit.db import Database
+from upwatch.kit.security import Passwords
+from upwatch.migrations import upgrade
+from upwatch.models import User
+
+
+async def create_admin(
+    settings: Settings, email: str, password: str, role: str
+) -> tuple[bool, str]:
+    """Create the account with ``role``, or add the role to an existing one.
+
+    Returns whether the account is new, and its normalised e-mail address.
+    """
+    try:
+        email = TypeAdapter(Email).validate_python(email)
+        password = TypeAdapter(Password).validate_python(password)
+    except ValidationError as exc:
+        raise ValueError(exc.errors()[0]["msg"]) from exc
+    db = Database(settings)
+    try:
+        await upgrade(db.engine)
+        async with db.sessionmaker() as session:
+            users = UserRepository(session)
+            user = await users.get_by_email(email)
+            created = user is None
+            password_hash = await Passwords(settings).hash(password)
+            if user is None:
+                user = User(
+                    email=email,
+                    password_hash=password_hash,
+                    roles=["user", role],
+                    is_email_verified=True,
+                    settings={},
+                )
+                await users.add(user)
+            else:
+                user.roles = list(dict.fromkeys([*user.roles, role]))
+                user.password_hash = password_hash
+                user.token_version += 1
+            await session.commit()
+            return created, email
+    finally:
+        await db.dispose()

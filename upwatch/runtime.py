@@ -1,0 +1,51 @@
+"""Everything the app builds once in its lifespan and hands to requests."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from starlette.requests import Request
+
+from upwatch.config import Settings
+from upwatch.kit.clock import Clock
+from upwatch.kit.db import Database
+from upwatch.kit.mail import Mailer
+from upwatch.kit.metrics import Metrics
+from upwatch.kit.security import AccessTokens, Passwords
+from upwatch.kit.throttle import SlidingWindow
+
+
+@dataclass
+class Throttles:
+    login_account: SlidingWindow
+    login_address: SlidingWindow
+    password_mail: SlidingWindow
+    contact_address: SlidingWindow
+
+    @classmethod
+    def from_settings(cls, settings: Settings, clock: Clock) -> Throttles:
+        login = (settings.login_failures_allowed, settings.login_window_seconds)
+        contact = (settings.contact_submissions_allowed, settings.contact_window_seconds)
+        return cls(
+            login_account=SlidingWindow(*login, clock),
+            login_address=SlidingWindow(*login, clock),
+            password_mail=SlidingWindow(5, 15 * 60, clock),
+            contact_address=SlidingWindow(*contact, clock),
+        )
+
+
+@dataclass
+class Runtime:
+    settings: Settings
+    clock: Clock
+    db: Database
+    metrics: Metrics
+    passwords: Passwords
+    tokens: AccessTokens
+    mailer: Mailer
+    throttles: Throttles
+
+
+def get_runtime(request: Request) -> Runtime:
+    runtime: Runtime = request.app.state.runtime
+    return runtime
