@@ -61,7 +61,8 @@ class Settings(BaseSettings):
     contact_window_seconds: int = 10 * 60
 
     mail_poll_seconds: float = 5.0
-    mail_max_attempts: int = 12
+    # 30 attempts with back-off capped at an hour span about a day of SMTP outage.
+    mail_max_attempts: int = 30
     max_body_bytes: int = 1_048_576
 
     @field_validator("public_url")
