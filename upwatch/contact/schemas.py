@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field
 from upwatch.accounts.schemas import Email
 from upwatch.kit.inputs import Input
 
+
 class ContactRequest(Input):
     name: Annotated[str, Field(min_length=2, max_length=100)]
     email: Email
