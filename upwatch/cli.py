@@ -15,12 +15,14 @@ def _serve(args: argparse.Namespace) -> int:
 
     from upwatch.app import create_app
 
+    settings = Settings()
     uvicorn.run(
-        create_app(Settings()),
+        create_app(settings),
         host=args.host,
         port=args.port,
         log_level=args.log_level,
-        proxy_headers=False,
+        proxy_headers=bool(settings.forwarded_allow_ips),
+        forwarded_allow_ips=settings.forwarded_allow_ips or None,
     )
     return 0
 

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
+import tempfile
 from functools import cached_property
 from pathlib import Path
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+MIN_KEY_LENGTH = 32
 
 
 def async_database_url(url: str) -> str:
@@ -43,6 +47,9 @@ class Settings(BaseSettings):
     mail_from: str = "Upwatch <noreply@upwatch.local>"
     admin_email: str = ""
 
+    # Addresses of reverse proxies whose X-Forwarded-For is trusted for the client address
+    # (uvicorn's forwarded_allow_ips, e.g. "127.0.0.1" or "*"); empty trusts none.
+    forwarded_allow_ips: str = ""
     allow_private_targets: bool = False
     plans_file: Path | None = None
     redis_url: str = ""
@@ -54,6 +61,7 @@ class Settings(BaseSettings):
     argon2_time_cost: int = Field(default=3, ge=1)
     argon2_memory_kib: int = Field(default=65536, ge=8)
     argon2_parallelism: int = Field(default=4, ge=1)
+    password_hash_concurrency: int = Field(default=4, ge=1)
 
     login_failures_allowed: int = 10
     login_window_seconds: int = 15 * 60
@@ -83,23 +91,35 @@ class Settings(BaseSettings):
     def smtp_configured(self) -> bool:
         return bool(self.smtp_host)
 
+    @field_validator("secret_key")
+    @classmethod
+    def _long_enough(cls, value: str) -> str:
+        if value and len(value) < MIN_KEY_LENGTH:
+            raise ValueError(f"UPWATCH_SECRET_KEY must be at least {MIN_KEY_LENGTH} characters")
+        return value
+
     @cached_property
     def signing_key(self) -> str:
         """The JWT key: configured, or generated once and kept in the data directory."""
         if self.secret_key:
             return self.secret_key
         path = self.data_dir / "secret_key"
-        if path.exists():
-            return path.read_text().strip()
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        key = secrets.token_urlsafe(48)
-        # O_EXCL: when two processes start together, one key wins and both read it.
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:
-            return path.read_text().strip()
-        with os.fdopen(fd, "w") as handle:
-            handle.write(key)
+        if not path.exists():
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+            # Written whole to a private temporary file, then linked into place: a process
+            # starting at the same moment sees either no key or the complete one, and when
+            # two race, the first link wins and both read it.
+            fd, temporary = tempfile.mkstemp(dir=self.data_dir, prefix=".secret_key.")
+            try:
+                with os.fdopen(fd, "w") as handle:
+                    handle.write(secrets.token_urlsafe(48))
+                with contextlib.suppress(FileExistsError):
+                    os.link(temporary, path)
+            finally:
+                os.unlink(temporary)
+        key = path.read_text().strip()
+        if len(key) < MIN_KEY_LENGTH:
+            raise RuntimeError(f"{path} holds no usable key; delete it to generate a new one")
         return key
 
     def ensure_data_dir(self) -> None:

@@ -20,6 +20,7 @@ class Throttles:
     login_account: SlidingWindow
     login_address: SlidingWindow
     password_mail: SlidingWindow
+    password_mail_address: SlidingWindow
     contact_address: SlidingWindow
 
     @classmethod
@@ -30,6 +31,7 @@ class Throttles:
             login_account=SlidingWindow(*login, clock),
             login_address=SlidingWindow(*login, clock),
             password_mail=SlidingWindow(5, 15 * 60, clock),
+            password_mail_address=SlidingWindow(20, 15 * 60, clock),
             contact_address=SlidingWindow(*contact, clock),
         )
 

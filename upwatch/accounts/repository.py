@@ -4,11 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import String, cast, delete, func, or_, select, update
+from sqlalchemy.engine import Result
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.models import PasswordResetToken, RefreshToken, Subscription, User
+
+
+def _changed_one(result: Result[Any]) -> bool:
+    return getattr(result, "rowcount", 0) == 1
 
 
 class UserRepository:
@@ -78,6 +84,22 @@ class TokenRepository:
             select(RefreshToken).where(RefreshToken.token_hash == token_hash)
         )
 
+    async def spend_refresh(self, token_id: str, now: datetime) -> bool:
+        """Mark a refresh token used; False when another request spent or revoked it first.
+
+        A conditional UPDATE, so of two concurrent refreshes with one token exactly one wins.
+        """
+        result = await self.session.execute(
+            update(RefreshToken)
+            .where(
+                RefreshToken.id == token_id,
+                RefreshToken.used_at.is_(None),
+                RefreshToken.revoked_at.is_(None),
+            )
+            .values(used_at=now)
+        )
+        return _changed_one(result)
+
     async def revoke_family(self, family_id: str, now: datetime) -> None:
         await self.session.execute(
             update(RefreshToken)
@@ -100,6 +122,15 @@ class TokenRepository:
         return await self.session.scalar(
             select(PasswordResetToken).where(PasswordResetToken.token_hash == token_hash)
         )
+
+    async def spend_reset(self, token_id: str, now: datetime) -> bool:
+        """Use a reset token once; False when a concurrent request used it first."""
+        result = await self.session.execute(
+            update(PasswordResetToken)
+            .where(PasswordResetToken.id == token_id, PasswordResetToken.used_at.is_(None))
+            .values(used_at=now)
+        )
+        return _changed_one(result)
 
     async def spend_all_resets(self, user_id: str, now: datetime) -> None:
         await self.session.execute(

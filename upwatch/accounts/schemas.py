@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 from email_validator import EmailNotValidError, validate_email
 from pydantic import AfterValidator, BaseModel, Field
 
-from upwatch.kit.inputs import Input
+from upwatch.kit.inputs import Input, JsonObject
 
 Role = Literal["user", "admin", "project_manager", "super_admin"]
 Language = Literal["en", "es", "fr", "de", "it", "pt", "ru", "zh", "ja", "ko"]
@@ -58,10 +58,11 @@ Email = Annotated[
 ]
 Password = Annotated[str, Field(min_length=8, max_length=128)]
 Name = Annotated[str, Field(max_length=100)]
-ImageUrl = Annotated[str, Field(max_length=2048)]
+# Empty, or an http(s) address: the image is shown by clients, so no javascript: URLs.
+ImageUrl = Annotated[str, Field(max_length=2048, pattern=r"^(https?://[^\s\u0000]+)?$")]
 Roles = Annotated[list[Role], Field(min_length=1, max_length=4), AfterValidator(unique_roles)]
 TimeZone = Annotated[str, Field(max_length=64), AfterValidator(check_timezone)]
-ConfigObject = Annotated[dict[str, Any], Field(max_length=50)]
+ConfigObject = JsonObject
 
 
 class SignupRequest(Input):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from datetime import timedelta
 
@@ -14,7 +15,7 @@ from upwatch.accounts.schemas import (
     SignupRequest,
     UpdateProfileRequest,
 )
-from upwatch.kit.db import new_id
+from upwatch.kit.db import commit_and_notify, new_id
 from upwatch.kit.errors import (
     BadRequest,
     Conflict,
@@ -26,10 +27,39 @@ from upwatch.kit.security import InvalidToken, new_opaque_token, token_digest
 from upwatch.models import PasswordResetToken, RefreshToken, User
 from upwatch.runtime import Runtime
 
+log = logging.getLogger(__name__)
+
 
 class RefreshTokenReplayed(Unauthorized):
     # The family revocation must be committed although the request is refused.
     keep_changes = True
+
+
+def accept_reset_request(runtime: Runtime, email: str, client: str) -> bool:
+    """Whether a reset e-mail may be sent: at most a few per address and per client.
+
+    Refused requests are answered like accepted ones, so this reveals nothing either.
+    """
+    throttles = runtime.throttles
+    key = email.strip().lower()
+    if (
+        throttles.password_mail.retry_after(key) is not None
+        or throttles.password_mail_address.retry_after(client) is not None
+    ):
+        return False
+    throttles.password_mail.record(key)
+    throttles.password_mail_address.record(client)
+    return True
+
+
+async def send_reset_link(runtime: Runtime, email: str) -> None:
+    """Runs after the response: whether the account exists never shows in response time."""
+    try:
+        async with runtime.db.sessionmaker() as session:
+            await AccountService(session, runtime).mail_reset_link(email)
+            await commit_and_notify(session)
+    except Exception:
+        log.exception("could not prepare a password-reset e-mail")
 
 
 class AccountService:
@@ -72,7 +102,7 @@ class AccountService:
         link = await self.tokens.refresh_by_hash(token_digest(refresh_token))
         if link is None or link.revoked_at is not None or link.expires_at <= now:
             raise Unauthorized("the refresh token is invalid or expired")
-        if link.used_at is not None:
+        if not await self.tokens.spend_refresh(link.id, now):
             # Replay: someone holds a copy. Kill the whole family, the legitimate
             # successor included, so the thief's copy dies too.
             await self.tokens.revoke_family(link.family_id, now)
@@ -80,7 +110,6 @@ class AccountService:
         user = await self.users.get(link.user_id)
         if user is None:
             raise Unauthorized("the refresh token is invalid or expired")
-        link.used_at = now
         return await self.issue_tokens(user, family_id=link.family_id)
 
     async def logout(self, refresh_token: str) -> None:
@@ -89,8 +118,10 @@ class AccountService:
             await self.tokens.revoke_family(link.family_id, self.runtime.clock.now())
 
     async def _revoke_everything(self, user: User) -> None:
+        now = self.runtime.clock.now()
         user.token_version += 1
-        await self.tokens.revoke_all_refresh(user.id, self.runtime.clock.now())
+        await self.tokens.revoke_all_refresh(user.id, now)
+        await self.tokens.spend_all_resets(user.id, now)
 
     # ---- registration and login ----
 
@@ -139,25 +170,23 @@ class AccountService:
             wait = window.retry_after(key)
             if wait is not None:
                 raise TooManyRequests("too many failed logins; try again later", retry_after=wait)
+        # Count the attempt before the slow verification: checking and counting with no await
+        # in between means concurrent attempts cannot all slip through one free slot.
+        throttles.login_account.record(account_key)
+        throttles.login_address.record(client)
         user = await self.users.get_by_email(account_key)
         ok = await self.runtime.passwords.verify(user.password_hash if user else None, password)
         if user is None or not ok:
-            throttles.login_account.record(account_key)
-            throttles.login_address.record(client)
             raise Unauthorized("the e-mail or password is wrong")
         throttles.login_account.clear(account_key)
+        throttles.login_address.release(client)
         return user
 
     # ---- password reset ----
 
-    async def forgot_password(self, email: str) -> None:
-        """Send a reset link if the account exists; the caller learns nothing either way."""
-        key = email.strip().lower()
-        window = self.runtime.throttles.password_mail
-        if window.retry_after(key) is not None:
-            return
-        window.record(key)
-        user = await self.users.get_by_email(key)
+    async def mail_reset_link(self, email: str) -> None:
+        """Write a reset token and its e-mail if the account exists; nothing otherwise."""
+        user = await self.users.get_by_email(email.strip().lower())
         if user is None:
             return
         now = self.runtime.clock.now()
@@ -191,10 +220,9 @@ class AccountService:
         if record is None or record.used_at is not None or record.expires_at <= now:
             raise BadRequest("the reset token is invalid, expired or already used")
         user = await self.users.get(record.user_id)
-        if user is None:
+        if user is None or not await self.tokens.spend_reset(record.id, now):
             raise BadRequest("the reset token is invalid, expired or already used")
         user.password_hash = await self.runtime.passwords.hash(new_password)
-        await self.tokens.spend_all_resets(user.id, now)
         await self._revoke_everything(user)
 
     # ---- profile ----
@@ -217,6 +245,8 @@ class AccountService:
                 raise Conflict("an account with this e-mail already exists")
             user.email = body.email
             user.is_email_verified = False
+            # A reset link mailed to the old address must not outlive the change.
+            await self.tokens.spend_all_resets(user.id, self.runtime.clock.now())
         if body.isEmailVerified is not None and (user.is_admin or not body.isEmailVerified):
             user.is_email_verified = body.isEmailVerified
         if body.roles is not None:

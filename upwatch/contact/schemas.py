@@ -6,13 +6,13 @@ from typing import Annotated
 from pydantic import BaseModel, Field
 
 from upwatch.accounts.schemas import Email
-from upwatch.kit.inputs import Input
+from upwatch.kit.inputs import SINGLE_LINE_PATTERN, Input
 
 
 class ContactRequest(Input):
-    name: Annotated[str, Field(min_length=2, max_length=100)]
+    name: Annotated[str, Field(min_length=2, max_length=100, pattern=SINGLE_LINE_PATTERN)]
     email: Email
-    subject: Annotated[str, Field(min_length=1, max_length=200)]
+    subject: Annotated[str, Field(min_length=1, max_length=200, pattern=SINGLE_LINE_PATTERN)]
     message: Annotated[str, Field(min_length=1, max_length=5000)]
 
 

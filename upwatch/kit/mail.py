@@ -36,17 +36,34 @@ class PermanentMailError(Exception):
     """The server refused the message for good (5xx): retrying cannot help."""
 
 
+# Categories whose body holds a secret (a reset link): blanked once delivered or failed.
+SENSITIVE_CATEGORIES = frozenset({"password_reset"})
+SCRUBBED_BODY = "(removed after delivery: it contained a secret link)"
+
+
+def one_line(text: str) -> str:
+    """Header values are single lines; user text may not add headers."""
+    return " ".join(text.split())
+
+
 class SmtpTransport:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
 
+    def compose(self, message: MailMessage) -> EmailMessage:
+        try:
+            email = EmailMessage()
+            email["From"] = self.settings.mail_from
+            email["To"] = message.to_address
+            email["Subject"] = one_line(message.subject)
+            email["Message-ID"] = f"<{message.id}@upwatch>"
+            email.set_content(message.body)
+        except (ValueError, TypeError) as exc:
+            raise PermanentMailError(f"cannot compose the message: {exc}") from exc
+        return email
+
     async def send(self, message: MailMessage) -> None:
-        email = EmailMessage()
-        email["From"] = self.settings.mail_from
-        email["To"] = message.to_address
-        email["Subject"] = message.subject
-        email["Message-ID"] = f"<{message.id}@upwatch>"
-        email.set_content(message.body)
+        email = self.compose(message)
         s = self.settings
         try:
             await aiosmtplib.send(
@@ -162,15 +179,24 @@ class Mailer:
             error, permanent = str(exc), True
         except (aiosmtplib.SMTPException, OSError, TimeoutError) as exc:
             error = f"{type(exc).__name__}: {exc}"
+        except Exception as exc:
+            # Anything else still counts as an attempt, so a message can never loop forever
+            # unrecorded; it fails for good once its attempts are spent.
+            log.exception("unexpected error sending mail %s", message.id)
+            error = f"{type(exc).__name__}: {exc}"
         now = self.clock.now()
         attempts = message.attempts + 1
         values: dict[str, object] = {"attempts": attempts, "last_error": error}
         if error is None:
             values.update(status="sent", sent_at=now)
             outcome = "sent"
+            if message.category in SENSITIVE_CATEGORIES:
+                values.update(body=SCRUBBED_BODY)
         elif permanent or attempts >= self.settings.mail_max_attempts:
             values.update(status="failed")
             outcome = "failed"
+            if message.category in SENSITIVE_CATEGORIES:
+                values.update(body=SCRUBBED_BODY)
             log.error("mail %s to %s failed for good: %s", message.id, message.to_address, error)
         else:
             values.update(next_attempt_at=now + retry_delay(attempts))

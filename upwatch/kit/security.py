@@ -27,9 +27,12 @@ class Passwords:
         )
         # Verified against when the account is unknown, so both paths cost the same.
         self._dummy_hash = self._hasher.hash(secrets.token_urlsafe(16))
+        # Each hash takes argon2_memory_kib of RAM and a core: a burst of logins waits here
+        # instead of taking every worker thread and gigabytes of memory.
+        self._limiter = anyio.CapacityLimiter(settings.password_hash_concurrency)
 
     async def hash(self, password: str) -> str:
-        return await anyio.to_thread.run_sync(self._hasher.hash, password)
+        return await anyio.to_thread.run_sync(self._hasher.hash, password, limiter=self._limiter)
 
     async def verify(self, password_hash: str | None, password: str) -> bool:
         def check() -> bool:
@@ -38,7 +41,7 @@ class Passwords:
             except (VerificationError, InvalidHashError):
                 return False
 
-        ok = await anyio.to_thread.run_sync(check)
+        ok = await anyio.to_thread.run_sync(check, limiter=self._limiter)
         return ok and password_hash is not None
 
 
