@@ -286,3 +286,28 @@ def assert_problem(response: httpx.Response, status: int) -> dict[str, Any]:
     assert body["type"].startswith("https://upwatch.dev/problems/")
     assert body["title"]
     return body
+
+
+@dataclass
+class Cast:
+    """Alice owns a project, Bob is a member of it, Charlie must see nothing of it."""
+
+    alice: Account
+    bob: Account
+    charlie: Account
+    project_id: str
+
+
+@pytest.fixture
+async def cast(client: httpx.AsyncClient, sign_up: SignUp) -> Cast:
+    alice = await sign_up("alice@example.com", firstName="Alice")
+    bob = await sign_up("bob@example.com", firstName="Bob")
+    charlie = await sign_up("charlie@example.com", firstName="Charlie")
+    created = await client.post("/projects", headers=alice.headers, json={"name": "Shop"})
+    assert created.status_code == 201, created.text
+    project_id = created.json()["id"]
+    invited = await client.post(
+        f"/projects/{project_id}/users", headers=alice.headers, json={"email": bob.email}
+    )
+    assert invited.status_code == 201, invited.text
+    return Cast(alice=alice, bob=bob, charlie=charlie, project_id=project_id)

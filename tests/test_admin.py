@@ -60,3 +60,69 @@ async def test_the_admin_listing_pages_with_limit_and_offset(
     assert len(set(ids)) == 4
     assert_problem(await client.get("/admin/users?limit=0", headers=admin.headers), 422)
     assert_problem(await client.get("/admin/users?limit=1001", headers=admin.headers), 422)
+
+
+async def test_an_admin_sets_another_accounts_roles_and_plan(
+    client: httpx.AsyncClient, sign_up: SignUp, make_admin: Promote
+) -> None:
+    admin = await sign_up("admin@example.com")
+    await make_admin(admin, "admin")
+    bob = await sign_up("bob@example.com")
+    response = await client.patch(
+        f"/admin/users/{bob.id}",
+        headers=admin.headers,
+        json={
+            "roles": ["user", "project_manager"],
+            "plan": "pro",
+            "subscriptionStatus": "trialing",
+        },
+    )
+    assert response.status_code == 200
+    body = response.json()
+    assert (body["roles"], body["subscription"], body["subscriptionStatus"]) == (
+        ["user", "project_manager"],
+        "pro",
+        "trialing",
+    )
+    current = await client.get("/subscriptions/current", headers=bob.headers)
+    assert (current.json()["currentPlan"], current.json()["status"]) == ("pro", "trialing")
+
+
+async def test_admin_user_updates_check_who_asks_and_what(
+    client: httpx.AsyncClient, sign_up: SignUp, make_admin: Promote
+) -> None:
+    admin = await sign_up("admin@example.com")
+    await make_admin(admin, "admin")
+    bob = await sign_up("bob@example.com")
+    url = f"/admin/users/{bob.id}"
+    assert_problem(await client.patch(url, json={"plan": "pro"}), 401)
+    assert_problem(await client.patch(url, headers=bob.headers, json={"plan": "pro"}), 403)
+    assert_problem(
+        await client.patch("/admin/users/nobody", headers=admin.headers, json={"plan": "pro"}), 404
+    )
+    assert_problem(await client.patch(url, headers=admin.headers, json={"plan": "gold"}), 422)
+    assert_problem(
+        await client.patch(url, headers=admin.headers, json={"subscriptionStatus": "lapsed"}), 422
+    )
+
+
+async def test_only_a_super_admin_grants_or_changes_super_admin(
+    client: httpx.AsyncClient, sign_up: SignUp, make_admin: Promote
+) -> None:
+    admin = await sign_up("admin@example.com")
+    await make_admin(admin, "admin")
+    root = await sign_up("root@example.com")
+    await make_admin(root, "super_admin")
+    bob = await sign_up("bob@example.com")
+    grant = await client.patch(
+        f"/admin/users/{bob.id}", headers=admin.headers, json={"roles": ["super_admin"]}
+    )
+    assert_problem(grant, 403)
+    demote = await client.patch(
+        f"/admin/users/{root.id}", headers=admin.headers, json={"roles": ["user"]}
+    )
+    assert_problem(demote, 403)
+    granted = await client.patch(
+        f"/admin/users/{bob.id}", headers=root.headers, json={"roles": ["user", "super_admin"]}
+    )
+    assert granted.status_code == 200

@@ -12,6 +12,9 @@ from fastapi import FastAPI
 from upwatch import __version__
 from upwatch.accounts.endpoints import auth, users
 from upwatch.admin.endpoints import router as admin_router
+from upwatch.billing.endpoints import router as billing_router
+from upwatch.billing.metering import ApiMeter, MemoryMeter, RedisMeter
+from upwatch.billing.plans import PlanCatalog
 from upwatch.config import Settings
 from upwatch.contact.endpoints import router as contact_router
 from upwatch.kit.boundary import RequestGuard
@@ -23,7 +26,8 @@ from upwatch.kit.metrics import Metrics, MetricsMiddleware
 from upwatch.kit.security import AccessTokens, Passwords
 from upwatch.migrations import upgrade
 from upwatch.operations.endpoints import router as operations_router
-from upwatch.runtime import Runtime, Throttles
+from upwatch.projects.endpoints import router as projects_router
+from upwatch.runtime import PlanCache, Runtime, Throttles
 
 log = logging.getLogger(__name__)
 
@@ -35,10 +39,26 @@ alerts people. Authenticate with `Authorization: Bearer <access_token>` from
 """
 
 
+async def stop_tasks(tasks: list[asyncio.Task[None]], grace_seconds: float = 3.0) -> None:
+    """Cancel background tasks and wait a bounded time; name any that will not stop."""
+    for task in tasks:
+        task.cancel()
+    _, pending = await asyncio.wait(tasks, timeout=grace_seconds)
+    for task in pending:
+        frames = "".join(
+            f"\n  {f.f_code.co_filename}:{f.f_lineno} {f.f_code.co_name}" for f in task.get_stack()
+        )
+        log.error(
+            "background task %s did not stop within %ss:%s", task.get_name(), grace_seconds, frames
+        )
+
+
 def create_app(settings: Settings | None = None, clock: Clock | None = None) -> FastAPI:
     settings = settings or Settings()
     clock = clock or Clock()
     metrics = Metrics()
+    # Read at creation, so a broken plans file stops the service before it serves anything.
+    catalog = PlanCatalog.load(settings.plans_file)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -46,6 +66,11 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
         if settings.migrate_on_start:
             await upgrade(db.engine)
         mailer = Mailer(settings, db, clock, metrics)
+        meter: ApiMeter = (
+            RedisMeter(settings.redis_url, clock)
+            if settings.redis_url
+            else MemoryMeter(db, clock, settings.usage_flush_seconds)
+        )
         app.state.runtime = Runtime(
             settings=settings,
             clock=clock,
@@ -55,15 +80,19 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
             tokens=AccessTokens(settings),
             mailer=mailer,
             throttles=Throttles.from_settings(settings, clock),
+            catalog=catalog,
+            meter=meter,
+            plan_cache=PlanCache(clock),
         )
-        sender = asyncio.create_task(mailer.run(), name="mail-sender")
+        tasks = [
+            asyncio.create_task(mailer.run(), name="mail-sender"),
+            asyncio.create_task(meter.run(), name="usage-flusher"),
+        ]
         log.info("Upwatch %s ready on %s", __version__, settings.sqlalchemy_url.split("://")[0])
         try:
             yield
         finally:
-            sender.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await sender
+            await stop_tasks(tasks)
             await db.dispose()
 
     app = FastAPI(
@@ -73,7 +102,15 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
         lifespan=lifespan,
     )
     install_error_handlers(app)
-    for router in (auth, users, contact_router, admin_router, operations_router):
+    for router in (
+        auth,
+        users,
+        projects_router,
+        billing_router,
+        contact_router,
+        admin_router,
+        operations_router,
+    ):
         app.include_router(router)
     app.add_middleware(RequestGuard, max_body_bytes=settings.max_body_bytes)
     app.add_middleware(MetricsMiddleware, metrics=metrics)

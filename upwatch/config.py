@@ -68,6 +68,9 @@ class Settings(BaseSettings):
     contact_submissions_allowed: int = 5
     contact_window_seconds: int = 10 * 60
 
+    # Count authenticated requests per account and day, and refuse past apiCallsPerDay.
+    api_metering: bool = True
+    usage_flush_seconds: float = 5.0
     mail_poll_seconds: float = 5.0
     # 30 attempts with back-off capped at an hour span about a day of SMTP outage.
     mail_max_attempts: int = 30

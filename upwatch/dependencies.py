@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import Depends
+from fastapi import Depends, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.requests import Request
 
 from upwatch.accounts.service import AccountService
+from upwatch.billing.service import admit_request
 from upwatch.kit.db import request_session
 from upwatch.kit.errors import Forbidden, Unauthorized
 from upwatch.models import User
@@ -25,21 +26,31 @@ BearerCredentials = Annotated[HTTPAuthorizationCredentials | None, Depends(_bear
 
 
 async def _current_user(
-    request: Request, credentials: BearerCredentials, session: Session, runtime: RuntimeDep
+    request: Request,
+    response: Response,
+    credentials: BearerCredentials,
+    session: Session,
+    runtime: RuntimeDep,
 ) -> User:
     if credentials is None:
         raise Unauthorized("a bearer token is required")
     user = await AccountService(session, runtime).authenticate(credentials.credentials)
     request.state.user_id = user.id
+    if runtime.settings.api_metering:
+        await admit_request(session, runtime, user.id, response)
     return user
 
 
 async def _optional_user(
-    request: Request, credentials: BearerCredentials, session: Session, runtime: RuntimeDep
+    request: Request,
+    response: Response,
+    credentials: BearerCredentials,
+    session: Session,
+    runtime: RuntimeDep,
 ) -> User | None:
     if credentials is None:
         return None
-    return await _current_user(request, credentials, session, runtime)
+    return await _current_user(request, response, credentials, session, runtime)
 
 
 async def _admin_user(user: Annotated[User, Depends(_current_user)]) -> User:

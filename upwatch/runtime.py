@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 from starlette.requests import Request
 
+from upwatch.billing.metering import ApiMeter
+from upwatch.billing.plans import Plan, PlanCatalog
 from upwatch.config import Settings
 from upwatch.kit.clock import Clock
 from upwatch.kit.db import Database
@@ -36,6 +38,31 @@ class Throttles:
         )
 
 
+class PlanCache:
+    """Each account's plan for a minute, so metering costs no query per request. Plan
+    changes in this process forget the entry at once; elsewhere it ages out."""
+
+    ttl_seconds = 60.0
+
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+        self._plans: dict[str, tuple[Plan, float]] = {}
+
+    def get(self, user_id: str) -> Plan | None:
+        entry = self._plans.get(user_id)
+        if entry is None or entry[1] < self.clock.now().timestamp():
+            return None
+        return entry[0]
+
+    def put(self, user_id: str, plan: Plan) -> None:
+        if len(self._plans) > 100_000:
+            self._plans.clear()
+        self._plans[user_id] = (plan, self.clock.now().timestamp() + self.ttl_seconds)
+
+    def forget(self, user_id: str) -> None:
+        self._plans.pop(user_id, None)
+
+
 @dataclass
 class Runtime:
     settings: Settings
@@ -46,6 +73,9 @@ class Runtime:
     tokens: AccessTokens
     mailer: Mailer
     throttles: Throttles
+    catalog: PlanCatalog
+    meter: ApiMeter
+    plan_cache: PlanCache
 
 
 def get_runtime(request: Request) -> Runtime:

@@ -27,6 +27,7 @@ from upwatch.accounts.service import AccountService, accept_reset_request, send_
 from upwatch.dependencies import ClientAddress, CurrentUser, OptionalUser, RuntimeDep, Session
 from upwatch.kit.errors import problem_responses
 from upwatch.models import User
+from upwatch.projects.service import accept_invitations
 
 auth = APIRouter(prefix="/auth", tags=["auth"], responses=problem_responses(400, 422, 500))
 users = APIRouter(prefix="/users", tags=["users"], responses=problem_responses(400, 422, 500))
@@ -62,6 +63,7 @@ async def signup(body: SignupRequest, session: Session, runtime: RuntimeDep) -> 
     """Register with e-mail and password; answers with tokens and the new user."""
     service = AccountService(session, runtime)
     user = await service.signup(body)
+    await accept_invitations(session, runtime, user)
     access, refresh = await service.issue_tokens(user)
     return AuthResponse(access_token=access, refresh_token=refresh, user=user_out(user))
 
@@ -130,6 +132,7 @@ async def create_user(
     """Create an account; without a password it is an OAuth-style account that cannot log
     in with one. Roles other than `user` and `isEmailVerified` need an admin token."""
     user = await AccountService(session, runtime).create_user(body, caller)
+    await accept_invitations(session, runtime, user)
     return CreatedUserOut(
         **user_out(user).model_dump(),
         isEmailVerified=user.is_email_verified,

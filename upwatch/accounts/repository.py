@@ -10,7 +10,16 @@ from sqlalchemy import String, cast, delete, func, or_, select, update
 from sqlalchemy.engine import Result
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from upwatch.models import PasswordResetToken, RefreshToken, Subscription, User
+from upwatch.models import (
+    ApiUsage,
+    PasswordResetToken,
+    Project,
+    ProjectInvitation,
+    ProjectMember,
+    RefreshToken,
+    Subscription,
+    User,
+)
 
 
 def _changed_one(result: Result[Any]) -> bool:
@@ -33,17 +42,22 @@ class UserRepository:
             query = query.where(User.id != besides)
         return await self.session.scalar(query) is not None
 
-    async def add(self, user: User) -> User:
+    async def add(self, user: User, plan: str) -> User:
+        """A new account, with its subscription to ``plan`` (active)."""
         self.session.add(user)
         await self.session.flush()
-        self.session.add(Subscription(user_id=user.id, plan="free", status="active"))
+        self.session.add(Subscription(user_id=user.id, plan=plan, status="active"))
         await self.session.flush()
         return user
 
     async def delete(self, user: User) -> None:
         # Explicit deletes rather than relying on ON DELETE CASCADE alone, so behaviour is the
         # same whether or not a backend enforces foreign keys.
-        for model in (RefreshToken, PasswordResetToken, Subscription):
+        owned = select(Project.id).where(Project.owner_id == user.id)
+        for child in (ProjectMember, ProjectInvitation):
+            await self.session.execute(delete(child).where(child.project_id.in_(owned)))
+        await self.session.execute(delete(Project).where(Project.owner_id == user.id))
+        for model in (RefreshToken, PasswordResetToken, Subscription, ProjectMember, ApiUsage):
             await self.session.execute(delete(model).where(model.user_id == user.id))
         await self.session.delete(user)
         await self.session.flush()

@@ -59,7 +59,11 @@ Email = Annotated[
 Password = Annotated[str, Field(min_length=8, max_length=128)]
 Name = Annotated[str, Field(max_length=100)]
 # Empty, or an http(s) address: the image is shown by clients, so no javascript: URLs.
-ImageUrl = Annotated[str, Field(max_length=2048, pattern=r"^(https?://[^\s\u0000]+)?$")]
+# Explicit ranges, not \s: the validator (Rust regex) and client generators (Python re, JS)
+# disagree on what \s covers.
+ImageUrl = Annotated[
+    str, Field(max_length=2048, pattern=r"^(https?://[^\u0000-\u0020\u007f-\u009f]+)?$")
+]
 Roles = Annotated[list[Role], Field(min_length=1, max_length=4), AfterValidator(unique_roles)]
 TimeZone = Annotated[str, Field(max_length=64), AfterValidator(check_timezone)]
 ConfigObject = JsonObject

@@ -136,7 +136,7 @@ class AccountService:
             roles=["user"],
             settings={},
         )
-        return await self.users.add(user)
+        return await self.users.add(user, self.runtime.catalog.default_plan)
 
     async def create_user(self, body: CreateUserRequest, caller: User | None) -> User:
         is_admin = caller is not None and caller.is_admin
@@ -158,7 +158,7 @@ class AccountService:
             is_email_verified=body.isEmailVerified,
             settings={},
         )
-        return await self.users.add(user)
+        return await self.users.add(user, self.runtime.catalog.default_plan)
 
     async def login(self, email: str, password: str, client: str) -> User:
         throttles = self.runtime.throttles

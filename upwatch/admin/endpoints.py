@@ -4,18 +4,30 @@ from fastapi import APIRouter
 
 from upwatch.admin.schemas import AdminUserItem
 from upwatch.admin.service import AdminService
-from upwatch.dependencies import AdminUser, Session
+from upwatch.billing.schemas import AdminUserUpdate
+from upwatch.dependencies import AdminUser, RuntimeDep, Session
 from upwatch.kit.errors import problem_responses
 from upwatch.kit.pagination import PageParams
 
 router = APIRouter(
-    prefix="/admin", tags=["admin"], responses=problem_responses(400, 401, 403, 422, 500)
+    prefix="/admin", tags=["admin"], responses=problem_responses(400, 401, 403, 422, 429, 500)
 )
 
 
 @router.get("/users", operation_id="adminListUsers")
-async def list_users(_admin: AdminUser, session: Session, page: PageParams) -> list[AdminUserItem]:
+async def list_users(
+    _admin: AdminUser, session: Session, runtime: RuntimeDep, page: PageParams
+) -> list[AdminUserItem]:
     """Every account with its plan and subscription status, newest first (admin, super_admin)."""
-    items, total = await AdminService(session).list_users(page.limit, page.offset)
+    items, total = await AdminService(session, runtime).list_users(page.limit, page.offset)
     page.total(total)
     return items
+
+
+@router.patch("/users/{id}", operation_id="adminUpdateUser", responses=problem_responses(404))
+async def update_user(
+    id: str, body: AdminUserUpdate, admin: AdminUser, session: Session, runtime: RuntimeDep
+) -> AdminUserItem:
+    """Set an account's roles, plan and subscription status (admin; only a super_admin grants
+    or changes super_admin)."""
+    return await AdminService(session, runtime).update_user(admin, id, body)

@@ -1,9 +1,8 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from upwatch.accounts.schemas import Role
 
@@ -14,6 +13,6 @@ class AdminUserItem(BaseModel):
     firstName: str
     lastName: str
     roles: list[Role]
-    subscription: Literal["free", "pro"]
+    subscription: str = Field(description="free or pro, or a plan the operator defined")
     subscriptionStatus: str
     createdAt: datetime

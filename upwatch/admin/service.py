@@ -4,25 +4,60 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.accounts.repository import UserRepository
 from upwatch.admin.schemas import AdminUserItem
+from upwatch.billing.repository import SubscriptionRepository
+from upwatch.billing.schemas import AdminUserUpdate
+from upwatch.kit.errors import Forbidden, NotFound, ValidationFailed
+from upwatch.models import Subscription, User
+from upwatch.runtime import Runtime
+
+
+def admin_item(user: User, sub: Subscription | None) -> AdminUserItem:
+    return AdminUserItem(
+        id=user.id,
+        email=user.email,
+        firstName=user.first_name,
+        lastName=user.last_name,
+        roles=user.roles,
+        subscription=sub.plan if sub is not None else "free",
+        subscriptionStatus=sub.status if sub is not None else "active",
+        createdAt=user.created_at,
+    )
 
 
 class AdminService:
-    def __init__(self, session: AsyncSession) -> None:
+    def __init__(self, session: AsyncSession, runtime: Runtime) -> None:
+        self.session = session
+        self.runtime = runtime
         self.users = UserRepository(session)
+        self.subscriptions = SubscriptionRepository(session)
 
     async def list_users(self, limit: int, offset: int) -> tuple[list[AdminUserItem], int]:
         rows = await self.users.list_with_subscriptions(limit, offset)
-        items = [
-            AdminUserItem(
-                id=user.id,
-                email=user.email,
-                firstName=user.first_name,
-                lastName=user.last_name,
-                roles=user.roles,
-                subscription="pro" if sub is not None and sub.plan == "pro" else "free",
-                subscriptionStatus=sub.status if sub is not None else "active",
-                createdAt=user.created_at,
-            )
-            for user, sub in rows
-        ]
-        return items, await self.users.count()
+        return [admin_item(user, sub) for user, sub in rows], await self.users.count()
+
+    async def update_user(self, caller: User, user_id: str, body: AdminUserUpdate) -> AdminUserItem:
+        """Set another account's roles and plan. Only a super_admin may grant super_admin or
+        change a super_admin's roles."""
+        user = await self.users.get(user_id)
+        if user is None:
+            raise NotFound("no such user")
+        is_root = "super_admin" in caller.roles
+        if body.roles is not None and set(body.roles) != set(user.roles):
+            touches_root = "super_admin" in body.roles or "super_admin" in user.roles
+            if touches_root and not is_root:
+                raise Forbidden("only a super_admin may grant or change super_admin")
+            user.roles = list(dict.fromkeys(body.roles))
+        subscription = await self.subscriptions.of(user.id)
+        if subscription is None:
+            subscription = Subscription(user_id=user.id, plan="free", status="active")
+            self.session.add(subscription)
+        if body.plan is not None:
+            if body.plan not in self.runtime.catalog.plans:
+                raise ValidationFailed.on("plan", f"unknown plan {body.plan!r}")
+            subscription.plan = body.plan
+        if body.subscriptionStatus is not None:
+            subscription.status = body.subscriptionStatus
+        await self.session.flush()
+        await self.session.refresh(user)
+        self.runtime.plan_cache.forget(user.id)
+        return admin_item(user, subscription)

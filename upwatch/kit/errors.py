@@ -49,10 +49,12 @@ class ProblemError(Exception):
         *,
         errors: list[FieldError] | None = None,
         headers: dict[str, str] | None = None,
+        extensions: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(detail or self.title)
         self.detail = detail
         self.errors = errors
+        self.extensions = extensions or {}
         self.headers: dict[str, str] = {**self.default_headers, **(headers or {})}
 
     def document(self) -> dict[str, Any]:
@@ -65,7 +67,7 @@ class ProblemError(Exception):
             body["detail"] = self.detail
         if self.errors is not None:
             body["errors"] = [e.model_dump() for e in self.errors]
-        return body
+        return {**self.extensions, **body}
 
 
 class BadRequest(ProblemError):
@@ -112,8 +114,12 @@ class ValidationFailed(ProblemError):
 class TooManyRequests(ProblemError):
     status, slug, title = 429, "rate-limited", "Too many requests"
 
-    def __init__(self, detail: str | None = None, *, retry_after: int) -> None:
-        super().__init__(detail, headers={"Retry-After": str(max(1, retry_after))})
+    def __init__(
+        self, detail: str | None = None, *, retry_after: int, headers: dict[str, str] | None = None
+    ) -> None:
+        super().__init__(
+            detail, headers={**(headers or {}), "Retry-After": str(max(1, retry_after))}
+        )
 
 
 class ServiceUnavailable(ProblemError):

@@ -32,6 +32,14 @@ def retry_delay(attempts: int) -> timedelta:
     return timedelta(seconds=min(seconds, MAX_RETRY_SECONDS))
 
 
+def stop_if_cancelled() -> None:
+    """Re-raise a pending cancellation that a library turned into an ordinary error (network
+    drivers do), so a background loop that catches errors still stops when told to."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
+
+
 class PermanentMailError(Exception):
     """The server refused the message for good (5xx): retrying cannot help."""
 
@@ -123,14 +131,18 @@ class Mailer:
     async def run(self) -> None:
         """Deliver due mail until cancelled; wakes on new mail or every poll interval."""
         while True:
+            stop_if_cancelled()
             if self.settings.smtp_configured:
                 try:
                     while await self.deliver_due() > 0:
                         pass
                 except Exception:
                     log.exception("mail sender pass failed; retrying at the next pass")
+            # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow a cancellation
+            # that arrives as the event fires, and the sender would never stop.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wakeup.wait(), self.settings.mail_poll_seconds)
+                async with asyncio.timeout(self.settings.mail_poll_seconds):
+                    await self._wakeup.wait()
             self._wakeup.clear()
 
     async def deliver_due(self, batch: int = 50) -> int:

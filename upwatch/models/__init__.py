@@ -2,14 +2,20 @@
 
 from upwatch.models.contact import ContactSubmission
 from upwatch.models.mail import MailMessage
+from upwatch.models.project import Project, ProjectInvitation, ProjectMember
 from upwatch.models.subscription import Subscription
 from upwatch.models.token import PasswordResetToken, RefreshToken
+from upwatch.models.usage import ApiUsage
 from upwatch.models.user import User
 
 __all__ = [
+    "ApiUsage",
     "ContactSubmission",
     "MailMessage",
     "PasswordResetToken",
+    "Project",
+    "ProjectInvitation",
+    "ProjectMember",
     "RefreshToken",
     "Subscription",
     "User",

@@ -6,6 +6,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from upwatch.accounts.repository import UserRepository
 from upwatch.accounts.schemas import Email, Password
+from upwatch.billing.plans import PlanCatalog
 from upwatch.config import Settings
 from upwatch.kit.db import Database
 from upwatch.kit.security import Passwords
@@ -41,7 +42,7 @@ async def create_admin(
                     is_email_verified=True,
                     settings={},
                 )
-                await users.add(user)
+                await users.add(user, PlanCatalog.load(settings.plans_file).default_plan)
             else:
                 user.roles = list(dict.fromkeys([*user.roles, role]))
                 user.password_hash = password_hash

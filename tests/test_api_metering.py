@@ -1,0 +1,125 @@
+"""API call metering per account and UTC day (contract §11)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import select
+
+from tests.conftest import PASSWORD, SignUp, assert_problem
+from upwatch.billing.metering import MemoryMeter, seconds_until_next_day
+from upwatch.kit.clock import ManualClock
+from upwatch.models import ApiUsage
+from upwatch.runtime import Runtime
+
+
+@pytest.fixture
+def plans_file(tmp_path: Path) -> Path:
+    path = tmp_path / "plans.toml"
+    path.write_text("[plans.free]\napiCallsPerDay = 5\n")
+    return path
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock(datetime(2026, 11, 22, 23, 0, tzinfo=UTC))
+
+
+@pytest.fixture
+def settings_overrides(plans_file: Path) -> dict[str, Any]:
+    return {"plans_file": plans_file, "usage_flush_seconds": 3600}
+
+
+async def test_authenticated_responses_carry_ratelimit_headers(
+    client: httpx.AsyncClient, sign_up: SignUp
+) -> None:
+    alice = await sign_up("alice@example.com")
+    response = await client.get("/users/me", headers=alice.headers)
+    assert response.headers["RateLimit-Limit"] == "5"
+    assert response.headers["RateLimit-Remaining"] == "4"
+    assert response.headers["RateLimit-Reset"] == "3600"
+
+
+async def test_past_api_calls_per_day_requests_get_429_until_the_next_utc_day(
+    client: httpx.AsyncClient, sign_up: SignUp, clock: ManualClock
+) -> None:
+    alice = await sign_up("alice@example.com")
+    statuses = [
+        (await client.get("/users/me", headers=alice.headers)).status_code for _ in range(6)
+    ]
+    assert statuses == [200] * 5 + [429]
+    refused = await client.get("/users/me", headers=alice.headers)
+    problem = assert_problem(refused, 429)
+    assert "apiCallsPerDay" in problem["detail"]
+    assert refused.headers["Retry-After"] == "3600"
+    assert refused.headers["RateLimit-Remaining"] == "0"
+
+    clock.advance(timedelta(hours=1))
+    login = await client.post("/auth/login", json={"email": alice.email, "password": PASSWORD})
+    fresh = {"Authorization": f"Bearer {login.json()['access_token']}"}
+    response = await client.get("/users/me", headers=fresh)
+    assert response.status_code == 200
+    assert response.headers["RateLimit-Remaining"] == "4"
+
+
+async def test_metering_is_per_account(client: httpx.AsyncClient, sign_up: SignUp) -> None:
+    alice = await sign_up("alice@example.com")
+    bob = await sign_up("bob@example.com")
+    for _ in range(5):
+        await client.get("/users/me", headers=alice.headers)
+    assert (await client.get("/users/me", headers=bob.headers)).status_code == 200
+
+
+async def test_unauthenticated_requests_are_not_counted(
+    client: httpx.AsyncClient, sign_up: SignUp
+) -> None:
+    alice = await sign_up("alice@example.com")
+    for _ in range(10):
+        await client.get("/healthz")
+        await client.post("/auth/login", json={"email": alice.email, "password": "wrong"})
+    assert (await client.get("/users/me", headers=alice.headers)).headers[
+        "RateLimit-Remaining"
+    ] == "4"
+
+
+async def test_counts_are_flushed_in_batches_and_survive_a_new_meter(
+    client: httpx.AsyncClient, sign_up: SignUp, runtime: Runtime, clock: ManualClock
+) -> None:
+    alice = await sign_up("alice@example.com")
+    for _ in range(3):
+        await client.get("/users/me", headers=alice.headers)
+    async with runtime.db.sessionmaker() as session:
+        assert (await session.scalars(select(ApiUsage))).all() == []  # nothing written yet
+    await runtime.meter.flush()
+    async with runtime.db.sessionmaker() as session:
+        [row] = (await session.scalars(select(ApiUsage))).all()
+    assert (row.user_id, row.day, row.count) == (alice.id, "2026-11-22", 3)
+
+    # A restarted process reads the day's count back instead of starting from zero.
+    fresh = MemoryMeter(runtime.db, clock, 3600)
+    assert await fresh.today(alice.id) == 3
+    assert await fresh.admit(alice.id, 5) == 4
+
+
+def test_seconds_until_next_day_counts_to_utc_midnight() -> None:
+    assert seconds_until_next_day(datetime(2026, 1, 1, 23, 59, 30, tzinfo=UTC)) == 30
+    assert seconds_until_next_day(datetime(2026, 1, 1, 0, 0, tzinfo=UTC)) == 86400
+
+
+class TestWithMeteringOff:
+    @pytest.fixture
+    def settings_overrides(self, plans_file: Path) -> dict[str, Any]:
+        return {"plans_file": plans_file, "api_metering": False}
+
+    async def test_nothing_is_counted_or_refused(
+        self, client: httpx.AsyncClient, sign_up: SignUp
+    ) -> None:
+        alice = await sign_up("alice@example.com")
+        for _ in range(8):
+            response = await client.get("/users/me", headers=alice.headers)
+            assert response.status_code == 200
+        assert "RateLimit-Limit" not in response.headers

@@ -1,0 +1,201 @@
+"""Plans, subscriptions, measured usage (seed 17, 18; contract §11)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.conftest import Account, Cast, SignUp, assert_problem
+from upwatch.billing.plans import UNLIMITED, PlanCatalog, PlansFileError
+
+Promote = Callable[[Account, str], Awaitable[None]]
+
+FREE_LIMITS = {
+    "monitorCount": 10,
+    "statusPageCount": 1,
+    "notificationChannels": ["email", "webhook", "slack", "discord", "teams", "telegram"],
+    "checkFrequencyMinutes": 5,
+    "retentionDays": 30,
+    "projectCount": 1,
+    "teamMembersPerProject": 3,
+    "teamMembers": 3,
+    "apiCallsPerDay": 10000,
+    "storageLimit": 100,
+}
+
+
+async def test_a_new_account_is_on_free_and_active_with_the_contract_limits(
+    client: httpx.AsyncClient, sign_up: SignUp
+) -> None:
+    alice = await sign_up("alice@example.com")
+    body = (await client.get("/subscriptions/current", headers=alice.headers)).json()
+    assert (body["currentPlan"], body["status"]) == ("free", "active")
+    assert body["limits"] == FREE_LIMITS
+    assert set(body["usage"]) == {
+        "monitors",
+        "statusPages",
+        "teamMembers",
+        "projects",
+        "apiCalls",
+        "storage",
+    }
+
+
+async def test_usage_figures_match_what_exists(client: httpx.AsyncClient, cast: Cast) -> None:
+    await client.post(
+        f"/projects/{cast.project_id}/users",
+        headers=cast.alice.headers,
+        json={"email": "dave@example.com"},
+    )
+    usage = (await client.get("/subscriptions/current", headers=cast.alice.headers)).json()["usage"]
+    assert usage["projects"] == {"current": 1, "limit": 1, "percentage": 100.0}
+    # Bob (a member) and Dave (invited); Alice owns, so she is not counted.
+    assert usage["teamMembers"] == {"current": 2, "limit": 3, "percentage": 66.67}
+    assert usage["monitors"]["current"] == 0
+    assert usage["statusPages"]["current"] == 0
+    assert 0 < usage["storage"]["current"] < 1
+    assert usage["storage"]["limit"] == 100
+    # Requests of the day so far: the cast's own calls and this one.
+    assert usage["apiCalls"]["current"] >= 3
+    assert usage["apiCalls"]["limit"] == 10000
+
+
+async def test_upgrade_moves_to_pro_and_a_second_upgrade_is_a_409(
+    client: httpx.AsyncClient, sign_up: SignUp
+) -> None:
+    alice = await sign_up("alice@example.com")
+    response = await client.post("/subscriptions/upgrade", headers=alice.headers, json={})
+    assert response.status_code == 200
+    body = response.json()
+    assert body["message"]
+    assert body["subscription"]["currentPlan"] == "pro"
+    assert body["subscription"]["status"] == "active"
+    assert body["subscription"]["limits"]["projectCount"] == 20
+    assert len(body["subscription"]["limits"]["notificationChannels"]) == 9
+    again = await client.post("/subscriptions/upgrade", headers=alice.headers, json={})
+    assert_problem(again, 409)
+    current = await client.get("/subscriptions/current", headers=alice.headers)
+    assert current.json()["currentPlan"] == "pro"
+
+
+async def test_pro_lifts_the_project_limit(client: httpx.AsyncClient, sign_up: SignUp) -> None:
+    alice = await sign_up("alice@example.com")
+    await client.post("/projects", headers=alice.headers, json={"name": "One"})
+    assert_problem(await client.post("/projects", headers=alice.headers, json={"name": "Two"}), 402)
+    await client.post("/subscriptions/upgrade", headers=alice.headers, json={})
+    assert (
+        await client.post("/projects", headers=alice.headers, json={"name": "Two"})
+    ).status_code == 201
+
+
+async def test_subscription_endpoints_need_a_token(client: httpx.AsyncClient) -> None:
+    assert_problem(await client.get("/subscriptions/current"), 401)
+    assert_problem(await client.post("/subscriptions/upgrade", json={}), 401)
+    assert_problem(await client.post("/subscriptions/downgrade", json={}), 401)
+
+
+async def test_upgrade_refuses_a_body_that_is_not_an_object(
+    client: httpx.AsyncClient, sign_up: SignUp
+) -> None:
+    alice = await sign_up("alice@example.com")
+    response = await client.post("/subscriptions/upgrade", headers=alice.headers, json=[1])
+    assert_problem(response, 400)
+
+
+async def test_downgrade_returns_to_free_when_usage_fits(
+    client: httpx.AsyncClient, sign_up: SignUp
+) -> None:
+    alice = await sign_up("alice@example.com")
+    assert_problem(
+        await client.post("/subscriptions/downgrade", headers=alice.headers, json={}), 409
+    )
+    await client.post("/subscriptions/upgrade", headers=alice.headers, json={})
+    response = await client.post("/subscriptions/downgrade", headers=alice.headers, json={})
+    assert response.status_code == 200
+    assert response.json()["subscription"]["currentPlan"] == "free"
+
+
+async def test_downgrade_is_refused_with_the_list_of_what_exceeds_free(
+    client: httpx.AsyncClient, sign_up: SignUp
+) -> None:
+    alice = await sign_up("alice@example.com")
+    await client.post("/subscriptions/upgrade", headers=alice.headers, json={})
+    for name in ("One", "Two"):
+        await client.post("/projects", headers=alice.headers, json={"name": name})
+    response = await client.post("/subscriptions/downgrade", headers=alice.headers, json={})
+    problem = assert_problem(response, 409)
+    assert problem["exceeded"] == [{"limit": "projectCount", "current": 2, "allowed": 1}]
+    current = await client.get("/subscriptions/current", headers=alice.headers)
+    assert current.json()["currentPlan"] == "pro"
+
+
+def test_the_default_catalog_has_free_and_pro() -> None:
+    catalog = PlanCatalog.defaults()
+    assert catalog.get("free").monitorCount == 10
+    assert catalog.get("pro").storageLimit == 10240
+    assert catalog.get("gone").name == "free"
+
+
+def test_a_plans_file_changes_limits_and_defines_an_unlimited_plan(tmp_path: Path) -> None:
+    path = tmp_path / "plans.toml"
+    path.write_text(
+        'default = "selfhosted"\n'
+        "[plans.free]\nmonitorCount = 50\n"
+        '[plans.selfhosted]\nmonitorCount = "unlimited"\nprojectCount = "unlimited"\n'
+        'notificationChannels = ["email", "webhook"]\n'
+    )
+    catalog = PlanCatalog.load(path)
+    assert catalog.get("free").monitorCount == 50
+    assert catalog.get("free").statusPageCount == 1
+    assert catalog.default_plan == "selfhosted"
+    hosted = catalog.get("selfhosted")
+    assert (hosted.monitorCount, hosted.projectCount) == (UNLIMITED, UNLIMITED)
+    assert hosted.notificationChannels == ("email", "webhook")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[plans.free]\nmonitorCount = -1\n",
+        "[plans.free]\nmonitorCount = 'lots'\n",
+        "[plans.free]\nsnacks = 3\n",
+        "[plans.free]\nnotificationChannels = ['pigeon']\n",
+        "default = 'missing'\n",
+        "not toml at all [",
+    ],
+)
+def test_a_broken_plans_file_is_refused_with_a_reason(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "plans.toml"
+    path.write_text(text)
+    with pytest.raises(PlansFileError):
+        PlanCatalog.load(path)
+
+
+@pytest.fixture
+def plans_file(tmp_path: Path) -> Path:
+    path = tmp_path / "plans.toml"
+    path.write_text(
+        'default = "team"\n[plans.team]\nprojectCount = "unlimited"\napiCallsPerDay = 5\n'
+    )
+    return path
+
+
+class TestWithAnOperatorPlansFile:
+    @pytest.fixture
+    def settings_overrides(self, plans_file: Path) -> dict[str, Any]:
+        return {"plans_file": plans_file}
+
+    async def test_new_accounts_start_on_the_operators_default_plan(
+        self, client: httpx.AsyncClient, sign_up: SignUp
+    ) -> None:
+        alice = await sign_up("alice@example.com")
+        body = (await client.get("/subscriptions/current", headers=alice.headers)).json()
+        assert body["currentPlan"] == "team"
+        assert body["limits"]["projectCount"] == UNLIMITED
+        for n in range(3):
+            created = await client.post("/projects", headers=alice.headers, json={"name": f"P{n}"})
+            assert created.status_code == 201

@@ -1,0 +1,48 @@
+"""GET /subscriptions/current, POST /subscriptions/upgrade and /downgrade."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Body
+
+from upwatch.billing.schemas import EmptyBody, SubscriptionChanged, SubscriptionStatus
+from upwatch.billing.service import SubscriptionService
+from upwatch.dependencies import CurrentUser, RuntimeDep, Session
+from upwatch.kit.errors import problem_responses
+
+router = APIRouter(
+    prefix="/subscriptions",
+    tags=["subscriptions"],
+    responses=problem_responses(400, 401, 422, 429, 500),
+)
+
+
+@router.get("/current", operation_id="currentSubscription")
+async def current(user: CurrentUser, session: Session, runtime: RuntimeDep) -> SubscriptionStatus:
+    """The caller's plan, its limits, and measured usage against them."""
+    return await SubscriptionService(session, runtime).status(user)
+
+
+@router.post("/upgrade", operation_id="upgradeSubscription", responses=problem_responses(409))
+async def upgrade(
+    user: CurrentUser,
+    session: Session,
+    runtime: RuntimeDep,
+    _body: Annotated[EmptyBody | None, Body()] = None,
+) -> SubscriptionChanged:
+    """Move to the pro plan (409 when already on it)."""
+    subscription = await SubscriptionService(session, runtime).upgrade(user)
+    return SubscriptionChanged(message="Upgraded to pro", subscription=subscription)
+
+
+@router.post("/downgrade", operation_id="downgradeSubscription", responses=problem_responses(409))
+async def downgrade(
+    user: CurrentUser,
+    session: Session,
+    runtime: RuntimeDep,
+    _body: Annotated[EmptyBody | None, Body()] = None,
+) -> SubscriptionChanged:
+    """Move back to the free plan; 409 listing in `exceeded` what is over the free limits."""
+    subscription = await SubscriptionService(session, runtime).downgrade(user)
+    return SubscriptionChanged(message="Downgraded to free", subscription=subscription)

@@ -1,0 +1,154 @@
+"""Plans as data: the default free and pro plans, and an operator's TOML override."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+# What "unlimited" in a plans file becomes: still a number, as the seed's `limits` are numbers.
+UNLIMITED = 2_147_483_647
+
+CHANNELS = (
+    "email",
+    "sms",
+    "slack",
+    "webhook",
+    "discord",
+    "teams",
+    "telegram",
+    "whatsapp",
+    "pagerduty",
+)
+
+COUNTED = (
+    "monitorCount",
+    "statusPageCount",
+    "checkFrequencyMinutes",
+    "retentionDays",
+    "projectCount",
+    "teamMembersPerProject",
+    "teamMembers",
+    "apiCallsPerDay",
+    "storageLimit",
+)
+
+
+@dataclass(frozen=True)
+class Plan:
+    name: str
+    monitorCount: int  # noqa: N815  (the seed's field names)
+    statusPageCount: int  # noqa: N815
+    notificationChannels: tuple[str, ...]  # noqa: N815
+    checkFrequencyMinutes: int  # noqa: N815
+    retentionDays: int  # noqa: N815
+    projectCount: int  # noqa: N815
+    teamMembersPerProject: int  # noqa: N815
+    teamMembers: int  # noqa: N815
+    apiCallsPerDay: int  # noqa: N815
+    storageLimit: int  # noqa: N815  (megabytes)
+
+    def limit(self, name: str) -> int:
+        value = getattr(self, name)
+        assert isinstance(value, int)
+        return value
+
+    def limits(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "name"}
+
+
+FREE = Plan(
+    name="free",
+    monitorCount=10,
+    statusPageCount=1,
+    notificationChannels=("email", "webhook", "slack", "discord", "teams", "telegram"),
+    checkFrequencyMinutes=5,
+    retentionDays=30,
+    projectCount=1,
+    teamMembersPerProject=3,
+    teamMembers=3,
+    apiCallsPerDay=10_000,
+    storageLimit=100,
+)
+
+PRO = Plan(
+    name="pro",
+    monitorCount=250,
+    statusPageCount=20,
+    notificationChannels=CHANNELS,
+    checkFrequencyMinutes=1,
+    retentionDays=365,
+    projectCount=20,
+    teamMembersPerProject=25,
+    teamMembers=100,
+    apiCallsPerDay=1_000_000,
+    storageLimit=10_240,
+)
+
+
+class PlansFileError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class PlanCatalog:
+    plans: dict[str, Plan]
+    default_plan: str = "free"
+    upgrade_plan: str = "pro"
+
+    def get(self, name: str) -> Plan:
+        # An account on a plan the operator has since removed falls back to the default.
+        return self.plans.get(name) or self.plans[self.default_plan]
+
+    @classmethod
+    def defaults(cls) -> PlanCatalog:
+        return cls(plans={"free": FREE, "pro": PRO})
+
+    @classmethod
+    def load(cls, path: Path | None) -> PlanCatalog:
+        """The defaults, changed by ``path`` when given.
+
+        ```toml
+        default = "free"            # plan of new accounts
+        [plans.free]
+        monitorCount = 50           # any limit; others keep their default
+        [plans.selfhosted]          # a new plan starts from `free` ...
+        monitorCount = "unlimited"  # ... and "unlimited" lifts a limit
+        ```
+        """
+        catalog = cls.defaults()
+        if path is None:
+            return catalog
+        try:
+            data = tomllib.loads(path.read_text())
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise PlansFileError(f"cannot read plans file {path}: {exc}") from exc
+        plans = dict(catalog.plans)
+        for name, overrides in (data.get("plans") or {}).items():
+            if not isinstance(overrides, dict):
+                raise PlansFileError(f"[plans.{name}] must be a table")
+            plans[name] = _override(plans.get(name, replace(FREE, name=name)), overrides)
+        default = str(data.get("default", "free"))
+        if default not in plans:
+            raise PlansFileError(f"default plan {default!r} is not defined")
+        return cls(plans=plans, default_plan=default, upgrade_plan="pro")
+
+
+def _override(plan: Plan, overrides: dict[str, Any]) -> Plan:
+    changes: dict[str, Any] = {}
+    for key, value in overrides.items():
+        if key == "notificationChannels":
+            unknown = set(value) - set(CHANNELS) if isinstance(value, list) else {"?"}
+            if unknown:
+                raise PlansFileError(f"{plan.name}.notificationChannels: unknown {unknown}")
+            changes[key] = tuple(value)
+        elif key in COUNTED:
+            if value == "unlimited":
+                value = UNLIMITED
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise PlansFileError(f"{plan.name}.{key}: a whole number or 'unlimited'")
+            changes[key] = value
+        else:
+            raise PlansFileError(f"{plan.name}: unknown limit {key!r}")
+    return replace(plan, **changes)

@@ -1,0 +1,153 @@
+"""Every query of plans and usage: subscriptions, measured usage, the daily API counters."""
+
+from __future__ import annotations
+
+from sqlalchemy import ColumnElement, Integer, String, cast, func, literal, select, union, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from upwatch.models import (
+    ApiUsage,
+    Project,
+    ProjectInvitation,
+    ProjectMember,
+    Subscription,
+    User,
+)
+
+# Rough bytes per row beyond its text (keys, timestamps, index entries).
+ROW_OVERHEAD = 96
+
+
+class SubscriptionRepository:
+    def __init__(self, session: AsyncSession) -> None:
+        self.session = session
+
+    async def of(self, user_id: str) -> Subscription | None:
+        return await self.session.scalar(
+            select(Subscription).where(Subscription.user_id == user_id)
+        )
+
+    async def lock(self, user_id: str) -> None:
+        """Serialise limit checks of one owner: a no-op write takes PostgreSQL's row lock and
+        SQLite's writer lock, so two creations cannot both pass a count of N-1."""
+        await self.session.execute(
+            update(Subscription)
+            .where(Subscription.user_id == user_id)
+            .values(plan=Subscription.plan)
+        )
+
+
+class UsageRepository:
+    """What an owner has stored, measured from the tables themselves."""
+
+    def __init__(self, session: AsyncSession) -> None:
+        self.session = session
+
+    async def _count(self, query: ColumnElement[int] | object) -> int:
+        return int(await self.session.scalar(query) or 0)  # type: ignore[call-overload]
+
+    async def projects(self, owner_id: str) -> int:
+        return await self._count(
+            select(func.count()).select_from(Project).where(Project.owner_id == owner_id)
+        )
+
+    async def team_members(self, owner_id: str) -> int:
+        """Distinct people (members and pending invitees) across the owner's projects."""
+        owned = select(Project.id).where(Project.owner_id == owner_id)
+        members = (
+            select(User.email.label("email"))
+            .join(ProjectMember, ProjectMember.user_id == User.id)
+            .where(ProjectMember.project_id.in_(owned), ProjectMember.role != "owner")
+        )
+        invitees = select(ProjectInvitation.email.label("email")).where(
+            ProjectInvitation.project_id.in_(owned)
+        )
+        people = union(members, invitees).subquery()
+        return await self._count(select(func.count()).select_from(people))
+
+    async def team_emails(self, owner_id: str) -> set[str]:
+        owned = select(Project.id).where(Project.owner_id == owner_id)
+        members = (
+            select(User.email)
+            .join(ProjectMember, ProjectMember.user_id == User.id)
+            .where(ProjectMember.project_id.in_(owned), ProjectMember.role != "owner")
+        )
+        invitees = select(ProjectInvitation.email).where(ProjectInvitation.project_id.in_(owned))
+        rows = await self.session.scalars(union(members, invitees))
+        return set(rows.all())
+
+    async def project_seats(self, project_id: str) -> int:
+        """Members (the owner not counted) and pending invitations of one project."""
+        members = await self._count(
+            select(func.count())
+            .select_from(ProjectMember)
+            .where(ProjectMember.project_id == project_id, ProjectMember.role != "owner")
+        )
+        invitations = await self._count(
+            select(func.count())
+            .select_from(ProjectInvitation)
+            .where(ProjectInvitation.project_id == project_id)
+        )
+        return members + invitations
+
+    async def storage_bytes(self, owner_id: str) -> int:
+        """Bytes of the owner's stored data: its text plus a per-row overhead."""
+        owned = select(Project.id).where(Project.owner_id == owner_id)
+        text_len = func.coalesce(
+            func.sum(func.length(Project.name) + func.length(Project.description)), 0
+        )
+        project_rows = select(cast(text_len, Integer) + func.count() * literal(ROW_OVERHEAD)).where(
+            Project.owner_id == owner_id
+        )
+        member_rows = select(func.count() * literal(ROW_OVERHEAD)).where(
+            ProjectMember.project_id.in_(owned)
+        )
+        invitation_rows = select(
+            func.coalesce(func.sum(func.length(ProjectInvitation.email)), 0)
+            + func.count() * literal(ROW_OVERHEAD)
+        ).where(ProjectInvitation.project_id.in_(owned))
+        settings = select(func.length(cast(User.settings, String)) + literal(ROW_OVERHEAD)).where(
+            User.id == owner_id
+        )
+        total = 0
+        for query in (project_rows, member_rows, invitation_rows, settings):
+            total += await self._count(query)
+        return total
+
+
+class ApiUsageRepository:
+    def __init__(self, session: AsyncSession) -> None:
+        self.session = session
+
+    async def count(self, user_id: str, day: str) -> int:
+        value = await self.session.scalar(
+            select(ApiUsage.count).where(ApiUsage.user_id == user_id, ApiUsage.day == day)
+        )
+        return int(value or 0)
+
+    async def add(self, increments: dict[tuple[str, str], int]) -> None:
+        """Add a batch of counts with one upsert statement."""
+        users = {user_id for user_id, _ in increments}
+        # Accounts deleted since their requests were counted have nothing left to count on.
+        existing = set(
+            (await self.session.scalars(select(User.id).where(User.id.in_(users)))).all()
+        )
+        rows = [
+            {"user_id": user_id, "day": day, "count": count}
+            for (user_id, day), count in increments.items()
+            if user_id in existing
+        ]
+        if not rows:
+            return
+        insert = (
+            pg_insert if self.session.get_bind().dialect.name == "postgresql" else sqlite_insert
+        )
+        statement = insert(ApiUsage).values(rows)
+        await self.session.execute(
+            statement.on_conflict_do_update(
+                index_elements=["user_id", "day"],
+                set_={"count": ApiUsage.count + statement.excluded.count},
+            )
+        )

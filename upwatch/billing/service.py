@@ -1,0 +1,182 @@
+"""Plan rules: what an owner may still create, measured usage, moving between plans."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fastapi import Response
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from upwatch.billing.metering import seconds_until_next_day
+from upwatch.billing.plans import Plan
+from upwatch.billing.repository import SubscriptionRepository, UsageRepository
+from upwatch.billing.schemas import Limits, SubscriptionStatus, Usage, UsageItem
+from upwatch.kit.errors import Conflict, PlanLimitExceeded, TooManyRequests
+from upwatch.models import Subscription, User
+from upwatch.runtime import Runtime
+
+MEGABYTE = 1024 * 1024
+
+
+async def admit_request(
+    session: AsyncSession, runtime: Runtime, user_id: str, response: Response
+) -> None:
+    """Count an authenticated request against apiCallsPerDay; 429 past it until the next UTC
+    day. Adds the RateLimit-* headers."""
+    plan = runtime.plan_cache.get(user_id)
+    if plan is None:
+        plan = await PlanLimits(session, runtime).plan_of(user_id)
+        runtime.plan_cache.put(user_id, plan)
+    limit = plan.apiCallsPerDay
+    count = await runtime.meter.admit(user_id, limit)
+    reset = seconds_until_next_day(runtime.clock.now())
+    headers = {
+        "RateLimit-Limit": str(limit),
+        "RateLimit-Remaining": str(max(0, limit - count) if count is not None else 0),
+        "RateLimit-Reset": str(reset),
+    }
+    if count is None:
+        raise TooManyRequests(
+            f"apiCallsPerDay: the {plan.name} plan allows {limit} requests a day",
+            retry_after=reset,
+            headers=headers,
+        )
+    response.headers.update(headers)
+
+
+def usage_item(current: float, limit: float) -> UsageItem:
+    percentage = round(current / limit * 100, 2) if limit else 0.0
+    return UsageItem(current=current, limit=limit, percentage=percentage)
+
+
+@dataclass(frozen=True)
+class Exceeded:
+    limit: str
+    current: float
+    allowed: float
+
+
+class PlanLimits:
+    """The one check every creating operation calls before it creates."""
+
+    def __init__(self, session: AsyncSession, runtime: Runtime) -> None:
+        self.session = session
+        self.runtime = runtime
+        self.subscriptions = SubscriptionRepository(session)
+        self.usage = UsageRepository(session)
+
+    async def plan_of(self, user_id: str) -> Plan:
+        subscription = await self.subscriptions.of(user_id)
+        plan_name = subscription.plan if subscription else self.runtime.catalog.default_plan
+        return self.runtime.catalog.get(plan_name)
+
+    async def require(self, owner_id: str, limit: str, current: int, adding: int = 1) -> None:
+        """Refuse with 402 when ``current + adding`` would pass the owner's ``limit``.
+
+        Call ``lock`` first and measure ``current`` after it, so concurrent creations of one
+        owner are serialised and none slips past the count.
+        """
+        allowed = (await self.plan_of(owner_id)).limit(limit)
+        if current + adding > allowed:
+            raise PlanLimitExceeded(f"{limit}: the plan allows {allowed}, and {current} are in use")
+
+    async def lock(self, owner_id: str) -> None:
+        await self.subscriptions.lock(owner_id)
+
+    async def require_channel(self, owner_id: str, channel: str) -> None:
+        plan = await self.plan_of(owner_id)
+        if channel not in plan.notificationChannels:
+            raise PlanLimitExceeded(
+                f"notificationChannels: {channel} is not in the {plan.name} plan"
+            )
+
+    async def require_frequency(self, owner_id: str, interval_seconds: int) -> None:
+        minutes = (await self.plan_of(owner_id)).checkFrequencyMinutes
+        if interval_seconds < minutes * 60:
+            raise PlanLimitExceeded(
+                f"checkFrequencyMinutes: the plan checks at most every {minutes} minutes"
+            )
+
+
+class SubscriptionService:
+    def __init__(self, session: AsyncSession, runtime: Runtime) -> None:
+        self.session = session
+        self.runtime = runtime
+        self.subscriptions = SubscriptionRepository(session)
+        self.usage = UsageRepository(session)
+        self.limits = PlanLimits(session, runtime)
+
+    async def _subscription(self, user: User) -> Subscription:
+        subscription = await self.subscriptions.of(user.id)
+        if subscription is None:
+            subscription = Subscription(
+                user_id=user.id, plan=self.runtime.catalog.default_plan, status="active"
+            )
+            self.session.add(subscription)
+            await self.session.flush()
+        return subscription
+
+    async def measured(self, user: User, plan: Plan) -> Usage:
+        # Six decimals: a small account stores kilobytes, which two decimals would show as 0.
+        storage_mb = round(await self.usage.storage_bytes(user.id) / MEGABYTE, 6)
+        return Usage(
+            # Monitors and status pages arrive with their own issues; none can exist yet.
+            monitors=usage_item(0, plan.monitorCount),
+            statusPages=usage_item(0, plan.statusPageCount),
+            teamMembers=usage_item(await self.usage.team_members(user.id), plan.teamMembers),
+            projects=usage_item(await self.usage.projects(user.id), plan.projectCount),
+            apiCalls=usage_item(await self.runtime.meter.today(user.id), plan.apiCallsPerDay),
+            storage=usage_item(storage_mb, plan.storageLimit),
+        )
+
+    async def status(self, user: User) -> SubscriptionStatus:
+        subscription = await self._subscription(user)
+        plan = self.runtime.catalog.get(subscription.plan)
+        limits = plan.limits()
+        limits["notificationChannels"] = list(plan.notificationChannels)
+        return SubscriptionStatus(
+            currentPlan=plan.name,
+            status=subscription.status,
+            limits=Limits(**limits),
+            usage=await self.measured(user, plan),
+        )
+
+    async def upgrade(self, user: User) -> SubscriptionStatus:
+        subscription = await self._subscription(user)
+        target = self.runtime.catalog.upgrade_plan
+        if subscription.plan == target:
+            raise Conflict(f"the account is already on the {target} plan")
+        subscription.plan, subscription.status = target, "active"
+        await self.session.flush()
+        self.runtime.plan_cache.forget(user.id)
+        return await self.status(user)
+
+    async def downgrade(self, user: User) -> SubscriptionStatus:
+        subscription = await self._subscription(user)
+        target = self.runtime.catalog.default_plan
+        if subscription.plan == target:
+            raise Conflict(f"the account is already on the {target} plan")
+        plan = self.runtime.catalog.get(target)
+        usage = await self.measured(user, plan)
+        checks = {
+            "projectCount": usage.projects,
+            "teamMembers": usage.teamMembers,
+            "monitorCount": usage.monitors,
+            "statusPageCount": usage.statusPages,
+            "storageLimit": usage.storage,
+        }
+        exceeded = [
+            {"limit": name, "current": item.current, "allowed": item.limit}
+            for name, item in checks.items()
+            if item.current > item.limit
+        ]
+        if exceeded:
+            raise Conflict(
+                "the account uses more than the "
+                f"{target} plan allows: " + ", ".join(e["limit"] for e in exceeded),  # type: ignore[misc]
+                extensions={"exceeded": exceeded},
+            )
+        subscription.plan, subscription.status = target, "active"
+        await self.session.flush()
+        self.runtime.plan_cache.forget(user.id)
+        return await self.status(user)

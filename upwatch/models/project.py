@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import ForeignKey, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from upwatch.kit.db import Base, IdMixin, TimestampMixin
+
+
+class Project(IdMixin, TimestampMixin, Base):
+    __tablename__ = "projects"
+
+    name: Mapped[str] = mapped_column(String(100))
+    description: Mapped[str] = mapped_column(Text, default="")
+    owner_id: Mapped[str] = mapped_column(
+        String(32), ForeignKey("users.id", ondelete="CASCADE"), index=True
+    )
+
+
+class ProjectMember(IdMixin, Base):
+    """Who belongs to a project. The owner has a row too (role ``owner``), so every access
+    question is one lookup in this table."""
+
+    __tablename__ = "project_members"
+    __table_args__ = (UniqueConstraint("project_id", "user_id"),)
+
+    project_id: Mapped[str] = mapped_column(
+        String(32), ForeignKey("projects.id", ondelete="CASCADE"), index=True
+    )
+    user_id: Mapped[str] = mapped_column(
+        String(32), ForeignKey("users.id", ondelete="CASCADE"), index=True
+    )
+    role: Mapped[str] = mapped_column(String(20))
+    created_at: Mapped[datetime]
+
+
+class ProjectInvitation(IdMixin, Base):
+    """An invitation to an address with no account yet; it becomes a membership at signup."""
+
+    __tablename__ = "project_invitations"
+    __table_args__ = (UniqueConstraint("project_id", "email"),)
+
+    project_id: Mapped[str] = mapped_column(
+        String(32), ForeignKey("projects.id", ondelete="CASCADE"), index=True
+    )
+    email: Mapped[str] = mapped_column(String(320), index=True)
+    invited_by: Mapped[str | None] = mapped_column(
+        String(32), ForeignKey("users.id", ondelete="SET NULL")
+    )
+    created_at: Mapped[datetime]

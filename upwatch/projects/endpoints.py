@@ -1,0 +1,179 @@
+"""Projects and their members (seed 13, 14; contract §6)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, status
+
+from upwatch.accounts.schemas import DeletedOut
+from upwatch.dependencies import CurrentUser, RuntimeDep, Session
+from upwatch.kit.errors import problem_responses
+from upwatch.kit.pagination import PageParams
+from upwatch.models import ProjectInvitation, ProjectMember
+from upwatch.projects.repository import ProjectAccess
+from upwatch.projects.schemas import (
+    InvitationOut,
+    InviteRequest,
+    MemberOut,
+    ProjectCreate,
+    ProjectOut,
+    ProjectUpdate,
+)
+from upwatch.projects.service import ProjectService
+
+router = APIRouter(
+    prefix="/projects",
+    tags=["projects"],
+    responses=problem_responses(400, 401, 404, 422, 429, 500),
+)
+
+
+def project_out(access: ProjectAccess) -> ProjectOut:
+    p = access.project
+    return ProjectOut(
+        id=p.id,
+        name=p.name,
+        description=p.description,
+        ownerId=p.owner_id,
+        role=access.role,
+        createdAt=p.created_at,
+        updatedAt=p.updated_at,
+    )
+
+
+@router.post(
+    "",
+    status_code=status.HTTP_201_CREATED,
+    operation_id="createProject",
+    responses=problem_responses(402),
+)
+async def create_project(
+    body: ProjectCreate, user: CurrentUser, session: Session, runtime: RuntimeDep
+) -> ProjectOut:
+    """Create a project owned by the caller (limit `projectCount`)."""
+    return project_out(await ProjectService(session, runtime).create(user, body))
+
+
+@router.get("", operation_id="listProjects")
+async def list_projects(
+    user: CurrentUser, session: Session, runtime: RuntimeDep, page: PageParams
+) -> list[ProjectOut]:
+    """Projects the caller owns or is a member of, newest first."""
+    items, total = await ProjectService(session, runtime).list(user, page.limit, page.offset)
+    page.total(total)
+    return [project_out(a) for a in items]
+
+
+@router.get("/{id}", operation_id="getProject")
+async def get_project(
+    id: str, user: CurrentUser, session: Session, runtime: RuntimeDep
+) -> ProjectOut:
+    """One project the caller belongs to."""
+    return project_out(await ProjectService(session, runtime).visible(user, id))
+
+
+@router.patch("/{id}", operation_id="updateProject", responses=problem_responses(403))
+async def update_project(
+    id: str, body: ProjectUpdate, user: CurrentUser, session: Session, runtime: RuntimeDep
+) -> ProjectOut:
+    """Rename or describe a project (owner, project manager or admin)."""
+    return project_out(await ProjectService(session, runtime).update(user, id, body))
+
+
+@router.delete("/{id}", operation_id="deleteProject", responses=problem_responses(403))
+async def delete_project(
+    id: str, user: CurrentUser, session: Session, runtime: RuntimeDep
+) -> DeletedOut:
+    """Delete a project and everything in it (owner or admin)."""
+    await ProjectService(session, runtime).delete(user, id)
+    return DeletedOut(id=id)
+
+
+@router.post(
+    "/{id}/users",
+    status_code=status.HTTP_201_CREATED,
+    operation_id="inviteProjectMember",
+    responses=problem_responses(402, 403, 409),
+)
+async def invite_member(
+    id: str, body: InviteRequest, user: CurrentUser, session: Session, runtime: RuntimeDep
+) -> InvitationOut:
+    """Add an existing account at once (told by e-mail), or invite an address with no account
+    (it joins when it signs up). Limits `teamMembersPerProject` and `teamMembers`."""
+    row, invitee = await ProjectService(session, runtime).invite(user, id, body.email)
+    return InvitationOut(
+        projectId=id,
+        email=invitee.email if invitee else body.email,
+        userId=invitee.id if invitee else None,
+        role="member",
+        status="added" if isinstance(row, ProjectMember) else "pending",
+    )
+
+
+@router.get("/{id}/users", operation_id="listProjectMembers")
+async def list_members(
+    id: str, user: CurrentUser, session: Session, runtime: RuntimeDep
+) -> list[MemberOut]:
+    """The owner, the members, and pending invitations."""
+    members, invitations = await ProjectService(session, runtime).members(user, id)
+    return [
+        MemberOut(
+            projectId=id,
+            userId=member.user_id,
+            invitationId=None,
+            email=person.email,
+            firstName=person.first_name,
+            lastName=person.last_name,
+            role=member.role,
+            status="active",
+            createdAt=member.created_at,
+        )
+        for member, person in members
+    ] + [_pending(id, invitation) for invitation in invitations]
+
+
+def _pending(project_id: str, invitation: ProjectInvitation) -> MemberOut:
+    return MemberOut(
+        projectId=project_id,
+        userId=None,
+        invitationId=invitation.id,
+        email=invitation.email,
+        firstName="",
+        lastName="",
+        role="member",
+        status="pending",
+        createdAt=invitation.created_at,
+    )
+
+
+@router.delete(
+    "/{id}/users/{userId}",
+    operation_id="removeProjectMember",
+    responses=problem_responses(403, 409),
+)
+async def remove_member(
+    id: str,
+    userId: str,
+    user: CurrentUser,
+    session: Session,
+    runtime: RuntimeDep,
+) -> DeletedOut:
+    """Remove a member (owner, project manager or admin), or leave a project yourself."""
+    await ProjectService(session, runtime).remove_member(user, id, userId)
+    return DeletedOut(id=userId)
+
+
+@router.delete(
+    "/{id}/invitations/{invitationId}",
+    operation_id="cancelProjectInvitation",
+    responses=problem_responses(403),
+)
+async def cancel_invitation(
+    id: str,
+    invitationId: str,
+    user: CurrentUser,
+    session: Session,
+    runtime: RuntimeDep,
+) -> DeletedOut:
+    """Withdraw a pending invitation."""
+    await ProjectService(session, runtime).cancel_invitation(user, id, invitationId)
+    return DeletedOut(id=invitationId)

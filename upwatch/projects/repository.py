@@ -1,0 +1,168 @@
+"""Every query of projects and membership, and the one access rule other domains reuse."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import delete, func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from upwatch.models import Project, ProjectInvitation, ProjectMember, User
+
+
+@dataclass(frozen=True)
+class ProjectAccess:
+    """A project as one caller may use it."""
+
+    project: Project
+    role: str  # owner, member, or admin (an administrator who is not a member)
+    caller: User
+
+    @property
+    def can_manage_members(self) -> bool:
+        return self.role in ("owner", "admin") or "project_manager" in self.caller.roles
+
+    @property
+    def can_delete(self) -> bool:
+        return self.role in ("owner", "admin")
+
+
+class ProjectRepository:
+    def __init__(self, session: AsyncSession) -> None:
+        self.session = session
+
+    # ---- the access rule ----
+
+    async def access(self, caller: User, project_id: str) -> ProjectAccess | None:
+        """The project if ``caller`` may see it: members see their projects, administrators
+        any project. None (to be answered 404) for everyone else."""
+        row = (
+            await self.session.execute(
+                select(Project, ProjectMember.role)
+                .outerjoin(
+                    ProjectMember,
+                    (ProjectMember.project_id == Project.id) & (ProjectMember.user_id == caller.id),
+                )
+                .where(Project.id == project_id)
+            )
+        ).first()
+        if row is None:
+            return None
+        project, role = row
+        if role is None:
+            if not caller.is_admin:
+                return None
+            role = "admin"
+        return ProjectAccess(project=project, role=role, caller=caller)
+
+    async def of_member(
+        self, caller: User, limit: int, offset: int
+    ) -> Sequence[tuple[Project, str]]:
+        rows = await self.session.execute(
+            select(Project, ProjectMember.role)
+            .join(ProjectMember, ProjectMember.project_id == Project.id)
+            .where(ProjectMember.user_id == caller.id)
+            .order_by(Project.created_at.desc(), Project.id)
+            .limit(limit)
+            .offset(offset)
+        )
+        return [(project, role) for project, role in rows.all()]
+
+    async def count_of_member(self, caller: User) -> int:
+        total = await self.session.scalar(
+            select(func.count())
+            .select_from(ProjectMember)
+            .where(ProjectMember.user_id == caller.id)
+        )
+        return int(total or 0)
+
+    # ---- projects ----
+
+    async def add(self, project: Project, now: datetime) -> Project:
+        self.session.add(project)
+        await self.session.flush()
+        self.session.add(
+            ProjectMember(
+                project_id=project.id, user_id=project.owner_id, role="owner", created_at=now
+            )
+        )
+        await self.session.flush()
+        return project
+
+    async def delete(self, project: Project) -> None:
+        for model in (ProjectMember, ProjectInvitation):
+            await self.session.execute(delete(model).where(model.project_id == project.id))
+        await self.session.delete(project)
+        await self.session.flush()
+
+    async def owned_by(self, user_id: str) -> Sequence[Project]:
+        return (
+            await self.session.scalars(select(Project).where(Project.owner_id == user_id))
+        ).all()
+
+    # ---- members and invitations ----
+
+    async def member(self, project_id: str, user_id: str) -> ProjectMember | None:
+        return await self.session.scalar(
+            select(ProjectMember).where(
+                ProjectMember.project_id == project_id, ProjectMember.user_id == user_id
+            )
+        )
+
+    async def invitation(self, project_id: str, email: str) -> ProjectInvitation | None:
+        return await self.session.scalar(
+            select(ProjectInvitation).where(
+                ProjectInvitation.project_id == project_id, ProjectInvitation.email == email
+            )
+        )
+
+    async def invitation_by_id(
+        self, project_id: str, invitation_id: str
+    ) -> ProjectInvitation | None:
+        return await self.session.scalar(
+            select(ProjectInvitation).where(
+                ProjectInvitation.project_id == project_id, ProjectInvitation.id == invitation_id
+            )
+        )
+
+    async def add_member(self, member: ProjectMember) -> None:
+        self.session.add(member)
+        await self.session.flush()
+
+    async def add_invitation(self, invitation: ProjectInvitation) -> None:
+        self.session.add(invitation)
+        await self.session.flush()
+
+    async def remove(self, row: ProjectMember | ProjectInvitation) -> None:
+        await self.session.delete(row)
+        await self.session.flush()
+
+    async def members(self, project_id: str) -> Sequence[tuple[ProjectMember, User]]:
+        rows = await self.session.execute(
+            select(ProjectMember, User)
+            .join(User, User.id == ProjectMember.user_id)
+            .where(ProjectMember.project_id == project_id)
+            .order_by(ProjectMember.created_at, ProjectMember.id)
+        )
+        return [(member, user) for member, user in rows.all()]
+
+    async def invitations(self, project_id: str) -> Sequence[ProjectInvitation]:
+        return (
+            await self.session.scalars(
+                select(ProjectInvitation)
+                .where(ProjectInvitation.project_id == project_id)
+                .order_by(ProjectInvitation.created_at, ProjectInvitation.id)
+            )
+        ).all()
+
+    async def invitations_for(self, email: str) -> Sequence[ProjectInvitation]:
+        return (
+            await self.session.scalars(
+                select(ProjectInvitation).where(ProjectInvitation.email == email)
+            )
+        ).all()
+
+    async def leave_all(self, user_id: str) -> None:
+        await self.session.execute(delete(ProjectMember).where(ProjectMember.user_id == user_id))

@@ -1,0 +1,56 @@
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, Field
+
+from upwatch.accounts.schemas import Email
+from upwatch.kit.inputs import SINGLE_LINE_PATTERN, Input
+
+ProjectName = Annotated[str, Field(min_length=1, max_length=100, pattern=SINGLE_LINE_PATTERN)]
+Description = Annotated[str, Field(max_length=1000)]
+
+
+class ProjectCreate(Input):
+    name: ProjectName
+    description: Description = ""
+
+
+class ProjectUpdate(Input):
+    name: ProjectName | None = None
+    description: Description | None = None
+
+
+class ProjectOut(BaseModel):
+    id: str
+    name: str
+    description: str
+    ownerId: str
+    role: Literal["owner", "member", "admin"] = Field(description="the caller's role here")
+    createdAt: datetime
+    updatedAt: datetime
+
+
+class InviteRequest(Input):
+    email: Email
+
+
+class InvitationOut(BaseModel):
+    projectId: str
+    email: str
+    userId: str | None
+    role: Literal["member"]
+    status: Literal["added", "pending"]
+
+
+class MemberOut(BaseModel):
+    projectId: str
+    userId: str | None = Field(description="null for a pending invitation")
+    invitationId: str | None = Field(description="set for a pending invitation")
+    email: str
+    firstName: str
+    lastName: str
+    role: Literal["owner", "member"]
+    status: Literal["active", "pending"]
+    createdAt: datetime

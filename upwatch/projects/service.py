@@ -1,0 +1,169 @@
+"""Project rules: who may see, change, delete a project and manage its members."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from upwatch.accounts.repository import UserRepository
+from upwatch.billing.repository import UsageRepository
+from upwatch.billing.service import PlanLimits
+from upwatch.kit.errors import Conflict, Forbidden, NotFound
+from upwatch.models import Project, ProjectInvitation, ProjectMember, User
+from upwatch.projects.repository import ProjectAccess, ProjectRepository
+from upwatch.projects.schemas import ProjectCreate, ProjectUpdate
+from upwatch.runtime import Runtime
+
+
+class ProjectService:
+    def __init__(self, session: AsyncSession, runtime: Runtime) -> None:
+        self.session = session
+        self.runtime = runtime
+        self.projects = ProjectRepository(session)
+        self.users = UserRepository(session)
+        self.usage = UsageRepository(session)
+        self.limits = PlanLimits(session, runtime)
+
+    async def visible(self, caller: User, project_id: str) -> ProjectAccess:
+        """The project, or 404 when the caller may not see it (never reveal it exists)."""
+        access = await self.projects.access(caller, project_id)
+        if access is None:
+            raise NotFound("no such project")
+        return access
+
+    async def create(self, caller: User, body: ProjectCreate) -> ProjectAccess:
+        await self.limits.lock(caller.id)
+        await self.limits.require(caller.id, "projectCount", await self.usage.projects(caller.id))
+        project = Project(name=body.name, description=body.description, owner_id=caller.id)
+        await self.projects.add(project, self.runtime.clock.now())
+        return ProjectAccess(project=project, role="owner", caller=caller)
+
+    async def list(self, caller: User, limit: int, offset: int) -> tuple[list[ProjectAccess], int]:
+        rows = await self.projects.of_member(caller, limit, offset)
+        items = [ProjectAccess(project=p, role=role, caller=caller) for p, role in rows]
+        return items, await self.projects.count_of_member(caller)
+
+    async def update(self, caller: User, project_id: str, body: ProjectUpdate) -> ProjectAccess:
+        access = await self.visible(caller, project_id)
+        if not access.can_manage_members:
+            raise Forbidden("only the owner, a project manager or an admin may edit the project")
+        if body.name is not None:
+            access.project.name = body.name
+        if body.description is not None:
+            access.project.description = body.description
+        await self.session.flush()
+        await self.session.refresh(access.project)
+        return access
+
+    async def delete(self, caller: User, project_id: str) -> None:
+        access = await self.visible(caller, project_id)
+        if not access.can_delete:
+            raise Forbidden("only the owner or an admin may delete the project")
+        await self.projects.delete(access.project)
+
+    # ---- membership ----
+
+    async def _manageable(self, caller: User, project_id: str) -> ProjectAccess:
+        access = await self.visible(caller, project_id)
+        if not access.can_manage_members:
+            raise Forbidden("only the owner, a project manager or an admin manages members")
+        return access
+
+    async def invite(
+        self, caller: User, project_id: str, email: str
+    ) -> tuple[ProjectMember | ProjectInvitation, User | None]:
+        access = await self._manageable(caller, project_id)
+        project = access.project
+        invitee = await self.users.get_by_email(email)
+        if invitee is not None and await self.projects.member(project.id, invitee.id):
+            raise Conflict("this person is already a member of the project")
+        if await self.projects.invitation(project.id, email):
+            raise Conflict("this address is already invited to the project")
+
+        owner_id = project.owner_id
+        await self.limits.lock(owner_id)
+        await self.limits.require(
+            owner_id, "teamMembersPerProject", await self.usage.project_seats(project.id)
+        )
+        team = await self.usage.team_emails(owner_id)
+        if email not in team:
+            await self.limits.require(owner_id, "teamMembers", len(team))
+
+        now = self.runtime.clock.now()
+        link = f"{self.runtime.settings.public_url}/projects/{project.id}"
+        inviter = f"{caller.first_name} {caller.last_name}".strip() or caller.email
+        if invitee is not None:
+            member = ProjectMember(
+                project_id=project.id, user_id=invitee.id, role="member", created_at=now
+            )
+            await self.projects.add_member(member)
+            await self.runtime.mailer.enqueue(
+                self.session,
+                to=invitee.email,
+                subject=f"You were added to {project.name} on Upwatch",
+                body=f"{inviter} added you to the project {project.name}.\n\nOpen it: {link}\n",
+                category="project_member_added",
+            )
+            return member, invitee
+        invitation = ProjectInvitation(
+            project_id=project.id, email=email, invited_by=caller.id, created_at=now
+        )
+        await self.projects.add_invitation(invitation)
+        signup = f"{self.runtime.settings.public_url}/signup?email={email}"
+        await self.runtime.mailer.enqueue(
+            self.session,
+            to=email,
+            subject=f"{inviter} invited you to {project.name} on Upwatch",
+            body=(
+                f"{inviter} invited you to the project {project.name} on Upwatch.\n\n"
+                f"Create your account with this address to join: {signup}\n"
+            ),
+            category="project_invitation",
+        )
+        return invitation, None
+
+    async def members(
+        self, caller: User, project_id: str
+    ) -> tuple[Sequence[tuple[ProjectMember, User]], Sequence[ProjectInvitation]]:
+        access = await self.visible(caller, project_id)
+        return (
+            await self.projects.members(access.project.id),
+            await self.projects.invitations(access.project.id),
+        )
+
+    async def remove_member(self, caller: User, project_id: str, user_id: str) -> None:
+        """Managers remove members; any member may leave. The owner cannot be removed."""
+        access = await self.visible(caller, project_id)
+        if user_id != caller.id and not access.can_manage_members:
+            raise Forbidden("only the owner, a project manager or an admin manages members")
+        member = await self.projects.member(access.project.id, user_id)
+        if member is None:
+            raise NotFound("no such member")
+        if member.role == "owner":
+            raise Conflict("the owner cannot be removed; delete the project instead")
+        await self.projects.remove(member)
+
+    async def cancel_invitation(self, caller: User, project_id: str, invitation_id: str) -> None:
+        access = await self._manageable(caller, project_id)
+        invitation = await self.projects.invitation_by_id(access.project.id, invitation_id)
+        if invitation is None:
+            raise NotFound("no such invitation")
+        await self.projects.remove(invitation)
+
+
+async def accept_invitations(session: AsyncSession, runtime: Runtime, user: User) -> None:
+    """A new account joins every project its address was invited to."""
+    projects = ProjectRepository(session)
+    now = runtime.clock.now()
+    for invitation in await projects.invitations_for(user.email):
+        if await projects.member(invitation.project_id, user.id) is None:
+            await projects.add_member(
+                ProjectMember(
+                    project_id=invitation.project_id,
+                    user_id=user.id,
+                    role="member",
+                    created_at=now,
+                )
+            )
+        await projects.remove(invitation)
