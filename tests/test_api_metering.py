@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -101,8 +102,9 @@ async def test_counts_are_flushed_in_batches_and_survive_a_new_meter(
 
     # A restarted process reads the day's count back instead of starting from zero.
     fresh = MemoryMeter(runtime.db, clock, 3600)
-    assert await fresh.today(alice.id) == 3
-    assert await fresh.admit(alice.id, 5) == 4
+    async with runtime.db.sessionmaker() as session:
+        assert await fresh.today(session, alice.id) == 3
+        assert await fresh.admit(session, alice.id, 5) == 4
 
 
 def test_seconds_until_next_day_counts_to_utc_midnight() -> None:
@@ -123,3 +125,18 @@ class TestWithMeteringOff:
             response = await client.get("/users/me", headers=alice.headers)
             assert response.status_code == 200
         assert "RateLimit-Limit" not in response.headers
+
+
+async def test_many_first_requests_at_once_do_not_exhaust_the_connection_pool(
+    client: httpx.AsyncClient, sign_up: SignUp
+) -> None:
+    alice = await sign_up("alice@example.com")
+    bob = await sign_up("bob@example.com")
+    # More concurrent requests than the pool has connections, each the first of its account's
+    # day in this meter: a request must not wait for a second connection while holding one.
+    burst = [client.get("/healthz")] + [
+        client.get("/subscriptions/current", headers=account.headers)
+        for account in [alice, bob] * 12
+    ]
+    responses = await asyncio.wait_for(asyncio.gather(*burst), timeout=20)
+    assert {r.status_code for r in responses} <= {200, 429}

@@ -8,6 +8,8 @@ import logging
 from datetime import datetime, time, timedelta
 from typing import Protocol
 
+from sqlalchemy.ext.asyncio import AsyncSession
+
 from upwatch.billing.repository import ApiUsageRepository
 from upwatch.kit.clock import Clock
 from upwatch.kit.db import Database
@@ -26,11 +28,14 @@ def seconds_until_next_day(moment: datetime) -> int:
 
 
 class ApiMeter(Protocol):
-    async def admit(self, user_id: str, limit: int) -> int | None:
+    """``session`` is the caller's own: a request holds one connection, never a second one
+    (which, with every pooled connection held by a waiting request, would deadlock)."""
+
+    async def admit(self, session: AsyncSession, user_id: str, limit: int) -> int | None:
         """Count one request and return today's count, or None (uncounted) when ``limit``
         requests were already made today."""
 
-    async def today(self, user_id: str) -> int: ...
+    async def today(self, session: AsyncSession, user_id: str) -> int: ...
 
     async def run(self) -> None: ...
 
@@ -51,18 +56,17 @@ class MemoryMeter:
         self._totals: dict[tuple[str, str], int] = {}
         self._pending: dict[tuple[str, str], int] = {}
 
-    async def _total(self, key: tuple[str, str]) -> int:
+    async def _total(self, session: AsyncSession, key: tuple[str, str]) -> int:
         total = self._totals.get(key)
         if total is None:
-            async with self.db.sessionmaker() as session:
-                stored = await ApiUsageRepository(session).count(*key)
+            stored = await ApiUsageRepository(session).count(*key)
             # Another request may have loaded it while this one waited.
             total = self._totals.setdefault(key, stored + self._pending.get(key, 0))
         return total
 
-    async def admit(self, user_id: str, limit: int) -> int | None:
+    async def admit(self, session: AsyncSession, user_id: str, limit: int) -> int | None:
         key = (user_id, utc_day(self.clock.now()))
-        total = await self._total(key)
+        total = await self._total(session, key)
         if total >= limit:
             return None
         # No await between the check above and this count: concurrent requests cannot race.
@@ -70,8 +74,8 @@ class MemoryMeter:
         self._pending[key] = self._pending.get(key, 0) + 1
         return total
 
-    async def today(self, user_id: str) -> int:
-        return await self._total((user_id, utc_day(self.clock.now())))
+    async def today(self, session: AsyncSession, user_id: str) -> int:
+        return await self._total(session, (user_id, utc_day(self.clock.now())))
 
     async def flush(self) -> None:
         batch, self._pending = self._pending, {}
@@ -116,7 +120,7 @@ class RedisMeter:
     def _key(self, user_id: str) -> str:
         return f"upwatch:api-calls:{user_id}:{utc_day(self.clock.now())}"
 
-    async def admit(self, user_id: str, limit: int) -> int | None:
+    async def admit(self, session: AsyncSession, user_id: str, limit: int) -> int | None:
         key = self._key(user_id)
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.incr(key)
@@ -127,7 +131,7 @@ class RedisMeter:
             return None
         return int(count)
 
-    async def today(self, user_id: str) -> int:
+    async def today(self, session: AsyncSession, user_id: str) -> int:
         value = await self.redis.get(self._key(user_id))
         return int(value or 0)
 

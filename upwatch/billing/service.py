@@ -28,7 +28,7 @@ async def admit_request(
         plan = await PlanLimits(session, runtime).plan_of(user_id)
         runtime.plan_cache.put(user_id, plan)
     limit = plan.apiCallsPerDay
-    count = await runtime.meter.admit(user_id, limit)
+    count = await runtime.meter.admit(session, user_id, limit)
     reset = seconds_until_next_day(runtime.clock.now())
     headers = {
         "RateLimit-Limit": str(limit),
@@ -125,7 +125,9 @@ class SubscriptionService:
             statusPages=usage_item(0, plan.statusPageCount),
             teamMembers=usage_item(await self.usage.team_members(user.id), plan.teamMembers),
             projects=usage_item(await self.usage.projects(user.id), plan.projectCount),
-            apiCalls=usage_item(await self.runtime.meter.today(user.id), plan.apiCallsPerDay),
+            apiCalls=usage_item(
+                await self.runtime.meter.today(self.session, user.id), plan.apiCallsPerDay
+            ),
             storage=usage_item(storage_mb, plan.storageLimit),
         )
 
