@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -140,3 +141,56 @@ async def test_many_first_requests_at_once_do_not_exhaust_the_connection_pool(
     ]
     responses = await asyncio.wait_for(asyncio.gather(*burst), timeout=20)
     assert {r.status_code for r in responses} <= {200, 429}
+
+
+REDIS_URL = "redis://127.0.0.1:6379/15"
+
+
+def _redis_reachable() -> str | None:
+    """None when Redis answers, else the reason (the Redis tests then skip, or fail in CI)."""
+    import socket
+
+    try:
+        with socket.create_connection(("127.0.0.1", 6379), timeout=1):
+            return None
+    except OSError as exc:
+        return f"Redis not reachable at 127.0.0.1:6379: {exc}"
+
+
+class TestCountingInRedis:
+    """With UPWATCH_REDIS_URL, counts live in Redis and every API process shares them."""
+
+    @pytest.fixture(autouse=True)
+    def _needs_redis(self) -> None:
+        reason = _redis_reachable()
+        if reason and os.environ.get("UPWATCH_REQUIRE_REDIS") == "1":
+            pytest.fail(reason)
+        if reason:
+            pytest.skip(reason)
+
+    @pytest.fixture
+    def settings_overrides(self, plans_file: Path) -> dict[str, Any]:
+        return {"plans_file": plans_file, "redis_url": REDIS_URL}
+
+    async def test_the_limit_holds_across_two_api_processes(
+        self, client: httpx.AsyncClient, sign_up: SignUp, runtime: Runtime, clock: ManualClock
+    ) -> None:
+        from upwatch.billing.metering import RedisMeter
+
+        alice = await sign_up("alice@example.com")
+        for _ in range(3):
+            assert (await client.get("/users/me", headers=alice.headers)).status_code == 200
+        # A second process's meter sees the same count and takes the remaining two.
+        other = RedisMeter(REDIS_URL, clock)
+        try:
+            async with runtime.db.sessionmaker() as session:
+                assert await other.today(session, alice.id) == 3
+                assert await other.admit(session, alice.id, 5) == 4
+        finally:
+            await other.redis.aclose()
+        assert (await client.get("/users/me", headers=alice.headers)).status_code == 200
+        refused = await client.get("/users/me", headers=alice.headers)
+        assert_problem(refused, 429)
+        assert refused.headers["Retry-After"] == "3600"
+        usage = await client.get("/subscriptions/current", headers=alice.headers)
+        assert usage.status_code == 429  # the daily allowance is spent for every route
