@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import socket
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -118,6 +119,14 @@ class Mailbox:
     async def wait_for(self, address: str, count: int = 1) -> list[Message]:
         await eventually(lambda: len(self.to(address)) >= count)
         return self.to(address)
+
+    def reset_token(self, address: str) -> str:
+        """The token in the latest password-reset link mailed to ``address``."""
+        body = self.to(address)[-1].get_payload(decode=True)
+        assert isinstance(body, bytes)
+        match = re.search(r"/reset-password\?token=([\w-]+)", body.decode())
+        assert match, body
+        return match.group(1)
 
 
 async def eventually(
