@@ -129,3 +129,16 @@ async def test_nul_characters_inside_free_form_config_objects_are_stored(
 @pytest.mark.parametrize("url", ["/contact/ab%00cd", "/admin/users?limit=1%00"])
 async def test_nul_characters_in_the_url_are_a_400(client: httpx.AsyncClient, url: str) -> None:
     assert_problem(await client.patch(url) if "contact" in url else await client.get(url), 400)
+
+
+async def test_every_authenticated_operation_documents_401_and_429(
+    client: httpx.AsyncClient,
+) -> None:
+    document = (await client.get("/openapi.json")).json()
+    undocumented = [
+        (method, path)
+        for path, operations in document["paths"].items()
+        for method, operation in operations.items()
+        if operation.get("security") and not {"401", "429"} <= set(operation["responses"])
+    ]
+    assert undocumented == []

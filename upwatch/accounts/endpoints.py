@@ -30,7 +30,7 @@ from upwatch.models import User
 from upwatch.projects.service import accept_invitations
 
 auth = APIRouter(prefix="/auth", tags=["auth"], responses=problem_responses(400, 422, 500))
-users = APIRouter(prefix="/users", tags=["users"], responses=problem_responses(400, 422, 500))
+users = APIRouter(prefix="/users", tags=["users"], responses=problem_responses(400, 422, 429, 500))
 
 
 def user_out(user: User) -> UserOut:

@@ -7,7 +7,6 @@ from typing import Annotated
 from fastapi import APIRouter, Body, status
 
 from upwatch.accounts.schemas import MessageOut
-from upwatch.contact.repository import ContactRepository
 from upwatch.contact.schemas import ContactRequest, ContactSubmissionOut, ContactUpdate
 from upwatch.contact.service import ContactService
 from upwatch.dependencies import AdminUser, ClientAddress, RuntimeDep, Session
@@ -15,7 +14,9 @@ from upwatch.kit.errors import problem_responses
 from upwatch.kit.pagination import PageParams
 from upwatch.models import ContactSubmission
 
-router = APIRouter(prefix="/contact", tags=["contact"], responses=problem_responses(400, 422, 500))
+router = APIRouter(
+    prefix="/contact", tags=["contact"], responses=problem_responses(400, 422, 429, 500)
+)
 
 
 def submission_out(item: ContactSubmission) -> ContactSubmissionOut:
@@ -48,12 +49,12 @@ async def submit_contact(
 
 @router.get("", operation_id="listContactSubmissions", responses=problem_responses(401, 403))
 async def list_contact(
-    _admin: AdminUser, session: Session, page: PageParams
+    _admin: AdminUser, session: Session, runtime: RuntimeDep, page: PageParams
 ) -> list[ContactSubmissionOut]:
     """Contact submissions, newest first (admin)."""
-    repository = ContactRepository(session)
-    page.total(await repository.count())
-    return [submission_out(s) for s in await repository.newest_first(page.limit, page.offset)]
+    items, total = await ContactService(session, runtime).newest_first(page.limit, page.offset)
+    page.total(total)
+    return [submission_out(s) for s in items]
 
 
 @router.patch(

@@ -57,6 +57,10 @@ class ContactService:
             log.warning("contact submission stored, but no admin exists to notify")
         return [admin.email for admin in admins]
 
+    async def newest_first(self, limit: int, offset: int) -> tuple[list[ContactSubmission], int]:
+        items = await self.submissions.newest_first(limit, offset)
+        return list(items), await self.submissions.count()
+
     async def follow_up(self, submission_id: str, body: ContactUpdate) -> ContactSubmission:
         submission = await self.submissions.get(submission_id)
         if submission is None:
