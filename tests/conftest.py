@@ -120,6 +120,14 @@ class Mailbox:
         await eventually(lambda: len(self.to(address)) >= count)
         return self.to(address)
 
+    def invitation_token(self, address: str) -> str:
+        """The token of the latest project invitation mailed to ``address``."""
+        body = self.to(address)[-1].get_payload(decode=True)
+        assert isinstance(body, bytes)
+        match = re.search(r"Invitation token: ([\w-]+)", body.decode())
+        assert match, body
+        return match.group(1)
+
     def reset_token(self, address: str) -> str:
         """The token in the latest password-reset link mailed to ``address``."""
         body = self.to(address)[-1].get_payload(decode=True)
@@ -308,7 +316,7 @@ class Cast:
 
 
 @pytest.fixture
-async def cast(client: httpx.AsyncClient, sign_up: SignUp) -> Cast:
+async def cast(client: httpx.AsyncClient, sign_up: SignUp, mailbox: Mailbox) -> Cast:
     alice = await sign_up("alice@example.com", firstName="Alice")
     bob = await sign_up("bob@example.com", firstName="Bob")
     charlie = await sign_up("charlie@example.com", firstName="Charlie")
@@ -319,4 +327,28 @@ async def cast(client: httpx.AsyncClient, sign_up: SignUp) -> Cast:
         f"/projects/{project_id}/users", headers=alice.headers, json={"email": bob.email}
     )
     assert invited.status_code == 201, invited.text
+    # Bob's address is not verified, so he joins through the link mailed to him.
+    await mailbox.wait_for(bob.email)
+    accepted = await client.post(
+        "/projects/invitations/accept",
+        headers=bob.headers,
+        json={"token": mailbox.invitation_token(bob.email)},
+    )
+    assert accepted.status_code == 200, accepted.text
     return Cast(alice=alice, bob=bob, charlie=charlie, project_id=project_id)
+
+
+@pytest.fixture
+def verify_email(runtime: Runtime) -> Callable[[Account], Awaitable[None]]:
+    """Mark an account's address verified directly in the database."""
+
+    async def _verify(account: Account) -> None:
+        from upwatch.accounts.repository import UserRepository
+
+        async with runtime.db.sessionmaker() as session:
+            user = await UserRepository(session).get(account.id)
+            assert user is not None
+            user.is_email_verified = True
+            await session.commit()
+
+    return _verify

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from email.header import decode_header, make_header
 
 import httpx
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from tests.conftest import PASSWORD, Account, Cast, Mailbox, SignUp, assert_problem
 
 Promote = Callable[[Account, str], Awaitable[None]]
+Verify = Callable[[Account], Awaitable[None]]
 
 
 async def test_creating_a_project_answers_201_with_the_project(
@@ -145,20 +147,98 @@ async def test_a_member_with_the_project_manager_role_manages_membership(
     )
 
 
-async def test_inviting_an_existing_account_adds_it_at_once_and_tells_it(
-    client: httpx.AsyncClient, cast: Cast, mailbox: Mailbox
+async def test_an_account_with_a_verified_address_is_added_at_once_and_told(
+    client: httpx.AsyncClient,
+    cast: Cast,
+    sign_up: SignUp,
+    verify_email: Verify,
+    mailbox: Mailbox,
 ) -> None:
-    # The cast fixture invited Bob, who has an account.
-    [mail] = await mailbox.wait_for(cast.bob.email)
+    dave = await sign_up("dave@example.com")
+    await verify_email(dave)
+    response = await client.post(
+        f"/projects/{cast.project_id}/users", headers=cast.alice.headers, json={"email": dave.email}
+    )
+    assert response.status_code == 201
+    assert response.json() == {
+        "projectId": cast.project_id,
+        "email": dave.email,
+        "userId": dave.id,
+        "role": "member",
+        "status": "added",
+    }
+    [mail] = await mailbox.wait_for(dave.email)
     assert "Shop" in str(mail["Subject"])
     members = await client.get(f"/projects/{cast.project_id}/users", headers=cast.alice.headers)
     rows = {m["email"]: m for m in members.json()}
-    assert rows[cast.bob.email]["status"] == "active"
-    assert rows[cast.bob.email]["role"] == "member"
+    assert (rows[dave.email]["status"], rows[dave.email]["role"]) == ("active", "member")
     assert rows[cast.alice.email]["role"] == "owner"
 
 
-async def test_inviting_an_unknown_address_sends_an_invitation_that_signup_redeems(
+async def test_an_unverified_account_is_invited_by_token_and_joins_with_it(
+    client: httpx.AsyncClient, cast: Cast, sign_up: SignUp, mailbox: Mailbox
+) -> None:
+    dave = await sign_up("dave@example.com")
+    response = await client.post(
+        f"/projects/{cast.project_id}/users", headers=cast.alice.headers, json={"email": dave.email}
+    )
+    assert response.json()["status"] == "pending"
+    assert_problem(await client.get(f"/projects/{cast.project_id}", headers=dave.headers), 404)
+    await mailbox.wait_for(dave.email)
+    token = mailbox.invitation_token(dave.email)
+    joined = await client.post(
+        "/projects/invitations/accept", headers=dave.headers, json={"token": token}
+    )
+    assert joined.status_code == 200
+    assert (joined.json()["id"], joined.json()["role"]) == (cast.project_id, "member")
+    me = await client.get("/users/me", headers=dave.headers)
+    assert me.json()["isEmailVerified"] is True  # the token proved the address
+    again = await client.post(
+        "/projects/invitations/accept", headers=dave.headers, json={"token": token}
+    )
+    assert_problem(again, 404)
+
+
+async def test_someone_else_cannot_use_an_invitation_token(
+    client: httpx.AsyncClient, cast: Cast, mailbox: Mailbox
+) -> None:
+    await client.post(
+        f"/projects/{cast.project_id}/users",
+        headers=cast.alice.headers,
+        json={"email": "dave@example.com"},
+    )
+    await mailbox.wait_for("dave@example.com")
+    token = mailbox.invitation_token("dave@example.com")
+    stolen = await client.post(
+        "/projects/invitations/accept", headers=cast.charlie.headers, json={"token": token}
+    )
+    assert_problem(stolen, 404)
+    assert_problem(
+        await client.get(f"/projects/{cast.project_id}", headers=cast.charlie.headers), 404
+    )
+
+
+async def test_signing_up_with_an_invited_address_but_no_token_joins_nothing(
+    client: httpx.AsyncClient, cast: Cast
+) -> None:
+    await client.post(
+        f"/projects/{cast.project_id}/users",
+        headers=cast.alice.headers,
+        json={"email": "dave@example.com"},
+    )
+    squatter = await client.post(
+        "/auth/signup", json={"email": "dave@example.com", "password": PASSWORD}
+    )
+    assert squatter.status_code == 201
+    headers = {"Authorization": f"Bearer {squatter.json()['access_token']}"}
+    assert (await client.get("/projects", headers=headers)).json() == []
+    anonymous = await client.post("/users", json={"email": "erin@example.com"})
+    assert anonymous.status_code == 201
+    listing = await client.get(f"/projects/{cast.project_id}/users", headers=cast.alice.headers)
+    assert [m["email"] for m in listing.json() if m["status"] == "pending"] == ["dave@example.com"]
+
+
+async def test_inviting_an_unknown_address_sends_a_token_that_signup_redeems(
     client: httpx.AsyncClient, cast: Cast, mailbox: Mailbox
 ) -> None:
     response = await client.post(
@@ -174,18 +254,18 @@ async def test_inviting_an_unknown_address_sends_an_invitation_that_signup_redee
         "role": "member",
         "status": "pending",
     }
-    [mail] = await mailbox.wait_for("dave@example.com")
-    body = mail.get_payload(decode=True)
-    assert isinstance(body, bytes)
-    assert b"signup" in body
+    await mailbox.wait_for("dave@example.com")
+    token = mailbox.invitation_token("dave@example.com")
 
     listing = await client.get(f"/projects/{cast.project_id}/users", headers=cast.alice.headers)
     pending = [m for m in listing.json() if m["status"] == "pending"]
     assert [m["email"] for m in pending] == ["dave@example.com"]
 
     signup = await client.post(
-        "/auth/signup", json={"email": "dave@example.com", "password": PASSWORD}
+        "/auth/signup",
+        json={"email": "dave@example.com", "password": PASSWORD, "invitationToken": token},
     )
+    assert signup.status_code == 201
     dave = {"Authorization": f"Bearer {signup.json()['access_token']}"}
     projects = await client.get("/projects", headers=dave)
     assert [p["id"] for p in projects.json()] == [cast.project_id]
@@ -193,19 +273,72 @@ async def test_inviting_an_unknown_address_sends_an_invitation_that_signup_redee
     assert all(m["status"] == "active" for m in listing.json())
 
 
-async def test_an_invitation_is_also_redeemed_by_post_users(
-    client: httpx.AsyncClient, cast: Cast
+async def test_an_invitation_token_is_also_redeemed_by_post_users(
+    client: httpx.AsyncClient, cast: Cast, mailbox: Mailbox
 ) -> None:
     await client.post(
         f"/projects/{cast.project_id}/users",
         headers=cast.alice.headers,
         json={"email": "erin@example.com"},
     )
-    created = await client.post("/users", json={"email": "erin@example.com", "password": PASSWORD})
+    await mailbox.wait_for("erin@example.com")
+    created = await client.post(
+        "/users",
+        json={
+            "email": "erin@example.com",
+            "password": PASSWORD,
+            "invitationToken": mailbox.invitation_token("erin@example.com"),
+        },
+    )
     assert created.status_code == 201
+    assert created.json()["isEmailVerified"] is True
     members = await client.get(f"/projects/{cast.project_id}/users", headers=cast.alice.headers)
     erin = [m for m in members.json() if m["email"] == "erin@example.com"]
     assert erin[0]["status"] == "active"
+
+
+async def test_a_wrong_invitation_token_at_signup_is_a_422_and_creates_no_account(
+    client: httpx.AsyncClient, cast: Cast
+) -> None:
+    response = await client.post(
+        "/auth/signup",
+        json={"email": "dave@example.com", "password": PASSWORD, "invitationToken": "forged"},
+    )
+    problem = assert_problem(response, 422)
+    assert problem["errors"][0]["field"] == "invitationToken"
+    retry = await client.post(
+        "/auth/signup", json={"email": "dave@example.com", "password": PASSWORD}
+    )
+    assert retry.status_code == 201
+
+
+async def test_an_admin_who_is_a_plain_member_keeps_admin_rights(
+    client: httpx.AsyncClient, cast: Cast, make_admin: Promote
+) -> None:
+    await make_admin(cast.bob, "admin")
+    renamed = await client.patch(
+        f"/projects/{cast.project_id}", headers=cast.bob.headers, json={"name": "Moderated"}
+    )
+    assert renamed.status_code == 200
+    deleted = await client.delete(f"/projects/{cast.project_id}", headers=cast.bob.headers)
+    assert deleted.status_code == 200
+
+
+async def test_long_names_do_not_break_the_invitation_mail(
+    client: httpx.AsyncClient, sign_up: SignUp, mailbox: Mailbox
+) -> None:
+    alice = await sign_up("alice@example.com", firstName="A" * 100, lastName="L" * 100)
+    project = await client.post("/projects", headers=alice.headers, json={"name": "P" * 100})
+    response = await client.post(
+        f"/projects/{project.json()['id']}/users",
+        headers=alice.headers,
+        json={"email": "dave@example.com"},
+    )
+    assert response.status_code == 201
+    [mail] = await mailbox.wait_for("dave@example.com")
+    subject = str(make_header(decode_header(str(mail["Subject"]))))
+    assert subject.startswith("AAAA")
+    assert len(subject) <= 250
 
 
 async def test_inviting_a_member_or_an_invitee_again_is_a_409(

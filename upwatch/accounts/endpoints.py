@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, BackgroundTasks, status
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.accounts import preferences
 from upwatch.accounts.schemas import (
@@ -25,9 +26,10 @@ from upwatch.accounts.schemas import (
 )
 from upwatch.accounts.service import AccountService, accept_reset_request, send_reset_link
 from upwatch.dependencies import ClientAddress, CurrentUser, OptionalUser, RuntimeDep, Session
-from upwatch.kit.errors import problem_responses
+from upwatch.kit.errors import NotFound, ValidationFailed, problem_responses
 from upwatch.models import User
-from upwatch.projects.service import accept_invitations
+from upwatch.projects.service import accept_invitation
+from upwatch.runtime import Runtime
 
 auth = APIRouter(prefix="/auth", tags=["auth"], responses=problem_responses(400, 422, 500))
 users = APIRouter(prefix="/users", tags=["users"], responses=problem_responses(400, 422, 429, 500))
@@ -53,6 +55,20 @@ def profile_out(user: User) -> ProfileOut:
     )
 
 
+async def _join_invited_project(
+    session: AsyncSession, runtime: Runtime, user: User, token: str | None
+) -> None:
+    if token is None:
+        return
+    try:
+        await accept_invitation(session, runtime, user, token)
+    except NotFound as exc:
+        # The whole request fails (and the account is not created): a wrong link should say so.
+        raise ValidationFailed.on(
+            "invitationToken", "no pending invitation for this address has this token"
+        ) from exc
+
+
 @auth.post(
     "/signup",
     status_code=status.HTTP_201_CREATED,
@@ -63,7 +79,7 @@ async def signup(body: SignupRequest, session: Session, runtime: RuntimeDep) -> 
     """Register with e-mail and password; answers with tokens and the new user."""
     service = AccountService(session, runtime)
     user = await service.signup(body)
-    await accept_invitations(session, runtime, user)
+    await _join_invited_project(session, runtime, user, body.invitationToken)
     access, refresh = await service.issue_tokens(user)
     return AuthResponse(access_token=access, refresh_token=refresh, user=user_out(user))
 
@@ -132,7 +148,7 @@ async def create_user(
     """Create an account; without a password it is an OAuth-style account that cannot log
     in with one. Roles other than `user` and `isEmailVerified` need an admin token."""
     user = await AccountService(session, runtime).create_user(body, caller)
-    await accept_invitations(session, runtime, user)
+    await _join_invited_project(session, runtime, user, body.invitationToken)
     return CreatedUserOut(
         **user_out(user).model_dump(),
         isEmailVerified=user.is_email_verified,

@@ -69,11 +69,18 @@ TimeZone = Annotated[str, Field(max_length=64), AfterValidator(check_timezone)]
 ConfigObject = JsonObject
 
 
+InvitationToken = Annotated[
+    str | None,
+    Field(max_length=256, description="from a project invitation e-mail: joins that project"),
+]
+
+
 class SignupRequest(Input):
     email: Email
     password: Password
     firstName: Name = ""
     lastName: Name = ""
+    invitationToken: InvitationToken = None
 
 
 class LoginRequest(Input):
@@ -104,6 +111,7 @@ class CreateUserRequest(Input):
     image: ImageUrl = ""
     isEmailVerified: bool = False
     roles: Roles = Field(default_factory=lambda: list[Role](["user"]))
+    invitationToken: InvitationToken = None
 
 
 class NotificationSwitchesIn(Input):

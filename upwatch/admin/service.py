@@ -49,7 +49,9 @@ class AdminService:
             user.roles = list(dict.fromkeys(body.roles))
         subscription = await self.subscriptions.of(user.id)
         if subscription is None:
-            subscription = Subscription(user_id=user.id, plan="free", status="active")
+            subscription = Subscription(
+                user_id=user.id, plan=self.runtime.catalog.default_plan, status="active"
+            )
             self.session.add(subscription)
         if body.plan is not None:
             if body.plan not in self.runtime.catalog.plans:

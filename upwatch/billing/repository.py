@@ -92,6 +92,12 @@ class UsageRepository:
         )
         return members + invitations
 
+    async def busiest_project_seats(self, owner_id: str) -> int:
+        """The most seats (members and invitations, not the owner) any owned project uses."""
+        owned = select(Project.id).where(Project.owner_id == owner_id)
+        seats = [await self.project_seats(pid) for pid in (await self.session.scalars(owned)).all()]
+        return max(seats, default=0)
+
     async def storage_bytes(self, owner_id: str) -> int:
         """Bytes of the owner's stored data: its text plus a per-row overhead."""
         owned = select(Project.id).where(Project.owner_id == owner_id)

@@ -159,13 +159,17 @@ class SubscriptionService:
         if subscription.plan == target:
             raise Conflict(f"the account is already on the {target} plan")
         plan = self.runtime.catalog.get(target)
+        # Hold the owner's limit lock, so nothing is created between the check and the move.
+        await self.limits.lock(user.id)
         usage = await self.measured(user, plan)
+        busiest = await self.usage.busiest_project_seats(user.id)
         checks = {
             "projectCount": usage.projects,
             "teamMembers": usage.teamMembers,
             "monitorCount": usage.monitors,
             "statusPageCount": usage.statusPages,
             "storageLimit": usage.storage,
+            "teamMembersPerProject": usage_item(busiest, plan.teamMembersPerProject),
         }
         exceeded = [
             {"limit": name, "current": item.current, "allowed": item.limit}

@@ -108,7 +108,8 @@ class Mailer:
         """Write the message in the caller's transaction; the sender is woken after commit."""
         message = MailMessage(
             to_address=to,
-            subject=subject,
+            # Subjects are built from user text (names); the column holds 300 characters.
+            subject=one_line(subject)[:250],
             body=body,
             category=category,
             next_attempt_at=self.clock.now(),

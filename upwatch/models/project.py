@@ -36,7 +36,8 @@ class ProjectMember(IdMixin, Base):
 
 
 class ProjectInvitation(IdMixin, Base):
-    """An invitation to an address with no account yet; it becomes a membership at signup."""
+    """An invitation to an address not (yet) proven to belong to an account. It becomes a
+    membership when someone presents its token, which only that address received."""
 
     __tablename__ = "project_invitations"
     __table_args__ = (UniqueConstraint("project_id", "email"),)
@@ -45,6 +46,7 @@ class ProjectInvitation(IdMixin, Base):
         String(32), ForeignKey("projects.id", ondelete="CASCADE"), index=True
     )
     email: Mapped[str] = mapped_column(String(320), index=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     invited_by: Mapped[str | None] = mapped_column(
         String(32), ForeignKey("users.id", ondelete="SET NULL")
     )

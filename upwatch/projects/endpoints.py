@@ -11,6 +11,7 @@ from upwatch.kit.pagination import PageParams
 from upwatch.models import ProjectInvitation, ProjectMember
 from upwatch.projects.repository import ProjectAccess
 from upwatch.projects.schemas import (
+    AcceptInvitation,
     InvitationOut,
     InviteRequest,
     MemberOut,
@@ -18,7 +19,7 @@ from upwatch.projects.schemas import (
     ProjectOut,
     ProjectUpdate,
 )
-from upwatch.projects.service import ProjectService
+from upwatch.projects.service import ProjectService, accept_invitation
 
 router = APIRouter(
     prefix="/projects",
@@ -51,6 +52,16 @@ async def create_project(
 ) -> ProjectOut:
     """Create a project owned by the caller (limit `projectCount`)."""
     return project_out(await ProjectService(session, runtime).create(user, body))
+
+
+@router.post("/invitations/accept", operation_id="acceptProjectInvitation")
+async def accept(
+    body: AcceptInvitation, user: CurrentUser, session: Session, runtime: RuntimeDep
+) -> ProjectOut:
+    """Join a project with the token from an invitation e-mail; the caller's address must be
+    the invited one (404 otherwise)."""
+    project_id = await accept_invitation(session, runtime, user, body.token)
+    return project_out(await ProjectService(session, runtime).visible(user, project_id))
 
 
 @router.get("", operation_id="listProjects")

@@ -22,11 +22,14 @@ class ProjectAccess:
 
     @property
     def can_manage_members(self) -> bool:
-        return self.role in ("owner", "admin") or "project_manager" in self.caller.roles
+        return (
+            self.role == "owner" or self.caller.is_admin or "project_manager" in self.caller.roles
+        )
 
     @property
     def can_delete(self) -> bool:
-        return self.role in ("owner", "admin")
+        # An administrator keeps its rights in a project it is also a plain member of.
+        return self.role == "owner" or self.caller.is_admin
 
 
 class ProjectRepository:
@@ -157,12 +160,10 @@ class ProjectRepository:
             )
         ).all()
 
-    async def invitations_for(self, email: str) -> Sequence[ProjectInvitation]:
-        return (
-            await self.session.scalars(
-                select(ProjectInvitation).where(ProjectInvitation.email == email)
-            )
-        ).all()
+    async def invitation_by_token(self, token_hash: str) -> ProjectInvitation | None:
+        return await self.session.scalar(
+            select(ProjectInvitation).where(ProjectInvitation.token_hash == token_hash)
+        )
 
     async def leave_all(self, user_id: str) -> None:
         await self.session.execute(delete(ProjectMember).where(ProjectMember.user_id == user_id))

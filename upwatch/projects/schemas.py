@@ -36,6 +36,10 @@ class InviteRequest(Input):
     email: Email
 
 
+class AcceptInvitation(Input):
+    token: Annotated[str, Field(min_length=1, max_length=256)]
+
+
 class InvitationOut(BaseModel):
     projectId: str
     email: str

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from urllib.parse import urlencode
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -10,6 +11,7 @@ from upwatch.accounts.repository import UserRepository
 from upwatch.billing.repository import UsageRepository
 from upwatch.billing.service import PlanLimits
 from upwatch.kit.errors import Conflict, Forbidden, NotFound
+from upwatch.kit.security import new_opaque_token, token_digest
 from upwatch.models import Project, ProjectInvitation, ProjectMember, User
 from upwatch.projects.repository import ProjectAccess, ProjectRepository
 from upwatch.projects.schemas import ProjectCreate, ProjectUpdate
@@ -93,7 +95,9 @@ class ProjectService:
         now = self.runtime.clock.now()
         link = f"{self.runtime.settings.public_url}/projects/{project.id}"
         inviter = f"{caller.first_name} {caller.last_name}".strip() or caller.email
-        if invitee is not None:
+        # Only a verified address is proof of who holds it; anyone may register an address
+        # unverified, so such an account is invited by token like an address with no account.
+        if invitee is not None and invitee.is_email_verified:
             member = ProjectMember(
                 project_id=project.id, user_id=invitee.id, role="member", created_at=now
             )
@@ -106,18 +110,26 @@ class ProjectService:
                 category="project_member_added",
             )
             return member, invitee
+        token = new_opaque_token()
         invitation = ProjectInvitation(
-            project_id=project.id, email=email, invited_by=caller.id, created_at=now
+            project_id=project.id,
+            email=email,
+            token_hash=token_digest(token),
+            invited_by=caller.id,
+            created_at=now,
         )
         await self.projects.add_invitation(invitation)
-        signup = f"{self.runtime.settings.public_url}/signup?email={email}"
+        accept = (
+            f"{self.runtime.settings.public_url}/invitations/accept?{urlencode({'token': token})}"
+        )
         await self.runtime.mailer.enqueue(
             self.session,
             to=email,
             subject=f"{inviter} invited you to {project.name} on Upwatch",
             body=(
                 f"{inviter} invited you to the project {project.name} on Upwatch.\n\n"
-                f"Create your account with this address to join: {signup}\n"
+                f"To join, open this link and sign up or log in with this address:\n{accept}\n\n"
+                f"The link works once. Invitation token: {token}\n"
             ),
             category="project_invitation",
         )
@@ -152,18 +164,26 @@ class ProjectService:
         await self.projects.remove(invitation)
 
 
-async def accept_invitations(session: AsyncSession, runtime: Runtime, user: User) -> None:
-    """A new account joins every project its address was invited to."""
+async def accept_invitation(session: AsyncSession, runtime: Runtime, user: User, token: str) -> str:
+    """Join the project of the invitation ``token`` belongs to; returns the project id.
+
+    The token was mailed to the invited address only, so presenting it proves the address:
+    the account must have that address, and its address counts as verified from then on.
+    """
     projects = ProjectRepository(session)
-    now = runtime.clock.now()
-    for invitation in await projects.invitations_for(user.email):
-        if await projects.member(invitation.project_id, user.id) is None:
-            await projects.add_member(
-                ProjectMember(
-                    project_id=invitation.project_id,
-                    user_id=user.id,
-                    role="member",
-                    created_at=now,
-                )
+    invitation = await projects.invitation_by_token(token_digest(token))
+    if invitation is None or invitation.email != user.email:
+        raise NotFound("no such invitation for this account")
+    if await projects.member(invitation.project_id, user.id) is None:
+        await projects.add_member(
+            ProjectMember(
+                project_id=invitation.project_id,
+                user_id=user.id,
+                role="member",
+                created_at=runtime.clock.now(),
             )
-        await projects.remove(invitation)
+        )
+    await projects.remove(invitation)
+    user.is_email_verified = True
+    await session.flush()
+    return invitation.project_id

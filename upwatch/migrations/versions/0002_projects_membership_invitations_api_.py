@@ -2,7 +2,7 @@
 
 Revision ID: 0002
 Revises: 0001
-Create Date: 2026-11-22 04:08:40.905436
+Create Date: 2026-11-22 04:37:28.511722
 """
 
 from collections.abc import Sequence
@@ -50,6 +50,7 @@ def upgrade() -> None:
         "project_invitations",
         sa.Column("project_id", sa.String(length=32), nullable=False),
         sa.Column("email", sa.String(length=320), nullable=False),
+        sa.Column("token_hash", sa.String(length=64), nullable=False),
         sa.Column("invited_by", sa.String(length=32), nullable=True),
         sa.Column("created_at", upwatch.kit.db.UTCDateTime(timezone=True), nullable=False),
         sa.Column("id", sa.String(length=32), nullable=False),
@@ -67,6 +68,7 @@ def upgrade() -> None:
         ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_project_invitations")),
         sa.UniqueConstraint("project_id", "email", name=op.f("uq_project_invitations_project_id")),
+        sa.UniqueConstraint("token_hash", name=op.f("uq_project_invitations_token_hash")),
     )
     with op.batch_alter_table("project_invitations", schema=None) as batch_op:
         batch_op.create_index(batch_op.f("ix_project_invitations_email"), ["email"], unique=False)
