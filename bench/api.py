@@ -65,6 +65,7 @@ def start_server(workdir: Path, metering: bool) -> tuple[subprocess.Popen[bytes]
         UPWATCH_DATA_DIR=str(workdir / "data"),
         UPWATCH_PLANS_FILE=str(plans),
         UPWATCH_API_METERING="true" if metering else "false",
+        UPWATCH_TARGETS_LOOPBACK_ONLY="true",
     )
     # The service on core 0 and wrk on core 1: neither steals the other's CPU mid-round.
     process = subprocess.Popen(  # noqa: S603

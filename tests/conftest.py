@@ -200,6 +200,8 @@ def make_settings(database_url: str, data_dir: Path, **overrides: Any) -> Settin
         "argon2_parallelism": 1,
         "mail_poll_seconds": 0.2,
         "smtp_timeout_seconds": 2.0,
+        # Tests send traffic to this machine only, whatever targets they create.
+        "targets_loopback_only": True,
     }
     values.update(overrides)
     return Settings(_env_file=None, **values)  # type: ignore[call-arg]

@@ -22,6 +22,8 @@ def clean_env(**extra: str) -> dict[str, str]:
         UPWATCH_ARGON2_TIME_COST="1",
         UPWATCH_ARGON2_MEMORY_KIB="64",
         UPWATCH_ARGON2_PARALLELISM="1",
+        # Fuzzed monitors carry arbitrary targets: the server's probes reach loopback only.
+        UPWATCH_TARGETS_LOOPBACK_ONLY="true",
     )
     env.update(extra)
     return env

@@ -17,6 +17,7 @@ from upwatch.billing.metering import ApiMeter, MemoryMeter, RedisMeter
 from upwatch.billing.plans import PlanCatalog
 from upwatch.config import Settings
 from upwatch.contact.endpoints import router as contact_router
+from upwatch.engine.embedded import Engine
 from upwatch.kit.boundary import RequestGuard
 from upwatch.kit.clock import Clock
 from upwatch.kit.db import Database
@@ -25,6 +26,9 @@ from upwatch.kit.mail import Mailer
 from upwatch.kit.metrics import Metrics, MetricsMiddleware
 from upwatch.kit.security import AccessTokens, Passwords
 from upwatch.migrations import upgrade
+from upwatch.monitors.endpoints import heartbeats as heartbeats_router
+from upwatch.monitors.endpoints import regions as regions_router
+from upwatch.monitors.endpoints import router as monitors_router
 from upwatch.operations.endpoints import router as operations_router
 from upwatch.projects.endpoints import router as projects_router
 from upwatch.runtime import PlanCache, Runtime, Throttles
@@ -66,6 +70,13 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
         if settings.migrate_on_start:
             await upgrade(db.engine)
         mailer = Mailer(settings, db, clock, metrics)
+        engine = Engine(
+            db,
+            clock,
+            allow_private=settings.allow_private_targets,
+            loopback_only=settings.targets_loopback_only,
+        )
+        await engine.start()
         meter: ApiMeter = (
             RedisMeter(settings.redis_url, clock)
             if settings.redis_url
@@ -83,16 +94,19 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
             catalog=catalog,
             meter=meter,
             plan_cache=PlanCache(clock),
+            engine=engine,
         )
         tasks = [
             asyncio.create_task(mailer.run(), name="mail-sender"),
             asyncio.create_task(meter.run(), name="usage-flusher"),
+            *engine.tasks,
         ]
         log.info("Upwatch %s ready on %s", __version__, settings.sqlalchemy_url.split("://")[0])
         try:
             yield
         finally:
             await stop_tasks(tasks)
+            await engine.close()
             await db.dispose()
 
     app = FastAPI(
@@ -106,6 +120,9 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
         auth,
         users,
         projects_router,
+        monitors_router,
+        regions_router,
+        heartbeats_router,
         billing_router,
         contact_router,
         admin_router,

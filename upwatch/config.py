@@ -51,6 +51,8 @@ class Settings(BaseSettings):
     # (uvicorn's forwarded_allow_ips, e.g. "127.0.0.1" or "*"); empty trusts none.
     forwarded_allow_ips: str = ""
     allow_private_targets: bool = False
+    # Test and benchmark environments: probes reach loopback only and never query DNS.
+    targets_loopback_only: bool = False
     plans_file: Path | None = None
     redis_url: str = ""
 

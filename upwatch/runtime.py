@@ -9,6 +9,7 @@ from starlette.requests import Request
 from upwatch.billing.metering import ApiMeter
 from upwatch.billing.plans import Plan, PlanCatalog
 from upwatch.config import Settings
+from upwatch.engine.embedded import Engine
 from upwatch.kit.clock import Clock
 from upwatch.kit.db import Database
 from upwatch.kit.mail import Mailer
@@ -76,6 +77,7 @@ class Runtime:
     catalog: PlanCatalog
     meter: ApiMeter
     plan_cache: PlanCache
+    engine: Engine
 
 
 def get_runtime(request: Request) -> Runtime:

@@ -9,6 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.models import (
     ApiUsage,
+    Monitor,
     Project,
     ProjectInvitation,
     ProjectMember,
@@ -47,6 +48,12 @@ class UsageRepository:
 
     async def _count(self, query: ColumnElement[int] | object) -> int:
         return int(await self.session.scalar(query) or 0)  # type: ignore[call-overload]
+
+    async def monitors(self, owner_id: str) -> int:
+        owned = select(Project.id).where(Project.owner_id == owner_id)
+        return await self._count(
+            select(func.count()).select_from(Monitor).where(Monitor.project_id.in_(owned))
+        )
 
     async def projects(self, owner_id: str) -> int:
         return await self._count(

@@ -120,8 +120,8 @@ class SubscriptionService:
         # Six decimals: a small account stores kilobytes, which two decimals would show as 0.
         storage_mb = round(await self.usage.storage_bytes(user.id) / MEGABYTE, 6)
         return Usage(
-            # Monitors and status pages arrive with their own issues; none can exist yet.
-            monitors=usage_item(0, plan.monitorCount),
+            monitors=usage_item(await self.usage.monitors(user.id), plan.monitorCount),
+            # Status pages arrive with their own issue; none can exist yet.
             statusPages=usage_item(0, plan.statusPageCount),
             teamMembers=usage_item(await self.usage.team_members(user.id), plan.teamMembers),
             projects=usage_item(await self.usage.projects(user.id), plan.projectCount),

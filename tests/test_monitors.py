@@ -1,0 +1,410 @@
+"""Monitors through the HTTP API with the engine running against real local targets."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from aiohttp import web
+
+from tests.conftest import Account, Cast, SignUp, assert_problem, eventually
+from upwatch.kit.clock import Clock
+
+Promote = Callable[[Account, str], Awaitable[None]]
+
+
+class Target:
+    """A real HTTP server on loopback whose answer the test controls."""
+
+    def __init__(self) -> None:
+        self.status = 200
+        self.body = "all systems go"
+        self.hits = 0
+        self.url = ""
+        self._runner: web.AppRunner | None = None
+
+    async def handle(self, _request: web.Request) -> web.Response:
+        self.hits += 1
+        return web.Response(status=self.status, text=self.body)
+
+    async def start(self) -> None:
+        app = web.Application()
+        app.router.add_route("*", "/{tail:.*}", self.handle)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        port = self._runner.addresses[0][1]
+        self.url = f"http://127.0.0.1:{port}/health"
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+
+@pytest.fixture
+async def target() -> AsyncIterator[Target]:
+    server = Target()
+    await server.start()
+    yield server
+    await server.stop()
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()  # the engine schedules on real time
+
+
+@pytest.fixture
+def plans_file(tmp_path: Path) -> Path:
+    path = tmp_path / "plans.toml"
+    # Ten-second intervals (no minimum) and room for three monitors.
+    path.write_text("[plans.free]\ncheckFrequencyMinutes = 0\nmonitorCount = 3\n")
+    return path
+
+
+@pytest.fixture
+def settings_overrides(plans_file: Path) -> dict[str, Any]:
+    return {"allow_private_targets": True, "plans_file": plans_file}
+
+
+async def _monitor(
+    client: httpx.AsyncClient, account: Account, project_id: str, **fields: Any
+) -> dict[str, Any]:
+    body = {
+        "projectId": project_id,
+        "name": "Shop",
+        "type": "http",
+        "intervalSeconds": 60,
+        **fields,
+    }
+    response = await client.post("/monitors", headers=account.headers, json=body)
+    assert response.status_code == 201, response.text
+    result: dict[str, Any] = response.json()
+    return result
+
+
+async def test_creating_an_http_monitor_answers_201_with_every_field(
+    client: httpx.AsyncClient, cast: Cast, target: Target
+) -> None:
+    monitor = await _monitor(
+        client,
+        cast.alice,
+        cast.project_id,
+        url=target.url,
+        expectedStatusCodes=[200],
+        keyword="go",
+        retries=1,
+    )
+    assert {
+        k: monitor[k]
+        for k in (
+            "projectId",
+            "type",
+            "url",
+            "method",
+            "intervalSeconds",
+            "retries",
+            "isActive",
+            "status",
+            "regionIds",
+        )
+    } == {
+        "projectId": cast.project_id,
+        "type": "http",
+        "url": target.url,
+        "method": "GET",
+        "intervalSeconds": 60,
+        "retries": 1,
+        "isActive": True,
+        "status": "pending",
+        "regionIds": [],
+    }
+    assert monitor["heartbeatUrl"] is None
+
+
+@pytest.mark.parametrize(
+    ("fields", "field"),
+    [
+        ({"type": "http"}, "url"),
+        ({"type": "tcp", "host": "example.com"}, "port"),
+        ({"type": "http", "url": "ftp://example.com"}, "url"),
+        ({"type": "http", "url": "https://example.com", "intervalSeconds": 5}, "intervalSeconds"),
+        ({"type": "carrier-pigeon"}, "body"),
+        ({"type": "http", "url": "https://example.com", "regionIds": ["nowhere"]}, "regionIds"),
+    ],
+)
+async def test_monitor_fields_are_validated(
+    client: httpx.AsyncClient, cast: Cast, fields: dict[str, Any], field: str
+) -> None:
+    body = {"projectId": cast.project_id, "name": "x", **fields}
+    response = await client.post("/monitors", headers=cast.alice.headers, json=body)
+    problem = assert_problem(response, 422)
+    assert any(field in e["field"] for e in problem["errors"]), problem
+
+
+async def test_the_first_scheduled_check_runs_within_seconds_and_is_stored(
+    client: httpx.AsyncClient, cast: Cast, target: Target
+) -> None:
+    monitor = await _monitor(client, cast.alice, cast.project_id, url=target.url)
+
+    async def checked() -> bool:
+        got = await client.get(f"/monitors/{monitor['id']}", headers=cast.alice.headers)
+        return bool(got.json()["lastCheckedAt"])
+
+    await eventually(checked, within=15)
+    current = (await client.get(f"/monitors/{monitor['id']}", headers=cast.alice.headers)).json()
+    assert current["status"] == "up"
+    checks = await client.get(f"/monitors/{monitor['id']}/checks", headers=cast.alice.headers)
+    [result] = checks.json()
+    assert (result["status"], result["statusCode"]) == ("up", 200)
+    assert result["responseTimeMs"] > 0
+    assert target.hits >= 1
+
+
+async def test_check_now_is_stored_and_moves_the_status_like_a_scheduled_check(
+    client: httpx.AsyncClient, cast: Cast, target: Target
+) -> None:
+    monitor = await _monitor(
+        client, cast.alice, cast.project_id, url=target.url, retries=1, intervalSeconds=3600
+    )
+    url = f"/monitors/{monitor['id']}"
+    first = await client.post(f"{url}/check", headers=cast.alice.headers)
+    assert first.status_code == 200
+    assert first.json()["status"] == "up"
+    assert (await client.get(url, headers=cast.alice.headers)).json()["status"] == "up"
+
+    target.status = 503
+    failed = await client.post(f"{url}/check", headers=cast.alice.headers)
+    assert (failed.json()["status"], failed.json()["statusCode"]) == ("down", 503)
+    assert failed.json()["errorKind"] == "status_code"
+    # One failure is within the retries: still up.
+    assert (await client.get(url, headers=cast.alice.headers)).json()["status"] == "up"
+    await client.post(f"{url}/check", headers=cast.alice.headers)
+    assert (await client.get(url, headers=cast.alice.headers)).json()["status"] == "down"
+
+    target.status = 200
+    await client.post(f"{url}/check", headers=cast.alice.headers)
+    assert (await client.get(url, headers=cast.alice.headers)).json()["status"] == "up"
+    checks = await client.get(f"{url}/checks", headers=cast.alice.headers)
+    assert [c["status"] for c in checks.json()] == ["up", "down", "down", "up"]
+    assert checks.headers["X-Total-Count"] == "4"
+
+
+async def test_a_missing_keyword_is_a_down_check_that_says_so(
+    client: httpx.AsyncClient, cast: Cast, target: Target
+) -> None:
+    monitor = await _monitor(
+        client,
+        cast.alice,
+        cast.project_id,
+        url=target.url,
+        keyword="checkout",
+        intervalSeconds=3600,
+    )
+    result = await client.post(f"/monitors/{monitor['id']}/check", headers=cast.alice.headers)
+    assert (result.json()["status"], result.json()["errorKind"]) == ("down", "keyword")
+
+
+async def test_stats_report_uptime_and_percentiles(
+    client: httpx.AsyncClient, cast: Cast, target: Target
+) -> None:
+    monitor = await _monitor(
+        client, cast.alice, cast.project_id, url=target.url, intervalSeconds=3600
+    )
+    url = f"/monitors/{monitor['id']}"
+    for status in (200, 200, 200, 500):
+        target.status = status
+        await client.post(f"{url}/check", headers=cast.alice.headers)
+    for period in ("24h", "7d", "90d"):
+        stats = (
+            await client.get(f"{url}/stats?period={period}", headers=cast.alice.headers)
+        ).json()
+        assert (stats["totalChecks"], stats["upChecks"], stats["downChecks"]) == (4, 3, 1)
+        assert stats["uptimePercentage"] == 75.0
+        assert 0 < stats["p50ResponseTimeMs"] <= stats["p99ResponseTimeMs"]
+    assert_problem(await client.get(f"{url}/stats?period=1y", headers=cast.alice.headers), 422)
+
+
+async def test_pausing_stops_checks_and_resuming_starts_from_pending(
+    client: httpx.AsyncClient, cast: Cast, target: Target
+) -> None:
+    monitor = await _monitor(
+        client, cast.alice, cast.project_id, url=target.url, intervalSeconds=3600
+    )
+    url = f"/monitors/{monitor['id']}"
+    await client.post(f"{url}/check", headers=cast.alice.headers)
+    paused = await client.patch(url, headers=cast.alice.headers, json={"isActive": False})
+    assert (paused.json()["isActive"], paused.json()["status"]) == (False, "paused")
+    assert_problem(await client.post(f"{url}/check", headers=cast.alice.headers), 409)
+    resumed = await client.patch(url, headers=cast.alice.headers, json={"isActive": True})
+    assert resumed.json()["status"] == "pending"
+
+
+async def test_monitor_count_and_check_frequency_are_plan_limits(
+    client: httpx.AsyncClient, cast: Cast, target: Target, plans_file: Path
+) -> None:
+    for n in range(3):
+        await _monitor(
+            client, cast.alice, cast.project_id, url=target.url, name=f"m{n}", intervalSeconds=3600
+        )
+    response = await client.post(
+        "/monitors",
+        headers=cast.alice.headers,
+        json={
+            "projectId": cast.project_id,
+            "name": "one too many",
+            "type": "http",
+            "url": target.url,
+        },
+    )
+    problem = assert_problem(response, 402)
+    assert "monitorCount" in problem["detail"]
+    usage = (await client.get("/subscriptions/current", headers=cast.alice.headers)).json()
+    assert usage["usage"]["monitors"]["current"] == 3
+
+
+async def test_charlie_gets_404_on_every_monitor_route(
+    client: httpx.AsyncClient, cast: Cast, target: Target
+) -> None:
+    monitor = await _monitor(
+        client, cast.bob, cast.project_id, url=target.url, intervalSeconds=3600
+    )
+    url = f"/monitors/{monitor['id']}"
+    for method, path, body in (
+        ("GET", url, None),
+        ("PATCH", url, {"name": "mine"}),
+        ("DELETE", url, None),
+        ("POST", f"{url}/check", None),
+        ("GET", f"{url}/checks", None),
+        ("GET", f"{url}/stats", None),
+    ):
+        response = await client.request(method, path, headers=cast.charlie.headers, json=body)
+        assert_problem(response, 404)
+    create = await client.post(
+        "/monitors",
+        headers=cast.charlie.headers,
+        json={"projectId": cast.project_id, "name": "x", "type": "http", "url": target.url},
+    )
+    assert_problem(create, 404)
+    assert (await client.get("/monitors", headers=cast.charlie.headers)).json() == []
+    # Bob (a member) created it; Alice (the owner) sees it too.
+    listing = await client.get(f"/monitors?projectId={cast.project_id}", headers=cast.alice.headers)
+    assert [m["id"] for m in listing.json()] == [monitor["id"]]
+
+
+async def test_deleting_a_monitor_removes_it(
+    client: httpx.AsyncClient, cast: Cast, target: Target
+) -> None:
+    monitor = await _monitor(
+        client, cast.alice, cast.project_id, url=target.url, intervalSeconds=3600
+    )
+    url = f"/monitors/{monitor['id']}"
+    await client.post(f"{url}/check", headers=cast.alice.headers)
+    deleted = await client.delete(url, headers=cast.alice.headers)
+    assert deleted.json() == {"id": monitor["id"], "deleted": True}
+    assert_problem(await client.get(url, headers=cast.alice.headers), 404)
+
+
+async def test_a_heartbeat_monitor_has_a_url_its_job_calls(
+    client: httpx.AsyncClient, cast: Cast
+) -> None:
+    monitor = await _monitor(client, cast.alice, cast.project_id, type="heartbeat")
+    heartbeat = monitor["heartbeatUrl"]
+    assert heartbeat.startswith("http://upwatch.test/heartbeat/")
+    path = heartbeat.removeprefix("http://upwatch.test")
+    assert (await client.post(path)).json() == {"ok": True}
+    assert (await client.get(path)).status_code == 200
+    assert_problem(await client.post("/heartbeat/not-a-token"), 404)
+    result = await client.post(f"/monitors/{monitor['id']}/check", headers=cast.alice.headers)
+    assert result.json()["status"] == "up"
+
+
+class TestWithoutPrivateTargets:
+    @pytest.fixture
+    def settings_overrides(self, plans_file: Path) -> dict[str, Any]:
+        return {"allow_private_targets": False, "plans_file": plans_file}
+
+    @pytest.mark.parametrize(
+        "fields",
+        [
+            {"type": "http", "url": "http://127.0.0.1:8080/"},
+            {"type": "http", "url": "http://localhost/"},
+            {"type": "http", "url": "http://[::1]/"},
+            {"type": "http", "url": "http://169.254.169.254/latest/meta-data"},
+            {"type": "tcp", "host": "10.0.0.1", "port": 22},
+        ],
+    )
+    async def test_internal_targets_are_refused_with_422(
+        self, client: httpx.AsyncClient, cast: Cast, fields: dict[str, Any]
+    ) -> None:
+        body = {"projectId": cast.project_id, "name": "sneaky", **fields}
+        response = await client.post("/monitors", headers=cast.alice.headers, json=body)
+        assert_problem(response, 422)
+
+
+async def test_regions_list_local_online_and_admins_manage_the_rest(
+    client: httpx.AsyncClient, cast: Cast, make_admin: Promote, sign_up: SignUp, target: Target
+) -> None:
+    listing = await client.get("/regions", headers=cast.charlie.headers)
+    [local] = listing.json()
+    assert (local["code"], local["builtin"], local["online"]) == ("local", True, True)
+    assert_problem(
+        await client.post(
+            "/regions", headers=cast.alice.headers, json={"code": "eu-west", "name": "EU West"}
+        ),
+        403,
+    )
+    admin = await sign_up("root@example.com")
+    await make_admin(admin, "admin")
+    created = await client.post(
+        "/regions", headers=admin.headers, json={"code": "eu-west", "name": "EU West"}
+    )
+    assert created.status_code == 201
+    assert created.json()["online"] is False
+    assert_problem(
+        await client.post(
+            "/regions", headers=admin.headers, json={"code": "eu-west", "name": "again"}
+        ),
+        409,
+    )
+    region_id = created.json()["id"]
+    monitor = await _monitor(
+        client,
+        cast.alice,
+        cast.project_id,
+        url=target.url,
+        regionIds=[local["id"], region_id],
+        intervalSeconds=3600,
+    )
+    assert_problem(await client.delete(f"/regions/{region_id}", headers=cast.alice.headers), 403)
+    assert_problem(await client.delete(f"/regions/{local['id']}", headers=admin.headers), 409)
+    assert (await client.delete(f"/regions/{region_id}", headers=admin.headers)).status_code == 200
+    assert_problem(await client.delete(f"/regions/{region_id}", headers=admin.headers), 404)
+    current = await client.get(f"/monitors/{monitor['id']}", headers=cast.alice.headers)
+    assert current.json()["regionIds"] == [local["id"]]
+
+
+async def test_in_loopback_only_mode_a_public_target_is_refused_without_any_lookup(
+    client: httpx.AsyncClient, cast: Cast, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def no_lookups(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("a DNS lookup was attempted")
+
+    monkeypatch.setattr(asyncio.get_running_loop(), "getaddrinfo", no_lookups)
+    for fields in (
+        {"type": "http", "url": "https://example.com/"},
+        {"type": "tcp", "host": "example.com", "port": 443},
+        {"type": "http", "url": "http://93.184.216.34/"},
+        {"type": "dns", "host": "example.com"},
+    ):
+        monitor = await _monitor(
+            client, cast.alice, cast.project_id, intervalSeconds=3600, **fields
+        )
+        result = await client.post(f"/monitors/{monitor['id']}/check", headers=cast.alice.headers)
+        assert (result.json()["status"], result.json()["errorKind"]) == ("down", "refused_target")
+        await client.delete(f"/monitors/{monitor['id']}", headers=cast.alice.headers)

@@ -1,0 +1,1 @@
+"""Check engine: scheduling, workers, result ingestion and the pure status machine."""

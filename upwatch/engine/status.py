@@ -1,0 +1,190 @@
+"""The pure status machine: (previous state, new result, monitor settings) -> transition.
+
+No I/O, no clock, no mutation: ``apply`` is the only thing that changes a monitor's state, and
+it returns a new ``MonitorState`` together with the incident action the caller must carry out.
+
+Rules, for the regions listed in ``Settings.region_ids`` (results from other regions are ignored
+and change nothing):
+
+- **Region verdicts.** With ``n = retries + 1``, a region is *down* when its last ``n`` or more
+  results in a row failed, *up* when its latest result succeeded, and *undecided* otherwise
+  (never checked, or failing fewer than ``n`` times in a row). A result only changes the memory of
+  its own region.
+- **Quorum.** ``quorum`` regions must agree; ``None`` means a majority of the monitor's distinct
+  regions (``len // 2 + 1``). An explicit quorum is clamped to ``1 .. len(regions)`` so that an
+  outage can always be declared.
+- **DOWN** when at least ``quorum`` regions are down.
+- **UP** when not down and at least one region is up. It is **DEGRADED** instead when
+  ``degraded_threshold_ms`` is set and more than half of the up regions that reported a response
+  time were slower than the threshold (strictly). Judging the up regions together, rather than
+  only the region of the latest result, keeps a monitor from flapping between UP and DEGRADED
+  when one far-away region is slow and the others are not.
+- **Otherwise** (no region up, fewer than ``quorum`` down) the evidence is inconclusive and the
+  status is kept: a failure within the retries does not flip an UP monitor, a new monitor stays
+  PENDING until it has a success or a confirmed outage, and a DOWN monitor stays DOWN until a
+  success (which can only differ from the rules above after the settings were changed).
+- **PENDING** is the initial status (no result yet). **PAUSED** is set by callers with
+  ``paused``; ``apply`` on a paused state returns it unchanged with no incident action.
+  ``resumed`` brings it back to PENDING with the region memory cleared.
+
+Incident actions: OPEN when the new status is DOWN and no automatic incident is open (never two
+for one outage); RESOLVE when the new status is UP or DEGRADED while one is open (this also
+resolves an incident left open across a pause); NONE otherwise. ``open_incident`` in the new
+state reflects the action.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+
+
+class MonitorStatus(StrEnum):
+    UP = "up"
+    DOWN = "down"
+    DEGRADED = "degraded"
+    PAUSED = "paused"
+    PENDING = "pending"
+
+
+@dataclass(frozen=True, slots=True)
+class RegionState:
+    """What the machine remembers about one region of a monitor."""
+
+    consecutive_failures: int = 0
+    last_ok: bool | None = None  # None: never checked in that region
+    last_response_ms: float | None = None  # of the latest result, successful or not
+
+
+@dataclass(frozen=True, slots=True)
+class MonitorState:
+    status: MonitorStatus = MonitorStatus.PENDING
+    regions: Mapping[str, RegionState] = field(default_factory=dict)  # region id -> state
+    open_incident: bool = False  # an automatic incident is open for this monitor
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    retries: int  # down only after retries + 1 consecutive failures (per region)
+    degraded_threshold_ms: float | None  # up but slower than this -> degraded
+    region_ids: tuple[str, ...]  # the monitor's regions (all that check it)
+    quorum: int | None = None  # regions that must agree; None = majority of region_ids
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """One check result."""
+
+    region_id: str
+    ok: bool
+    response_time_ms: float | None
+
+
+class IncidentAction(StrEnum):
+    NONE = "none"
+    OPEN = "open"
+    RESOLVE = "resolve"
+
+
+@dataclass(frozen=True, slots=True)
+class Transition:
+    state: MonitorState  # the new state
+    previous_status: MonitorStatus
+    incident: IncidentAction
+
+    @property
+    def changed(self) -> bool:
+        return self.state.status != self.previous_status
+
+
+def required_failures(settings: Settings) -> int:
+    """Consecutive failures after which a region's verdict is down."""
+    return max(settings.retries, 0) + 1
+
+
+def effective_quorum(settings: Settings) -> int:
+    """How many regions must hold a down verdict for the monitor to be DOWN."""
+    regions = len(set(settings.region_ids))
+    if settings.quorum is None:
+        return regions // 2 + 1
+    return min(max(settings.quorum, 1), max(regions, 1))
+
+
+def apply(state: MonitorState, result: Result, settings: Settings) -> Transition:
+    """The transition caused by one check result."""
+    if state.status is MonitorStatus.PAUSED or result.region_id not in settings.region_ids:
+        return Transition(state=state, previous_status=state.status, incident=IncidentAction.NONE)
+
+    before = state.regions.get(result.region_id, RegionState())
+    region = RegionState(
+        consecutive_failures=0 if result.ok else before.consecutive_failures + 1,
+        last_ok=result.ok,
+        last_response_ms=result.response_time_ms,
+    )
+    # A fresh mapping: the caller's state is never touched.
+    regions = {**state.regions, result.region_id: region}
+    status = _status(state.status, regions, settings)
+    incident = _incident(status, state.open_incident)
+    new_state = MonitorState(
+        status=status,
+        regions=regions,
+        open_incident=(
+            state.open_incident
+            if incident is IncidentAction.NONE
+            else incident is IncidentAction.OPEN
+        ),
+    )
+    return Transition(state=new_state, previous_status=state.status, incident=incident)
+
+
+def paused(state: MonitorState) -> MonitorState:
+    """The state of a monitor its owner paused; region memory and open incident are kept."""
+    return replace(state, status=MonitorStatus.PAUSED)
+
+
+def resumed(state: MonitorState) -> MonitorState:
+    """A paused monitor starting over: PENDING, no region memory, open incident kept.
+
+    Resuming a monitor that is not paused changes nothing, so it keeps its status.
+    """
+    if state.status is not MonitorStatus.PAUSED:
+        return state
+    return MonitorState(
+        status=MonitorStatus.PENDING,
+        regions={},
+        open_incident=state.open_incident,
+    )
+
+
+def _status(
+    previous: MonitorStatus, regions: Mapping[str, RegionState], settings: Settings
+) -> MonitorStatus:
+    needed = required_failures(settings)
+    # Distinct ids: a region listed twice must not count twice towards the quorum.
+    own = [regions[r] for r in dict.fromkeys(settings.region_ids) if r in regions]
+    down = sum(1 for r in own if r.consecutive_failures >= needed)
+    if down >= effective_quorum(settings):
+        return MonitorStatus.DOWN
+    up = [r for r in own if r.last_ok is True]
+    if not up:
+        return previous
+    if _slow(up, settings.degraded_threshold_ms):
+        return MonitorStatus.DEGRADED
+    return MonitorStatus.UP
+
+
+def _slow(up: list[RegionState], threshold_ms: float | None) -> bool:
+    if threshold_ms is None:
+        return False
+    timed = [r.last_response_ms for r in up if r.last_response_ms is not None]
+    slow = sum(1 for ms in timed if ms > threshold_ms)
+    return 2 * slow > len(timed)
+
+
+def _incident(status: MonitorStatus, open_incident: bool) -> IncidentAction:
+    if status is MonitorStatus.DOWN and not open_incident:
+        return IncidentAction.OPEN
+    if status in (MonitorStatus.UP, MonitorStatus.DEGRADED) and open_incident:
+        return IncidentAction.RESOLVE
+    return IncidentAction.NONE

@@ -1,0 +1,96 @@
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, BigInteger, Boolean, Float, ForeignKey, Index, Integer, String, Text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from upwatch.kit.db import Base, IdMixin, TimestampMixin
+
+
+class Region(IdMixin, Base):
+    """Where checks run from. `local` is built in; a worker for a region reports itself by
+    updating ``last_seen_at``."""
+
+    __tablename__ = "regions"
+
+    code: Mapped[str] = mapped_column(String(50), unique=True)
+    name: Mapped[str] = mapped_column(String(100))
+    builtin: Mapped[bool] = mapped_column(Boolean, default=False)
+    last_seen_at: Mapped[datetime | None]
+    created_at: Mapped[datetime]
+
+
+class Monitor(IdMixin, TimestampMixin, Base):
+    __tablename__ = "monitors"
+
+    project_id: Mapped[str] = mapped_column(
+        String(32), ForeignKey("projects.id", ondelete="CASCADE"), index=True
+    )
+    name: Mapped[str] = mapped_column(String(100))
+    type: Mapped[str] = mapped_column(String(20))
+    url: Mapped[str | None] = mapped_column(String(2048))
+    method: Mapped[str] = mapped_column(String(10), default="GET")
+    headers: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    body: Mapped[str | None] = mapped_column(Text)
+    expected_status_codes: Mapped[list[int]] = mapped_column(JSON, default=list)
+    keyword: Mapped[str | None] = mapped_column(String(500))
+    host: Mapped[str | None] = mapped_column(String(253))
+    port: Mapped[int | None] = mapped_column(Integer)
+    record_type: Mapped[str | None] = mapped_column(String(10))
+    expected_value: Mapped[str | None] = mapped_column(String(500))
+    interval_seconds: Mapped[int] = mapped_column(Integer)
+    timeout_seconds: Mapped[float] = mapped_column(Float)
+    retries: Mapped[int] = mapped_column(Integer, default=0)
+    degraded_threshold_ms: Mapped[float | None] = mapped_column(Float)
+    quorum: Mapped[int | None] = mapped_column(Integer)
+    region_ids: Mapped[list[str]] = mapped_column(JSON, default=list)
+    is_active: Mapped[bool] = mapped_column(Boolean, default=True)
+    status: Mapped[str] = mapped_column(String(20), default="pending")
+    # The status machine's memory (per-region failure counts), owned by the ingester.
+    state: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    last_checked_at: Mapped[datetime | None]
+    heartbeat_token: Mapped[str | None] = mapped_column(String(64), unique=True)
+    last_ping_at: Mapped[datetime | None]
+
+
+class CheckResult(Base):
+    """One check of one monitor from one region. Integer keys: there are many of these."""
+
+    __tablename__ = "check_results"
+    __table_args__ = (Index("ix_check_results_monitor_time", "monitor_id", "checked_at"),)
+
+    id: Mapped[int] = mapped_column(
+        BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True
+    )
+    monitor_id: Mapped[str] = mapped_column(
+        String(32), ForeignKey("monitors.id", ondelete="CASCADE")
+    )
+    region_id: Mapped[str] = mapped_column(String(32))
+    status: Mapped[str] = mapped_column(String(10))  # up, down, degraded
+    status_code: Mapped[int | None] = mapped_column(Integer)
+    response_time_ms: Mapped[float | None] = mapped_column(Float)
+    error_kind: Mapped[str | None] = mapped_column(String(30))
+    error: Mapped[str | None] = mapped_column(Text)
+    checked_at: Mapped[datetime]
+
+
+class DailyAggregate(Base):
+    """Per monitor, region and UTC day: counts and a response-time histogram, so statistics
+    over long periods never scan raw results."""
+
+    __tablename__ = "daily_aggregates"
+
+    monitor_id: Mapped[str] = mapped_column(
+        String(32), ForeignKey("monitors.id", ondelete="CASCADE"), primary_key=True
+    )
+    region_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    day: Mapped[str] = mapped_column(String(10), primary_key=True)
+    total: Mapped[int] = mapped_column(Integer, default=0)
+    up: Mapped[int] = mapped_column(Integer, default=0)
+    down: Mapped[int] = mapped_column(Integer, default=0)
+    degraded: Mapped[int] = mapped_column(Integer, default=0)
+    response_ms_sum: Mapped[float] = mapped_column(Float, default=0.0)
+    response_count: Mapped[int] = mapped_column(Integer, default=0)
+    histogram: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)

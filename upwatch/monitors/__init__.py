@@ -1,0 +1,1 @@
+"""Monitors: definitions, checks and response-time statistics."""

@@ -1,0 +1,265 @@
+"""Monitors, check results, statistics, regions and heartbeats (contract §7; seed 23, 24)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+from fastapi import APIRouter, Query, status
+
+from upwatch.accounts.schemas import DeletedOut
+from upwatch.dependencies import AdminUser, CurrentUser, RuntimeDep, Session
+from upwatch.kit.errors import Conflict, NotFound, problem_responses
+from upwatch.kit.pagination import PageParams
+from upwatch.models import CheckResult, Monitor, Region
+from upwatch.monitors.repository import MonitorRepository, RegionRepository
+from upwatch.monitors.schemas import (
+    CheckResultOut,
+    MonitorCreate,
+    MonitorOut,
+    MonitorUpdate,
+    Period,
+    RegionIn,
+    RegionOut,
+    StatsOut,
+)
+from upwatch.monitors.service import MonitorService
+from upwatch.runtime import Runtime
+
+router = APIRouter(
+    prefix="/monitors", tags=["monitors"], responses=problem_responses(400, 401, 404, 422, 429, 500)
+)
+regions = APIRouter(
+    prefix="/regions", tags=["regions"], responses=problem_responses(400, 401, 422, 429, 500)
+)
+heartbeats = APIRouter(
+    prefix="/heartbeat", tags=["heartbeats"], responses=problem_responses(400, 404, 500)
+)
+
+
+def monitor_out(monitor: Monitor, runtime: Runtime) -> MonitorOut:
+    heartbeat = (
+        f"{runtime.settings.public_url}/heartbeat/{monitor.heartbeat_token}"
+        if monitor.heartbeat_token
+        else None
+    )
+    return MonitorOut(
+        id=monitor.id,
+        projectId=monitor.project_id,
+        name=monitor.name,
+        type=monitor.type,
+        url=monitor.url,
+        method=monitor.method,
+        headers={str(k): str(v) for k, v in (monitor.headers or {}).items()},
+        body=monitor.body,
+        expectedStatusCodes=list(monitor.expected_status_codes or []),
+        keyword=monitor.keyword,
+        host=monitor.host,
+        port=monitor.port,
+        recordType=monitor.record_type,
+        expectedValue=monitor.expected_value,
+        intervalSeconds=monitor.interval_seconds,
+        timeoutSeconds=monitor.timeout_seconds,
+        retries=monitor.retries,
+        degradedThresholdMs=monitor.degraded_threshold_ms,
+        quorum=monitor.quorum,
+        regionIds=list(monitor.region_ids or []),
+        isActive=monitor.is_active,
+        status=monitor.status,
+        lastCheckedAt=monitor.last_checked_at,
+        heartbeatUrl=heartbeat,
+        createdAt=monitor.created_at,
+        updatedAt=monitor.updated_at,
+    )
+
+
+def result_out(result: CheckResult) -> CheckResultOut:
+    return CheckResultOut(
+        id=str(result.id),
+        monitorId=result.monitor_id,
+        regionId=result.region_id,
+        status=result.status,
+        statusCode=result.status_code,
+        responseTimeMs=result.response_time_ms,
+        error=result.error,
+        errorKind=result.error_kind,
+        checkedAt=result.checked_at,
+    )
+
+
+@router.post(
+    "",
+    status_code=status.HTTP_201_CREATED,
+    operation_id="createMonitor",
+    responses=problem_responses(402),
+)
+async def create_monitor(
+    body: MonitorCreate, user: CurrentUser, session: Session, runtime: RuntimeDep
+) -> MonitorOut:
+    """Create a monitor in a project the caller belongs to (limits `monitorCount` and
+    `checkFrequencyMinutes`). Its first check runs within a few seconds."""
+    return monitor_out(await MonitorService(session, runtime).create(user, body), runtime)
+
+
+@router.get("", operation_id="listMonitors")
+async def list_monitors(
+    user: CurrentUser,
+    session: Session,
+    runtime: RuntimeDep,
+    page: PageParams,
+    projectId: Annotated[str | None, Query(max_length=32)] = None,
+) -> list[MonitorOut]:
+    """Monitors in the caller's projects, newest first; `projectId` narrows to one project."""
+    items, total = await MonitorRepository(session).visible_to(
+        user, projectId, page.limit, page.offset
+    )
+    page.total(total)
+    return [monitor_out(m, runtime) for m in items]
+
+
+@router.get("/{id}", operation_id="getMonitor")
+async def get_monitor(
+    id: str, user: CurrentUser, session: Session, runtime: RuntimeDep
+) -> MonitorOut:
+    return monitor_out(await MonitorService(session, runtime).visible(user, id), runtime)
+
+
+@router.patch("/{id}", operation_id="updateMonitor", responses=problem_responses(402))
+async def update_monitor(
+    id: str, body: MonitorUpdate, user: CurrentUser, session: Session, runtime: RuntimeDep
+) -> MonitorOut:
+    """Change a monitor; `isActive: false` pauses it, `true` resumes it (checked within a few
+    seconds)."""
+    return monitor_out(await MonitorService(session, runtime).update(user, id, body), runtime)
+
+
+@router.delete("/{id}", operation_id="deleteMonitor")
+async def delete_monitor(
+    id: str, user: CurrentUser, session: Session, runtime: RuntimeDep
+) -> DeletedOut:
+    """Delete a monitor with its results and statistics."""
+    await MonitorService(session, runtime).delete(user, id)
+    return DeletedOut(id=id)
+
+
+@router.post("/{id}/check", operation_id="checkMonitorNow", responses=problem_responses(409))
+async def check_now(
+    id: str, user: CurrentUser, session: Session, runtime: RuntimeDep
+) -> CheckResultOut:
+    """Run one check now; it is stored and counts toward the status like a scheduled one."""
+    return result_out(await MonitorService(session, runtime).check_now(user, id))
+
+
+@router.get("/{id}/checks", operation_id="listMonitorChecks")
+async def list_checks(
+    id: str,
+    user: CurrentUser,
+    session: Session,
+    runtime: RuntimeDep,
+    page: PageParams,
+    from_: Annotated[datetime | None, Query(alias="from")] = None,
+    to: Annotated[datetime | None, Query()] = None,
+    regionId: Annotated[str | None, Query(max_length=32)] = None,
+) -> list[CheckResultOut]:
+    """Stored check results, newest first, optionally within [from, to] and for one region."""
+    monitor = await MonitorService(session, runtime).visible(user, id)
+    items, total = await MonitorRepository(session).results(
+        monitor.id, from_, to, regionId, page.limit, page.offset
+    )
+    page.total(total)
+    return [result_out(r) for r in items]
+
+
+@router.get("/{id}/stats", operation_id="monitorStats")
+async def monitor_stats(
+    id: str,
+    user: CurrentUser,
+    session: Session,
+    runtime: RuntimeDep,
+    period: Period = "24h",
+) -> StatsOut:
+    """Uptime and response times over the period: 24h from stored results, 7d/30d/90d from
+    per-day aggregates (whole UTC days, today included)."""
+    monitor, figures = await MonitorService(session, runtime).stats(user, id, period)
+    return StatsOut(
+        uptimePercentage=figures.uptime,
+        totalChecks=figures.total,
+        upChecks=figures.up + figures.degraded,
+        downChecks=figures.down,
+        avgResponseTimeMs=figures.average_ms,
+        p50ResponseTimeMs=figures.percentile(0.5),
+        p95ResponseTimeMs=figures.percentile(0.95),
+        p99ResponseTimeMs=figures.percentile(0.99),
+        lastCheckedAt=monitor.last_checked_at,
+        status=monitor.status,
+    )
+
+
+def region_out(region: Region, runtime: Runtime) -> RegionOut:
+    return RegionOut(
+        id=region.id,
+        code=region.code,
+        name=region.name,
+        builtin=region.builtin,
+        online=region.id in runtime.engine.online_region_ids(),
+        lastSeenAt=region.last_seen_at,
+    )
+
+
+@regions.get("", operation_id="listRegions")
+async def list_regions(
+    _user: CurrentUser, session: Session, runtime: RuntimeDep
+) -> list[RegionOut]:
+    """Every region, and whether a worker for it is online."""
+    return [region_out(r, runtime) for r in await RegionRepository(session).all()]
+
+
+@regions.post(
+    "",
+    status_code=status.HTTP_201_CREATED,
+    operation_id="createRegion",
+    responses=problem_responses(403, 409),
+)
+async def create_region(
+    body: RegionIn, _admin: AdminUser, session: Session, runtime: RuntimeDep
+) -> RegionOut:
+    """Add a region (admin); it is online once a worker for it reports."""
+    repository = RegionRepository(session)
+    if await repository.by_code(body.code) is not None:
+        raise Conflict("a region with this code exists")
+    region = await repository.add(
+        Region(code=body.code, name=body.name, builtin=False, created_at=runtime.clock.now())
+    )
+    return region_out(region, runtime)
+
+
+@regions.delete("/{id}", operation_id="deleteRegion", responses=problem_responses(403, 404, 409))
+async def delete_region(
+    id: str, _admin: AdminUser, session: Session, runtime: RuntimeDep
+) -> DeletedOut:
+    """Delete a region (admin); it is removed from every monitor. `local` cannot go (409)."""
+    repository = RegionRepository(session)
+    region = await repository.get(id)
+    if region is None:
+        raise NotFound("no such region")
+    if region.builtin:
+        raise Conflict("the built-in region cannot be deleted")
+    service = MonitorService(session, runtime)
+    for monitor in await MonitorRepository(session).using_region(region.id):
+        monitor.region_ids = [r for r in monitor.region_ids if r != region.id]
+        service._notify(monitor.id)
+    await repository.delete(region)
+    return DeletedOut(id=id)
+
+
+@heartbeats.post("/{token}", operation_id="heartbeatPost")
+async def heartbeat_post(token: str, session: Session, runtime: RuntimeDep) -> dict[str, bool]:
+    """The monitored job reports in (no bearer token: the URL is the secret)."""
+    await MonitorService(session, runtime).ping(token, runtime.clock.now())
+    return {"ok": True}
+
+
+@heartbeats.get("/{token}", operation_id="heartbeatGet")
+async def heartbeat_get(token: str, session: Session, runtime: RuntimeDep) -> dict[str, bool]:
+    """The same as POST, for jobs that can only fetch a URL."""
+    return await heartbeat_post(token, session, runtime)

@@ -1,0 +1,144 @@
+"""Every query of monitors, regions, check results and daily aggregates."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from sqlalchemy import String, cast, delete, func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from upwatch.models import (
+    CheckResult,
+    DailyAggregate,
+    Monitor,
+    Project,
+    ProjectMember,
+    Region,
+    User,
+)
+
+
+class MonitorRepository:
+    def __init__(self, session: AsyncSession) -> None:
+        self.session = session
+
+    async def get(self, monitor_id: str) -> Monitor | None:
+        return await self.session.get(Monitor, monitor_id)
+
+    async def by_heartbeat_token(self, token: str) -> Monitor | None:
+        return await self.session.scalar(select(Monitor).where(Monitor.heartbeat_token == token))
+
+    async def visible_to(
+        self, caller: User, project_id: str | None, limit: int, offset: int
+    ) -> tuple[Sequence[Monitor], int]:
+        """Monitors in projects the caller belongs to (the same membership rule as projects)."""
+        member_of = select(ProjectMember.project_id).where(ProjectMember.user_id == caller.id)
+        query = select(Monitor).where(Monitor.project_id.in_(member_of))
+        if project_id is not None:
+            query = query.where(Monitor.project_id == project_id)
+        total = await self.session.scalar(select(func.count()).select_from(query.subquery()))
+        rows = await self.session.scalars(
+            query.order_by(Monitor.created_at.desc(), Monitor.id).limit(limit).offset(offset)
+        )
+        return rows.all(), int(total or 0)
+
+    async def count_for_owner(self, owner_id: str) -> int:
+        owned = select(Project.id).where(Project.owner_id == owner_id)
+        total = await self.session.scalar(
+            select(func.count()).select_from(Monitor).where(Monitor.project_id.in_(owned))
+        )
+        return int(total or 0)
+
+    async def add(self, monitor: Monitor) -> Monitor:
+        self.session.add(monitor)
+        await self.session.flush()
+        return monitor
+
+    async def delete(self, monitor: Monitor) -> None:
+        for model in (CheckResult, DailyAggregate):
+            await self.session.execute(delete(model).where(model.monitor_id == monitor.id))
+        await self.session.delete(monitor)
+        await self.session.flush()
+
+    async def active(self) -> Sequence[Monitor]:
+        return (await self.session.scalars(select(Monitor).where(Monitor.is_active))).all()
+
+    async def using_region(self, region_id: str) -> Sequence[Monitor]:
+        # region_ids is a JSON array of ids; matching its text with quotes finds an element.
+        text = cast(Monitor.region_ids, String)
+        return (
+            await self.session.scalars(select(Monitor).where(text.like(f'%"{region_id}"%')))
+        ).all()
+
+    async def results(
+        self,
+        monitor_id: str,
+        since: datetime | None,
+        until: datetime | None,
+        region_id: str | None,
+        limit: int,
+        offset: int,
+    ) -> tuple[Sequence[CheckResult], int]:
+        query = select(CheckResult).where(CheckResult.monitor_id == monitor_id)
+        if since is not None:
+            query = query.where(CheckResult.checked_at >= since)
+        if until is not None:
+            query = query.where(CheckResult.checked_at <= until)
+        if region_id is not None:
+            query = query.where(CheckResult.region_id == region_id)
+        total = await self.session.scalar(select(func.count()).select_from(query.subquery()))
+        rows = await self.session.scalars(
+            query.order_by(CheckResult.checked_at.desc(), CheckResult.id.desc())
+            .limit(limit)
+            .offset(offset)
+        )
+        return rows.all(), int(total or 0)
+
+    async def recent_results(
+        self, monitor_ids: Sequence[str], since: datetime
+    ) -> Sequence[CheckResult]:
+        """Raw results of the last hours (bounded by the interval), for 24-hour figures."""
+        return (
+            await self.session.scalars(
+                select(CheckResult).where(
+                    CheckResult.monitor_id.in_(monitor_ids), CheckResult.checked_at >= since
+                )
+            )
+        ).all()
+
+    async def aggregates(
+        self, monitor_ids: Sequence[str], first_day: str
+    ) -> Sequence[DailyAggregate]:
+        return (
+            await self.session.scalars(
+                select(DailyAggregate).where(
+                    DailyAggregate.monitor_id.in_(monitor_ids), DailyAggregate.day >= first_day
+                )
+            )
+        ).all()
+
+
+class RegionRepository:
+    def __init__(self, session: AsyncSession) -> None:
+        self.session = session
+
+    async def all(self) -> Sequence[Region]:
+        return (
+            await self.session.scalars(select(Region).order_by(Region.created_at, Region.code))
+        ).all()
+
+    async def get(self, region_id: str) -> Region | None:
+        return await self.session.get(Region, region_id)
+
+    async def by_code(self, code: str) -> Region | None:
+        return await self.session.scalar(select(Region).where(Region.code == code))
+
+    async def add(self, region: Region) -> Region:
+        self.session.add(region)
+        await self.session.flush()
+        return region
+
+    async def delete(self, region: Region) -> None:
+        await self.session.delete(region)
+        await self.session.flush()

@@ -1,0 +1,201 @@
+"""Request and response shapes of monitors, check results, statistics and regions."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, Field
+
+from upwatch.kit.inputs import SINGLE_LINE_PATTERN, Input
+
+MonitorType = Literal["http", "tcp", "dns", "tls", "heartbeat"]
+HttpMethod = Literal["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+RecordType = Literal["A", "AAAA", "CNAME", "MX", "TXT", "NS"]
+Status = Literal["up", "down", "degraded", "paused", "pending"]
+Period = Literal["24h", "7d", "30d", "90d"]
+
+Name = Annotated[str, Field(min_length=1, max_length=100, pattern=SINGLE_LINE_PATTERN)]
+HeaderText = Annotated[str, Field(max_length=1000, pattern=SINGLE_LINE_PATTERN)]
+StatusCode = Annotated[int, Field(ge=100, le=599)]
+Host = Annotated[str, Field(min_length=1, max_length=253, pattern=r"^[A-Za-z0-9._:\[\]-]+$")]
+Url = Annotated[
+    str, Field(min_length=1, max_length=2048, pattern=r"^https?://[^\u0000-\u0020\u007f-\u009f]+$")
+]
+
+
+class MonitorFields(Input):
+    """Fields shared by create and update; which are required depends on ``type``."""
+
+    name: Name | None = None
+    url: Url | None = None
+    method: HttpMethod | None = None
+    headers: Annotated[dict[str, HeaderText], Field(max_length=50)] | None = None
+    body: Annotated[str, Field(max_length=65_536)] | None = None
+    expectedStatusCodes: Annotated[list[StatusCode], Field(max_length=50)] | None = None
+    keyword: Annotated[str, Field(min_length=1, max_length=500)] | None = None
+    host: Host | None = None
+    port: Annotated[int, Field(ge=1, le=65535)] | None = None
+    recordType: RecordType | None = None
+    expectedValue: Annotated[str, Field(max_length=500)] | None = None
+    intervalSeconds: Annotated[int, Field(ge=10, le=86_400)] | None = None
+    timeoutSeconds: Annotated[float, Field(gt=0, le=60)] | None = None
+    retries: Annotated[int, Field(ge=0, le=10)] | None = None
+    degradedThresholdMs: Annotated[float, Field(gt=0, le=600_000)] | None = None
+    quorum: Annotated[int, Field(ge=1, le=50)] | None = None
+    regionIds: (
+        Annotated[list[Annotated[str, Field(max_length=32)]], Field(max_length=50)] | None
+    ) = None
+    isActive: bool | None = None
+
+
+class _NewMonitor(MonitorFields):
+    projectId: Annotated[str, Field(max_length=32)]
+    name: Name
+
+
+# One model per type, so the schema itself says which target fields each type needs.
+class HttpMonitorCreate(_NewMonitor):
+    type: Literal["http"]
+    url: Url
+
+
+class TcpMonitorCreate(_NewMonitor):
+    type: Literal["tcp"]
+    host: Host
+    port: Annotated[int, Field(ge=1, le=65535)]
+
+
+class DnsMonitorCreate(_NewMonitor):
+    type: Literal["dns"]
+    host: Host
+
+
+class TlsMonitorCreate(_NewMonitor):
+    type: Literal["tls"]
+    host: Host
+
+
+class HeartbeatMonitorCreate(_NewMonitor):
+    type: Literal["heartbeat"]
+
+
+NewMonitor = (
+    HttpMonitorCreate
+    | TcpMonitorCreate
+    | DnsMonitorCreate
+    | TlsMonitorCreate
+    | HeartbeatMonitorCreate
+)
+MonitorCreate = Annotated[NewMonitor, Field(discriminator="type")]
+
+
+class MonitorUpdate(MonitorFields):
+    pass
+
+
+class MonitorOut(BaseModel):
+    id: str
+    projectId: str
+    name: str
+    type: MonitorType
+    url: str | None
+    method: str
+    headers: dict[str, str]
+    body: str | None
+    expectedStatusCodes: list[int]
+    keyword: str | None
+    host: str | None
+    port: int | None
+    recordType: str | None
+    expectedValue: str | None
+    intervalSeconds: int
+    timeoutSeconds: float
+    retries: int
+    degradedThresholdMs: float | None
+    quorum: int | None
+    regionIds: list[str]
+    isActive: bool
+    status: Status
+    lastCheckedAt: datetime | None
+    heartbeatUrl: str | None = Field(description="heartbeat monitors: where the job reports")
+    createdAt: datetime
+    updatedAt: datetime
+
+
+class CheckResultOut(BaseModel):
+    id: str
+    monitorId: str
+    regionId: str
+    status: Literal["up", "down", "degraded"]
+    statusCode: int | None
+    responseTimeMs: float | None
+    error: str | None
+    errorKind: str | None
+    checkedAt: datetime
+
+
+class StatsOut(BaseModel):
+    uptimePercentage: float | None
+    totalChecks: int
+    upChecks: int
+    downChecks: int
+    avgResponseTimeMs: float | None
+    p50ResponseTimeMs: float | None
+    p95ResponseTimeMs: float | None
+    p99ResponseTimeMs: float | None
+    lastCheckedAt: datetime | None
+    status: Status
+
+
+class RegionIn(Input):
+    code: Annotated[str, Field(min_length=1, max_length=50, pattern=r"^[a-z0-9][a-z0-9-]*$")]
+    name: Name
+
+
+class RegionOut(BaseModel):
+    id: str
+    code: str
+    name: str
+    builtin: bool
+    online: bool = Field(description="a worker for this region reported in the last minute")
+    lastSeenAt: datetime | None
+
+
+class MonitorRegionStats(BaseModel):
+    regionId: str
+    name: str
+    code: str
+    status: Status
+    lastCheckedAt: datetime | None
+    uptimePercentage: float | None
+    avgResponseTimeMs: float | None
+    p95ResponseTimeMs: float | None
+    totalChecks: int
+
+
+class MonitorRegionsOut(BaseModel):
+    monitorId: str
+    regions: list[MonitorRegionStats]
+
+
+class DashboardUptimeItem(BaseModel):
+    monitorId: str
+    name: str
+    projectId: str
+    status: Status
+    uptime24h: float | None
+    uptime7d: float | None
+    uptime30d: float | None
+    lastCheckedAt: datetime | None
+
+
+class DashboardPerformanceItem(BaseModel):
+    monitorId: str
+    name: str
+    projectId: str
+    avgResponseTimeMs: float | None
+    p50ResponseTimeMs: float | None
+    p95ResponseTimeMs: float | None
+    p99ResponseTimeMs: float | None
+    checks24h: int

@@ -1,0 +1,188 @@
+"""Monitor rules: who may see and change a monitor, limits, safe targets, statistics."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from upwatch.billing.service import PlanLimits
+from upwatch.kit.db import after_commit
+from upwatch.kit.errors import Conflict, NotFound, ValidationFailed
+from upwatch.kit.net import TargetRefused
+from upwatch.kit.security import new_opaque_token
+from upwatch.models import CheckResult, Monitor, User
+from upwatch.monitors import statistics
+from upwatch.monitors.repository import MonitorRepository, RegionRepository
+from upwatch.monitors.schemas import MonitorFields, MonitorUpdate, NewMonitor
+from upwatch.projects.repository import ProjectRepository
+from upwatch.runtime import Runtime
+
+DEFAULT_TIMEOUT_SECONDS = 10.0
+
+
+class MonitorService:
+    def __init__(self, session: AsyncSession, runtime: Runtime) -> None:
+        self.session = session
+        self.runtime = runtime
+        self.monitors = MonitorRepository(session)
+        self.regions = RegionRepository(session)
+        self.projects = ProjectRepository(session)
+        self.limits = PlanLimits(session, runtime)
+
+    async def visible(self, caller: User, monitor_id: str) -> Monitor:
+        """The monitor if the caller may see its project (any member may), else 404."""
+        monitor = await self.monitors.get(monitor_id)
+        if monitor is None or await self.projects.access(caller, monitor.project_id) is None:
+            raise NotFound("no such monitor")
+        return monitor
+
+    async def _check_fields(self, body: MonitorFields, owner_id: str) -> None:
+        guard = self.runtime.engine.guard
+        try:
+            if body.url is not None:
+                guard.check_url(body.url)
+            if body.host is not None:
+                guard.check_literal(body.host)
+        except TargetRefused as exc:
+            field = "url" if body.url is not None else "host"
+            raise ValidationFailed.on(field, f"refused target: {exc}") from exc
+        except ValueError as exc:
+            raise ValidationFailed.on("url", str(exc)) from exc
+        if body.regionIds:
+            known = {r.id for r in await self.regions.all()}
+            unknown = [r for r in body.regionIds if r not in known]
+            if unknown:
+                raise ValidationFailed.on("regionIds", f"unknown regions: {', '.join(unknown)}")
+        if body.intervalSeconds is not None:
+            await self.limits.require_frequency(owner_id, body.intervalSeconds)
+
+    def _notify(self, monitor_id: str) -> None:
+        after_commit(self.session, lambda: self.runtime.engine.changed(monitor_id))
+
+    async def create(self, caller: User, body: NewMonitor) -> Monitor:
+        access = await self.projects.access(caller, body.projectId)
+        if access is None:
+            raise NotFound("no such project")
+        owner_id = access.project.owner_id
+        await self.limits.lock(owner_id)
+        await self.limits.require(
+            owner_id, "monitorCount", await self.monitors.count_for_owner(owner_id)
+        )
+        plan = await self.limits.plan_of(owner_id)
+        interval = body.intervalSeconds or plan.checkFrequencyMinutes * 60
+        await self._check_fields(body.model_copy(update={"intervalSeconds": interval}), owner_id)
+        timeout = body.timeoutSeconds or min(DEFAULT_TIMEOUT_SECONDS, interval / 2)
+        if timeout >= interval:
+            raise ValidationFailed.on("timeoutSeconds", "must be shorter than intervalSeconds")
+        monitor = Monitor(
+            project_id=body.projectId,
+            name=body.name,
+            type=body.type,
+            url=body.url,
+            method=body.method or "GET",
+            headers=body.headers or {},
+            body=body.body,
+            expected_status_codes=body.expectedStatusCodes or [],
+            keyword=body.keyword,
+            host=body.host,
+            port=body.port or (443 if body.type == "tls" else None),
+            record_type=body.recordType or ("A" if body.type == "dns" else None),
+            expected_value=body.expectedValue,
+            interval_seconds=interval,
+            timeout_seconds=timeout,
+            retries=body.retries if body.retries is not None else 0,
+            degraded_threshold_ms=body.degradedThresholdMs,
+            quorum=body.quorum,
+            region_ids=list(dict.fromkeys(body.regionIds or [])),
+            is_active=body.isActive if body.isActive is not None else True,
+            status="pending" if body.isActive is not False else "paused",
+            state={},
+            heartbeat_token=new_opaque_token() if body.type == "heartbeat" else None,
+        )
+        await self.monitors.add(monitor)
+        self._notify(monitor.id)
+        return monitor
+
+    async def update(self, caller: User, monitor_id: str, body: MonitorUpdate) -> Monitor:
+        monitor = await self.visible(caller, monitor_id)
+        access = await self.projects.access(caller, monitor.project_id)
+        assert access is not None
+        await self._check_fields(body, access.project.owner_id)
+        simple = {
+            "name": "name",
+            "url": "url",
+            "method": "method",
+            "headers": "headers",
+            "body": "body",
+            "expectedStatusCodes": "expected_status_codes",
+            "keyword": "keyword",
+            "host": "host",
+            "port": "port",
+            "recordType": "record_type",
+            "expectedValue": "expected_value",
+            "intervalSeconds": "interval_seconds",
+            "timeoutSeconds": "timeout_seconds",
+            "retries": "retries",
+            "degradedThresholdMs": "degraded_threshold_ms",
+            "quorum": "quorum",
+        }
+        for field, attribute in simple.items():
+            if field in body.model_fields_set:
+                value = getattr(body, field)
+                if value is None and field in {
+                    "name",
+                    "method",
+                    "intervalSeconds",
+                    "timeoutSeconds",
+                    "retries",
+                }:
+                    raise ValidationFailed.on(field, "may not be null")
+                setattr(monitor, attribute, value)
+        if body.regionIds is not None:
+            monitor.region_ids = list(dict.fromkeys(body.regionIds))
+        if monitor.timeout_seconds >= monitor.interval_seconds:
+            raise ValidationFailed.on("timeoutSeconds", "must be shorter than intervalSeconds")
+        if body.isActive is not None and body.isActive != monitor.is_active:
+            monitor.is_active = body.isActive
+            # Pausing forgets nothing; resuming starts from pending with fresh region memory.
+            monitor.status = "paused" if not body.isActive else "pending"
+            if body.isActive:
+                monitor.state = {"regions": {}, "incident": (monitor.state or {}).get("incident")}
+        await self.session.flush()
+        await self.session.refresh(monitor)
+        self._notify(monitor.id)
+        return monitor
+
+    async def delete(self, caller: User, monitor_id: str) -> None:
+        monitor = await self.visible(caller, monitor_id)
+        await self.monitors.delete(monitor)
+        self._notify(monitor_id)
+
+    async def check_now(self, caller: User, monitor_id: str) -> CheckResult:
+        monitor = await self.visible(caller, monitor_id)
+        if not monitor.is_active:
+            raise Conflict("the monitor is paused; resume it to check it")
+        stored = await self.runtime.engine.check_now(monitor)
+        if stored is None:
+            raise NotFound("no such monitor")  # deleted while the check ran
+        return stored
+
+    async def stats(
+        self, caller: User, monitor_id: str, period: str
+    ) -> tuple[Monitor, statistics.Figures]:
+        monitor = await self.visible(caller, monitor_id)
+        now = self.runtime.clock.now()
+        if period == "24h":
+            rows = await self.monitors.recent_results([monitor.id], statistics.since_24h(now))
+            return monitor, statistics.from_results(rows)
+        days = await self.monitors.aggregates([monitor.id], statistics.first_day(period, now))
+        return monitor, statistics.from_aggregates(days)
+
+    async def ping(self, token: str, now: datetime) -> None:
+        monitor = await self.monitors.by_heartbeat_token(token)
+        if monitor is None:
+            raise NotFound("no such heartbeat")
+        monitor.last_ping_at = now
+        await self.session.flush()
+        self._notify(monitor.id)

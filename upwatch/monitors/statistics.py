@@ -1,0 +1,90 @@
+"""Uptime and response-time figures from day aggregates (and raw rows for the last 24 h)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+
+from upwatch.models import CheckResult, DailyAggregate
+from upwatch.monitors.histogram import Histogram
+
+PERIOD_DAYS = {"7d": 7, "30d": 30, "90d": 90}
+
+
+@dataclass
+class Figures:
+    total: int = 0
+    up: int = 0
+    down: int = 0
+    degraded: int = 0
+    response_ms_sum: float = 0.0
+    response_count: int = 0
+    histogram: Histogram = field(default_factory=Histogram)
+
+    def add_aggregate(self, day: DailyAggregate) -> None:
+        self.total += day.total
+        self.up += day.up
+        self.down += day.down
+        self.degraded += day.degraded
+        self.response_ms_sum += day.response_ms_sum
+        self.response_count += day.response_count
+        self.histogram.merge(Histogram.from_json(day.histogram))
+
+    def add_result(self, result: CheckResult) -> None:
+        self.total += 1
+        if result.status == "up":
+            self.up += 1
+        elif result.status == "degraded":
+            self.degraded += 1
+        else:
+            self.down += 1
+        if result.response_time_ms is not None:
+            self.response_ms_sum += result.response_time_ms
+            self.response_count += 1
+            self.histogram.add(result.response_time_ms)
+
+    @property
+    def uptime(self) -> float | None:
+        """Degraded checks count as up: the service answered, slowly."""
+        if not self.total:
+            return None
+        return round((self.up + self.degraded) / self.total * 100, 3)
+
+    @property
+    def average_ms(self) -> float | None:
+        if not self.response_count:
+            return None
+        return round(self.response_ms_sum / self.response_count, 2)
+
+    def percentile(self, q: float) -> float | None:
+        value = self.histogram.quantile(q)
+        return None if value is None else round(value, 2)
+
+
+def first_day(period: str, now: datetime) -> str:
+    """Days are whole UTC days: "7d" is today and the six days before it."""
+    days = PERIOD_DAYS[period]
+    return (now.date() - timedelta(days=days - 1)).isoformat()
+
+
+def since_24h(now: datetime) -> datetime:
+    return now - timedelta(hours=24)
+
+
+def from_aggregates(days: Iterable[DailyAggregate]) -> Figures:
+    figures = Figures()
+    for day in days:
+        figures.add_aggregate(day)
+    return figures
+
+
+def from_results(results: Iterable[CheckResult]) -> Figures:
+    figures = Figures()
+    for result in results:
+        figures.add_result(result)
+    return figures
+
+
+def day_string(value: date) -> str:
+    return value.isoformat()

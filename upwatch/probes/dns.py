@@ -1,0 +1,118 @@
+"""DNS probe: the name has records of a type, optionally including an expected value.
+
+Only the configured resolvers are contacted, never the target, so the network guard does
+not apply; the answer itself is reported as found.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import time
+
+import dns.asyncresolver
+import dns.exception
+import dns.rdata
+import dns.rdatatype
+import dns.rdtypes.txtbase
+import dns.resolver
+
+from upwatch.probes.outcome import ErrorKind, Outcome, Timings
+
+_ADDRESS_TYPES = frozenset({dns.rdatatype.A, dns.rdatatype.AAAA})
+
+
+def _normalize(rdtype: dns.rdatatype.RdataType, text: str) -> str:
+    """One spelling per value, so ``expected`` compares equal however it was typed."""
+    if rdtype in _ADDRESS_TYPES:
+        try:
+            return str(ipaddress.ip_address(text.strip()))
+        except ValueError:
+            return text.strip()
+    if rdtype == dns.rdatatype.TXT:
+        return text
+    # Names compare case-insensitively and with or without the root dot.
+    return text.strip().lower().rstrip(".")
+
+
+def _record_text(rdata: dns.rdata.Rdata) -> str:
+    if isinstance(rdata, dns.rdtypes.txtbase.TXTBase):
+        return b"".join(rdata.strings).decode("utf-8", "replace")
+    return rdata.to_text()
+
+
+def _resolver(nameserver: tuple[str, int] | None) -> dns.asyncresolver.Resolver:
+    if nameserver is None:
+        # dnspython's shared resolver reads the system configuration once.
+        return dns.asyncresolver.get_default_resolver()
+    resolver = dns.asyncresolver.Resolver(configure=False)
+    resolver.nameservers = [nameserver[0]]
+    resolver.port = nameserver[1]
+    return resolver
+
+
+async def probe_dns(
+    host: str,
+    record_type: str = "A",
+    expected: str | None = None,
+    timeout_seconds: float = 5,
+    nameserver: tuple[str, int] | None = None,
+) -> Outcome:
+    """Query ``record_type`` records of ``host``; ``details["records"]`` lists what was found.
+
+    Raises ``ValueError`` for an unknown record type (a configuration error, not a failure of
+    the target). ``host`` is absolute: resolver search domains are never appended.
+    """
+    try:
+        rdtype = dns.rdatatype.RdataType.make(record_type.upper())
+    except dns.rdatatype.UnknownRdatatype as exc:
+        raise ValueError(f"unknown DNS record type {record_type!r}") from exc
+    started = time.perf_counter()
+
+    def failed(
+        kind: ErrorKind, message: str, *, answered: bool, records: list[str] | None = None
+    ) -> Outcome:
+        total_ms = (time.perf_counter() - started) * 1000
+        return Outcome(
+            ok=False,
+            # A negative answer is still an answer: its time says how the server performs.
+            response_time_ms=total_ms if answered else None,
+            error_kind=kind,
+            error=message,
+            timings=Timings(dns_ms=total_ms, total_ms=total_ms),
+            details={} if records is None else {"records": records},
+        )
+
+    try:
+        answer = await _resolver(nameserver).resolve(
+            host, rdtype, lifetime=timeout_seconds, search=False
+        )
+    except dns.resolver.NXDOMAIN:
+        return failed(ErrorKind.DNS, f"{host} does not exist (NXDOMAIN)", answered=True)
+    except dns.resolver.NoAnswer:
+        return failed(ErrorKind.DNS, f"{host} has no {rdtype.name} records", answered=True)
+    except dns.exception.Timeout:
+        return failed(
+            ErrorKind.TIMEOUT, f"no DNS answer within {timeout_seconds:g}s", answered=False
+        )
+    except dns.resolver.NoNameservers as exc:
+        return failed(ErrorKind.DNS, f"no nameserver could answer: {exc}", answered=False)
+    except dns.exception.DNSException as exc:
+        return failed(ErrorKind.DNS, f"DNS query failed: {exc}", answered=False)
+
+    total_ms = (time.perf_counter() - started) * 1000
+    # An RRset has no order; sorting keeps messages and stored details stable.
+    records = sorted(_normalize(rdtype, _record_text(rdata)) for rdata in answer)
+    if expected is not None and _normalize(rdtype, expected) not in records:
+        shown = ", ".join(records)
+        return failed(
+            ErrorKind.DNS_MISMATCH,
+            f"expected {expected}, got {shown}",
+            answered=True,
+            records=records,
+        )
+    return Outcome(
+        ok=True,
+        response_time_ms=total_ms,
+        timings=Timings(dns_ms=total_ms, total_ms=total_ms),
+        details={"records": records, "ttl": answer.rrset.ttl if answer.rrset else None},
+    )

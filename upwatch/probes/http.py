@@ -1,0 +1,215 @@
+"""HTTP(S) probe: status code, optional keyword, redirects, capped body, phase timings.
+
+Run it on a ``guarded_session`` (``upwatch.kit.net``): that session refuses internal targets at
+connection time, redirects included, and fills the DNS and connect timings. On any other
+session the probe still works, without those two timings and without the guard.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+import aiohttp
+
+from upwatch.kit.net import ConnectionPhases, TargetRefused
+from upwatch.probes.outcome import ErrorKind, Outcome, Timings
+
+_CHUNK_BYTES = 64 * 1024
+_DEFAULT_EXPECTED = "200-399"
+
+
+@dataclass(frozen=True)
+class HttpCheck:
+    url: str
+    method: str = "GET"
+    headers: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    body: str | None = None
+    expected_status_codes: tuple[int, ...] = ()  # empty means 200-399
+    keyword: str | None = None
+    timeout_seconds: float = 10
+    max_redirects: int = 5
+    verify_tls: bool = True
+    max_body_bytes: int = 1_048_576
+
+
+@dataclass(frozen=True, slots=True)
+class _Body:
+    keyword_found: bool
+    exceeded_cap: bool
+
+
+def _status_expected(check: HttpCheck, status: int) -> bool:
+    if check.expected_status_codes:
+        return status in check.expected_status_codes
+    return 200 <= status <= 399
+
+
+def _describe_codes(codes: tuple[int, ...]) -> str:
+    """``(200, 201, ..., 299, 304)`` as ``200-299, 304``: short enough for an alert line."""
+    if not codes:
+        return _DEFAULT_EXPECTED
+    ordered = sorted(set(codes))
+    runs: list[str] = []
+    start = previous = ordered[0]
+    for code in [*ordered[1:], None]:
+        if code is not None and code == previous + 1:
+            previous = code
+            continue
+        runs.append(str(start) if start == previous else f"{start}-{previous}")
+        if code is not None:
+            start = previous = code
+    return ", ".join(runs)
+
+
+async def _read_body(response: aiohttp.ClientResponse, check: HttpCheck) -> _Body:
+    """Stream at most ``max_body_bytes`` (after decompression), searching for the keyword.
+
+    Bytes are compared, not decoded text, so a body's charset never matters for an ASCII
+    or UTF-8 keyword. Reading stops at the cap: a larger body is only a failure when the
+    keyword was still missing, because then its absence cannot be stated.
+    """
+    needle = check.keyword.encode() if check.keyword else None
+    seen = bytearray()
+    received = 0
+    found = needle is None
+    async for chunk in response.content.iter_chunked(_CHUNK_BYTES):
+        room = check.max_body_bytes - received
+        received += len(chunk)
+        if not found and needle is not None:
+            # Overlap with the previous bytes so a keyword split across chunks is found.
+            start = max(0, len(seen) - len(needle) + 1)
+            seen += chunk[: max(room, 0)]
+            found = seen.find(needle, start) != -1
+        if received > check.max_body_bytes:
+            return _Body(keyword_found=found, exceeded_cap=True)
+    return _Body(keyword_found=found, exceeded_cap=False)
+
+
+def _elapsed_ms(started: float) -> float:
+    return (time.perf_counter() - started) * 1000
+
+
+def _verify_message(error: BaseException) -> str:
+    if isinstance(error, ssl.SSLCertVerificationError) and error.verify_message:
+        return error.verify_message
+    return str(error)
+
+
+def _connect_message(error: OSError) -> str:
+    if isinstance(error, ConnectionRefusedError):
+        return "connection refused"
+    return error.strerror or str(error) or type(error).__name__
+
+
+def _failure(error: BaseException, check: HttpCheck) -> tuple[ErrorKind, str]:
+    """Map a request failure onto what failed; order matters (subclasses first)."""
+    match error:
+        case TargetRefused():
+            return ErrorKind.REFUSED_TARGET, f"refused target: {error}"
+        case aiohttp.TooManyRedirects():
+            return ErrorKind.TOO_MANY_REDIRECTS, f"more than {check.max_redirects} redirects"
+        case aiohttp.ClientConnectorDNSError():
+            return ErrorKind.DNS, f"DNS lookup failed: {error.os_error}"
+        case aiohttp.ClientConnectorCertificateError():
+            reason = _verify_message(error.certificate_error)
+            return ErrorKind.TLS, f"certificate verification failed: {reason}"
+        case aiohttp.ClientSSLError():
+            return ErrorKind.TLS, f"TLS handshake failed: {error.os_error}"
+        case aiohttp.ClientConnectorError():
+            return ErrorKind.CONNECT, f"cannot connect: {_connect_message(error.os_error)}"
+        case TimeoutError():
+            return ErrorKind.TIMEOUT, f"no complete response within {check.timeout_seconds:g}s"
+        case aiohttp.RedirectClientError():
+            return ErrorKind.CONNECT, f"redirected to a URL that cannot be followed: {error}"
+        case aiohttp.ClientResponseError():
+            return ErrorKind.CONNECT, f"invalid HTTP response: {' '.join(error.message.split())}"
+        case aiohttp.ClientPayloadError():
+            return ErrorKind.CONNECT, f"invalid response body: {error}"
+        case aiohttp.ServerDisconnectedError():
+            return ErrorKind.CONNECT, "the server closed the connection without a response"
+        case aiohttp.ClientError() | OSError():
+            return ErrorKind.CONNECT, str(error) or type(error).__name__
+    raise error
+
+
+async def probe_http(check: HttpCheck, session: aiohttp.ClientSession) -> Outcome:
+    """One request to ``check.url``; never raises for a failure on the target's side.
+
+    Timings: ``dns_ms`` and ``connect_ms`` come from the session's trace config (see
+    ``ConnectionPhases``; ``connect_ms`` includes the TLS handshake, so ``tls_ms`` is None),
+    ``first_byte_ms`` is from the start of the check to the final response's headers, and
+    ``total_ms`` (also ``response_time_ms``) to the end of the capped body read.
+    """
+    phases = ConnectionPhases()
+    started = time.perf_counter()
+    first_byte_ms: float | None = None
+    status: int | None = None
+
+    def timings() -> Timings:
+        return Timings(
+            dns_ms=phases.dns_ms,
+            connect_ms=phases.connect_ms,
+            first_byte_ms=first_byte_ms,
+            total_ms=_elapsed_ms(started),
+        )
+
+    try:
+        async with (
+            asyncio.timeout(check.timeout_seconds),
+            session.request(
+                check.method.upper(),
+                check.url,
+                headers=dict(check.headers),
+                data=None if check.body is None else check.body.encode(),
+                allow_redirects=check.max_redirects > 0,
+                # aiohttp counts the redirect it refuses to follow; ours counts followed ones.
+                max_redirects=check.max_redirects + 1,
+                ssl=check.verify_tls,
+                timeout=aiohttp.ClientTimeout(total=check.timeout_seconds),
+                trace_request_ctx=phases,
+            ) as response,
+        ):
+            first_byte_ms = _elapsed_ms(started)
+            status = response.status
+            body = await _read_body(response, check)
+            details = {"redirects": len(response.history), "finalUrl": str(response.url)}
+    except (aiohttp.ClientError, OSError, TimeoutError, TargetRefused) as exc:
+        kind, message = _failure(exc, check)
+        elapsed = timings()
+        return Outcome(
+            ok=False,
+            # A response arrived before a timeout while reading its body: its time counts.
+            response_time_ms=elapsed.total_ms if status is not None else None,
+            status_code=status,
+            error_kind=kind,
+            error=message,
+            timings=elapsed,
+        )
+
+    elapsed = timings()
+    failure: tuple[ErrorKind, str] | None = None
+    if not _status_expected(check, status):
+        expected = _describe_codes(check.expected_status_codes)
+        failure = ErrorKind.STATUS_CODE, f"expected {expected}, got {status}"
+    elif not body.keyword_found and body.exceeded_cap:
+        failure = (
+            ErrorKind.RESPONSE_TOO_LARGE,
+            f"keyword {check.keyword!r} not found in the first {check.max_body_bytes} bytes "
+            "and the body is larger",
+        )
+    elif not body.keyword_found:
+        failure = ErrorKind.KEYWORD, f"keyword {check.keyword!r} not found in the body"
+    return Outcome(
+        ok=failure is None,
+        response_time_ms=elapsed.total_ms,
+        status_code=status,
+        error_kind=None if failure is None else failure[0],
+        error=None if failure is None else failure[1],
+        timings=elapsed,
+        details=details,
+    )

@@ -1,0 +1,50 @@
+"""What one probe found: up or not, how long it took, and exactly what failed.
+
+Modelled on a shallow exception tree (httpx's): one ``ErrorKind`` per failure a user can act
+on. Whether a slow success counts as degraded is decided by the status machine, not here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class ErrorKind(StrEnum):
+    """What failed, exactly."""
+
+    DNS = "dns"
+    CONNECT = "connect"
+    TLS = "tls"
+    TIMEOUT = "timeout"
+    STATUS_CODE = "status_code"
+    KEYWORD = "keyword"
+    CERTIFICATE_EXPIRY = "certificate_expiry"
+    RESPONSE_TOO_LARGE = "response_too_large"
+    TOO_MANY_REDIRECTS = "too_many_redirects"
+    REFUSED_TARGET = "refused_target"
+    DNS_MISMATCH = "dns_mismatch"
+    MISSED_HEARTBEAT = "missed_heartbeat"
+
+
+@dataclass(frozen=True, slots=True)
+class Timings:
+    """Milliseconds per phase; None when the phase did not happen or was not measured."""
+
+    dns_ms: float | None = None
+    connect_ms: float | None = None
+    tls_ms: float | None = None
+    first_byte_ms: float | None = None
+    total_ms: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    ok: bool
+    response_time_ms: float | None
+    status_code: int | None = None
+    error_kind: ErrorKind | None = None
+    error: str | None = None
+    timings: Timings | None = None
+    details: Mapping[str, object] = field(default_factory=dict)
