@@ -408,3 +408,127 @@ async def test_in_loopback_only_mode_a_public_target_is_refused_without_any_look
         result = await client.post(f"/monitors/{monitor['id']}/check", headers=cast.alice.headers)
         assert (result.json()["status"], result.json()["errorKind"]) == ("down", "refused_target")
         await client.delete(f"/monitors/{monitor['id']}", headers=cast.alice.headers)
+
+
+async def test_a_monitors_regions_report_the_last_24_hours(
+    client: httpx.AsyncClient, cast: Cast, target: Target
+) -> None:
+    monitor = await _monitor(
+        client, cast.alice, cast.project_id, url=target.url, intervalSeconds=3600
+    )
+    url = f"/monitors/{monitor['id']}"
+    for status in (200, 500):
+        target.status = status
+        await client.post(f"{url}/check", headers=cast.alice.headers)
+    body = (await client.get(f"{url}/regions", headers=cast.bob.headers)).json()
+    assert body["monitorId"] == monitor["id"]
+    [local] = body["regions"]
+    assert (local["code"], local["totalChecks"], local["uptimePercentage"]) == ("local", 2, 50.0)
+    assert local["status"] == "down"  # retries 0: one failure is an outage
+    assert local["lastCheckedAt"]
+    assert_problem(await client.get(f"{url}/regions", headers=cast.charlie.headers), 404)
+
+
+async def test_the_dashboard_lists_every_visible_monitor_with_its_figures(
+    client: httpx.AsyncClient, cast: Cast, target: Target
+) -> None:
+    monitor = await _monitor(
+        client, cast.alice, cast.project_id, url=target.url, intervalSeconds=3600
+    )
+    quiet = await _monitor(
+        client, cast.alice, cast.project_id, url=target.url, name="quiet", intervalSeconds=3600
+    )
+    for _ in range(3):
+        await client.post(f"/monitors/{monitor['id']}/check", headers=cast.alice.headers)
+    uptime = (await client.get("/dashboard/uptime", headers=cast.bob.headers)).json()
+    rows = {item["monitorId"]: item for item in uptime}
+    assert set(rows) == {monitor["id"], quiet["id"]}
+    assert (rows[monitor["id"]]["uptime24h"], rows[monitor["id"]]["uptime7d"]) == (100.0, 100.0)
+    assert rows[quiet["id"]]["uptime24h"] is None
+    performance = (
+        await client.get("/dashboard/performance-metrics", headers=cast.alice.headers)
+    ).json()
+    busy = next(p for p in performance if p["monitorId"] == monitor["id"])
+    assert busy["checks24h"] == 3
+    assert busy["p95ResponseTimeMs"] >= busy["p50ResponseTimeMs"] > 0
+    assert (await client.get("/dashboard/uptime", headers=cast.charlie.headers)).json() == []
+    assert_problem(await client.get("/dashboard/uptime"), 401)
+
+
+async def test_checks_resume_on_schedule_after_a_restart_with_no_monitor_lost(
+    client: httpx.AsyncClient,
+    cast: Cast,
+    target: Target,
+    app: Any,
+    settings: Any,
+    clock: Clock,
+) -> None:
+    from asgi_lifespan import LifespanManager
+
+    from upwatch.app import create_app
+
+    ids = [
+        (
+            await _monitor(
+                client,
+                cast.alice,
+                cast.project_id,
+                url=target.url,
+                name=f"m{n}",
+                intervalSeconds=10,
+            )
+        )["id"]
+        for n in range(3)
+    ]
+
+    async def all_checked(after: dict[str, str | None]) -> bool:
+        for monitor_id in ids:
+            got = (await client.get(f"/monitors/{monitor_id}", headers=cast.alice.headers)).json()
+            if got["lastCheckedAt"] is None or got["lastCheckedAt"] == after.get(monitor_id):
+                return False
+        return True
+
+    await eventually(lambda: all_checked({}), within=20)
+    before = {
+        m: (await client.get(f"/monitors/{m}", headers=cast.alice.headers)).json()["lastCheckedAt"]
+        for m in ids
+    }
+    # The first service stops checking (as if it had died); a new one on the same database
+    # must pick every monitor up from where it was, within about one interval.
+    from upwatch.app import stop_tasks
+
+    await stop_tasks(app.state.runtime.engine.tasks)
+    await app.state.runtime.engine.close()
+    restarted = create_app(settings, clock)
+    async with LifespanManager(restarted):
+        transport = httpx.ASGITransport(app=restarted)
+        async with httpx.AsyncClient(transport=transport, base_url="http://upwatch.test") as fresh:
+
+            async def resumed() -> bool:
+                for monitor_id in ids:
+                    got = (
+                        await fresh.get(f"/monitors/{monitor_id}", headers=cast.alice.headers)
+                    ).json()
+                    if got["lastCheckedAt"] == before[monitor_id]:
+                        return False
+                return True
+
+            await eventually(resumed, within=25)
+            assert restarted.state.runtime.engine.scheduler.monitors == 3
+
+
+async def test_checks_appear_in_the_metrics(
+    client: httpx.AsyncClient, cast: Cast, target: Target
+) -> None:
+    monitor = await _monitor(client, cast.alice, cast.project_id, url=target.url)
+
+    async def scheduled_check_seen() -> bool:
+        text = (await client.get("/metrics")).text
+        return 'upwatch_checks_total{outcome="up",type="http"}' in text
+
+    # The scheduled first check goes through the worker, which times it.
+    await eventually(scheduled_check_seen, within=15)
+    text = (await client.get("/metrics")).text
+    assert "upwatch_check_lateness_seconds_count" in text
+    assert 'upwatch_probe_duration_seconds_count{type="http"}' in text
+    await client.delete(f"/monitors/{monitor['id']}", headers=cast.alice.headers)

@@ -26,6 +26,7 @@ from upwatch.kit.mail import Mailer
 from upwatch.kit.metrics import Metrics, MetricsMiddleware
 from upwatch.kit.security import AccessTokens, Passwords
 from upwatch.migrations import upgrade
+from upwatch.monitors.endpoints import board as dashboard_router
 from upwatch.monitors.endpoints import heartbeats as heartbeats_router
 from upwatch.monitors.endpoints import regions as regions_router
 from upwatch.monitors.endpoints import router as monitors_router
@@ -73,6 +74,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
         engine = Engine(
             db,
             clock,
+            metrics=metrics,
             allow_private=settings.allow_private_targets,
             loopback_only=settings.targets_loopback_only,
         )
@@ -123,6 +125,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
         monitors_router,
         regions_router,
         heartbeats_router,
+        dashboard_router,
         billing_router,
         contact_router,
         admin_router,

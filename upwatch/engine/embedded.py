@@ -24,6 +24,7 @@ from upwatch.kit.clock import Clock
 from upwatch.kit.db import Database, new_id
 from upwatch.kit.errors import ServiceUnavailable
 from upwatch.kit.mail import stop_if_cancelled
+from upwatch.kit.metrics import Metrics
 from upwatch.kit.net import NetworkGuard, guarded_session
 from upwatch.models import CheckResult, Monitor, Region
 
@@ -41,9 +42,11 @@ class Engine:
         db: Database,
         clock: Clock,
         allow_private: bool,
+        metrics: Metrics,
         concurrency: int = 500,
         loopback_only: bool = False,
     ) -> None:
+        self.metrics = metrics
         self.db = db
         self.clock = clock
         self.guard = NetworkGuard(allow_private=allow_private, loopback_only=loopback_only)
@@ -56,6 +59,7 @@ class Engine:
         self.kit: ProbeKit | None = None
         self.worker: Worker | None = None
         self.ready = asyncio.Event()
+        self._counted = 0
         self._tasks: list[asyncio.Task[None]] = []
 
     def online_region_ids(self) -> tuple[str, ...]:
@@ -96,6 +100,10 @@ class Engine:
     async def _report_alive(self) -> None:
         while True:
             stop_if_cancelled()
+            for queue, depth in self.broker.depth().items():
+                self.metrics.queue_depth.labels(queue).set(depth)
+            self.metrics.results_written.inc(self.ingester.written - self._counted)
+            self._counted = self.ingester.written
             await asyncio.sleep(REPORT_EVERY_SECONDS)
             try:
                 await self.refresh_regions()
@@ -119,7 +127,12 @@ class Engine:
                 await asyncio.sleep(2)
         assert self.kit is not None
         self.worker = Worker(
-            self.local_region_id, self.broker, self.kit, self.clock, self.concurrency
+            self.local_region_id,
+            self.broker,
+            self.kit,
+            self.clock,
+            self.metrics,
+            self.concurrency,
         )
         self.ready.set()
         async with asyncio.TaskGroup() as roles:
@@ -163,4 +176,6 @@ class Engine:
             outcome=outcome,
         )
         stored = await self.ingester.ingest([report])
+        kind = "up" if outcome.ok else (outcome.error_kind or "down")
+        self.metrics.checks.labels(spec.type, str(kind)).inc()
         return stored[0] if stored else None

@@ -10,21 +10,28 @@ from upwatch.engine.broker import Broker, CheckJob, CheckReport
 from upwatch.engine.checks import ProbeKit, run_check
 from upwatch.kit.clock import Clock
 from upwatch.kit.mail import stop_if_cancelled
+from upwatch.kit.metrics import Metrics
 
 log = logging.getLogger(__name__)
 
 
 class Worker:
     def __init__(
-        self, region_id: str, broker: Broker, kit: ProbeKit, clock: Clock, concurrency: int = 500
+        self,
+        region_id: str,
+        broker: Broker,
+        kit: ProbeKit,
+        clock: Clock,
+        metrics: Metrics,
+        concurrency: int = 500,
     ) -> None:
+        self.metrics = metrics
         self.region_id = region_id
         self.broker = broker
         self.kit = kit
         self.clock = clock
         self._slots = asyncio.Semaphore(concurrency)
         self._running: set[asyncio.Task[None]] = set()
-        self.lateness: list[float] = []  # seconds each check started after its due time
 
     async def run(self) -> None:
         try:
@@ -42,10 +49,11 @@ class Worker:
     async def _check(self, job: CheckJob) -> None:
         try:
             started = time.time()
-            self.lateness.append(started - job.due_at)
-            if len(self.lateness) > 100_000:
-                del self.lateness[:50_000]
+            self.metrics.lateness.observe(max(0.0, started - job.due_at))
             outcome = await run_check(job.spec, self.kit, self.clock.now())
+            self.metrics.probe_duration.labels(job.spec.type).observe(time.time() - started)
+            kind = "up" if outcome.ok else (outcome.error_kind or "down")
+            self.metrics.checks.labels(job.spec.type, str(kind)).inc()
             await self.broker.publish_result(
                 CheckReport(
                     monitor_id=job.spec.id,

@@ -6,7 +6,7 @@ import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -32,6 +32,30 @@ class Metrics:
             "Time to answer an HTTP request",
             ["method", "route"],
             registry=self.registry,
+        )
+        self.checks = Counter(
+            "upwatch_checks",
+            "Checks run, by monitor type and outcome (up, or the error kind)",
+            ["type", "outcome"],
+            registry=self.registry,
+        )
+        self.lateness = Histogram(
+            "upwatch_check_lateness_seconds",
+            "How long after its due time a check started",
+            buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60),
+            registry=self.registry,
+        )
+        self.probe_duration = Histogram(
+            "upwatch_probe_duration_seconds",
+            "Time one probe took",
+            ["type"],
+            registry=self.registry,
+        )
+        self.results_written = Counter(
+            "upwatch_results_written", "Check results stored", registry=self.registry
+        )
+        self.queue_depth = Gauge(
+            "upwatch_queue_depth", "Jobs and results waiting", ["queue"], registry=self.registry
         )
         self.mail_deliveries = Counter(
             "upwatch_mail_deliveries",

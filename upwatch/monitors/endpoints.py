@@ -12,11 +12,15 @@ from upwatch.dependencies import AdminUser, CurrentUser, RuntimeDep, Session
 from upwatch.kit.errors import Conflict, NotFound, problem_responses
 from upwatch.kit.pagination import PageParams
 from upwatch.models import CheckResult, Monitor, Region
+from upwatch.monitors import dashboard
 from upwatch.monitors.repository import MonitorRepository, RegionRepository
 from upwatch.monitors.schemas import (
     CheckResultOut,
+    DashboardPerformanceItem,
+    DashboardUptimeItem,
     MonitorCreate,
     MonitorOut,
+    MonitorRegionsOut,
     MonitorUpdate,
     Period,
     RegionIn,
@@ -31,6 +35,9 @@ router = APIRouter(
 )
 regions = APIRouter(
     prefix="/regions", tags=["regions"], responses=problem_responses(400, 401, 422, 429, 500)
+)
+board = APIRouter(
+    prefix="/dashboard", tags=["dashboard"], responses=problem_responses(400, 401, 429, 500)
 )
 heartbeats = APIRouter(
     prefix="/heartbeat", tags=["heartbeats"], responses=problem_responses(400, 404, 500)
@@ -193,6 +200,35 @@ async def monitor_stats(
         lastCheckedAt=monitor.last_checked_at,
         status=monitor.status,
     )
+
+
+@router.get("/{id}/regions", operation_id="monitorRegions")
+async def monitor_regions(
+    id: str, user: CurrentUser, session: Session, runtime: RuntimeDep
+) -> MonitorRegionsOut:
+    """Per region over the last 24 hours: status, last check, uptime, response times."""
+    monitor = await MonitorService(session, runtime).visible(user, id)
+    return await dashboard.monitor_regions(
+        session, monitor, runtime.engine.online_region_ids(), runtime.clock.now()
+    )
+
+
+@board.get("/uptime", operation_id="dashboardUptime")
+async def dashboard_uptime(
+    user: CurrentUser, session: Session, runtime: RuntimeDep
+) -> list[DashboardUptimeItem]:
+    """One item per monitor the caller can see: status and uptime over 24 h, 7 and 30 days."""
+    uptime, _ = await dashboard.dashboard(session, user, runtime.clock.now())
+    return uptime
+
+
+@board.get("/performance-metrics", operation_id="dashboardPerformance")
+async def dashboard_performance(
+    user: CurrentUser, session: Session, runtime: RuntimeDep
+) -> list[DashboardPerformanceItem]:
+    """One item per monitor the caller can see: response times over the last 24 hours."""
+    _, performance = await dashboard.dashboard(session, user, runtime.clock.now())
+    return performance
 
 
 def region_out(region: Region, runtime: Runtime) -> RegionOut:

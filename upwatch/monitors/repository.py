@@ -107,6 +107,42 @@ class MonitorRepository:
             )
         ).all()
 
+    async def visible_all(self, caller: User) -> Sequence[Monitor]:
+        member_of = select(ProjectMember.project_id).where(ProjectMember.user_id == caller.id)
+        query = select(Monitor).where(Monitor.project_id.in_(member_of))
+        return (await self.session.scalars(query.order_by(Monitor.created_at, Monitor.id))).all()
+
+    async def counts_since(
+        self, monitor_ids: Sequence[str], since: datetime
+    ) -> Sequence[tuple[str, str, str, int, datetime]]:
+        """(monitor, region, status, checks, latest check) since ``since``, counted in SQL."""
+        rows = await self.session.execute(
+            select(
+                CheckResult.monitor_id,
+                CheckResult.region_id,
+                CheckResult.status,
+                func.count(),
+                func.max(CheckResult.checked_at),
+            )
+            .where(CheckResult.monitor_id.in_(monitor_ids), CheckResult.checked_at >= since)
+            .group_by(CheckResult.monitor_id, CheckResult.region_id, CheckResult.status)
+        )
+        return [(m, r, s, int(n), t) for m, r, s, n, t in rows.all()]
+
+    async def response_times_since(
+        self, monitor_ids: Sequence[str], since: datetime
+    ) -> Sequence[tuple[str, str, float]]:
+        rows = await self.session.execute(
+            select(
+                CheckResult.monitor_id, CheckResult.region_id, CheckResult.response_time_ms
+            ).where(
+                CheckResult.monitor_id.in_(monitor_ids),
+                CheckResult.checked_at >= since,
+                CheckResult.response_time_ms.is_not(None),
+            )
+        )
+        return [(m, r, float(ms)) for m, r, ms in rows.all() if ms is not None]
+
     async def aggregates(
         self, monitor_ids: Sequence[str], first_day: str
     ) -> Sequence[DailyAggregate]:

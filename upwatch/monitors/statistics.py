@@ -62,6 +62,24 @@ class Figures:
         return None if value is None else round(value, 2)
 
 
+def from_counts(counts: Iterable[tuple[str, int]], response_times: Iterable[float]) -> Figures:
+    """Figures from (status, checks) counts and the response times of the same checks."""
+    figures = Figures()
+    for status, checks in counts:
+        figures.total += checks
+        if status == "up":
+            figures.up += checks
+        elif status == "degraded":
+            figures.degraded += checks
+        else:
+            figures.down += checks
+    for value in response_times:
+        figures.response_ms_sum += value
+        figures.response_count += 1
+        figures.histogram.add(value)
+    return figures
+
+
 def first_day(period: str, now: datetime) -> str:
     """Days are whole UTC days: "7d" is today and the six days before it."""
     days = PERIOD_DAYS[period]

@@ -1,0 +1,144 @@
+"""Figures over many monitors at once: the dashboard and a monitor's regions (seed 21-23)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from datetime import datetime
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from upwatch.engine.ingester import decode_state
+from upwatch.engine.status import Settings, required_failures
+from upwatch.models import DailyAggregate, Monitor, User
+from upwatch.monitors import statistics
+from upwatch.monitors.repository import MonitorRepository, RegionRepository
+from upwatch.monitors.schemas import (
+    DashboardPerformanceItem,
+    DashboardUptimeItem,
+    MonitorRegionsOut,
+    MonitorRegionStats,
+)
+from upwatch.monitors.statistics import Figures
+
+
+async def last_24h(
+    session: AsyncSession, monitor_ids: Sequence[str], now: datetime
+) -> tuple[dict[tuple[str, str], Figures], dict[tuple[str, str], datetime]]:
+    """Per (monitor, region): the last 24 hours' figures and latest check time."""
+    repository = MonitorRepository(session)
+    since = statistics.since_24h(now)
+    counts: dict[tuple[str, str], list[tuple[str, int]]] = defaultdict(list)
+    latest: dict[tuple[str, str], datetime] = {}
+    for monitor_id, region_id, status, checks, at in await repository.counts_since(
+        monitor_ids, since
+    ):
+        key = (monitor_id, region_id)
+        counts[key].append((status, checks))
+        latest[key] = max(latest.get(key, at), at)
+    times: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for monitor_id, region_id, ms in await repository.response_times_since(monitor_ids, since):
+        times[(monitor_id, region_id)].append(ms)
+    figures = {key: statistics.from_counts(counts[key], times.get(key, [])) for key in counts}
+    return figures, latest
+
+
+def _merge(parts: Sequence[Figures]) -> Figures:
+    total = Figures()
+    for part in parts:
+        total.total += part.total
+        total.up += part.up
+        total.down += part.down
+        total.degraded += part.degraded
+        total.response_ms_sum += part.response_ms_sum
+        total.response_count += part.response_count
+        total.histogram.merge(part.histogram)
+    return total
+
+
+def _region_status(monitor: Monitor, region_id: str) -> str:
+    if not monitor.is_active:
+        return "paused"
+    region = decode_state(monitor).regions.get(region_id)
+    if region is None or region.last_ok is None:
+        return "pending"
+    if region.last_ok:
+        slow = monitor.degraded_threshold_ms
+        if slow is not None and (region.last_response_ms or 0) > slow:
+            return "degraded"
+        return "up"
+    needed = required_failures(Settings(monitor.retries, None, (region_id,), None))
+    return "down" if region.consecutive_failures >= needed else "up"
+
+
+async def monitor_regions(
+    session: AsyncSession, monitor: Monitor, online: Sequence[str], now: datetime
+) -> MonitorRegionsOut:
+    regions = {r.id: r for r in await RegionRepository(session).all()}
+    figures, latest = await last_24h(session, [monitor.id], now)
+    wanted = list(monitor.region_ids or online)
+    wanted += [r for (_m, r) in figures if r not in wanted]
+    items = []
+    for region_id in wanted:
+        region = regions.get(region_id)
+        part = figures.get((monitor.id, region_id), Figures())
+        items.append(
+            MonitorRegionStats(
+                regionId=region_id,
+                name=region.name if region else region_id,
+                code=region.code if region else region_id,
+                status=_region_status(monitor, region_id),
+                lastCheckedAt=latest.get((monitor.id, region_id)),
+                uptimePercentage=part.uptime,
+                avgResponseTimeMs=part.average_ms,
+                p95ResponseTimeMs=part.percentile(0.95),
+                totalChecks=part.total,
+            )
+        )
+    return MonitorRegionsOut(monitorId=monitor.id, regions=items)
+
+
+async def dashboard(
+    session: AsyncSession, caller: User, now: datetime
+) -> tuple[list[DashboardUptimeItem], list[DashboardPerformanceItem]]:
+    repository = MonitorRepository(session)
+    monitors = await repository.visible_all(caller)
+    ids = [m.id for m in monitors]
+    figures, _latest = await last_24h(session, ids, now)
+    per_monitor: dict[str, list[Figures]] = defaultdict(list)
+    for (monitor_id, _region), part in figures.items():
+        per_monitor[monitor_id].append(part)
+    days: dict[str, dict[str, Figures]] = {"7d": {}, "30d": {}}
+    for period in days:
+        by_monitor: dict[str, list[DailyAggregate]] = defaultdict(list)
+        for aggregate in await repository.aggregates(ids, statistics.first_day(period, now)):
+            by_monitor[aggregate.monitor_id].append(aggregate)
+        days[period] = {m: statistics.from_aggregates(a) for m, a in by_monitor.items()}
+    uptime, performance = [], []
+    for monitor in monitors:
+        day = _merge(per_monitor.get(monitor.id, []))
+        uptime.append(
+            DashboardUptimeItem(
+                monitorId=monitor.id,
+                name=monitor.name,
+                projectId=monitor.project_id,
+                status=monitor.status,
+                uptime24h=day.uptime,
+                uptime7d=days["7d"].get(monitor.id, Figures()).uptime,
+                uptime30d=days["30d"].get(monitor.id, Figures()).uptime,
+                lastCheckedAt=monitor.last_checked_at,
+            )
+        )
+        performance.append(
+            DashboardPerformanceItem(
+                monitorId=monitor.id,
+                name=monitor.name,
+                projectId=monitor.project_id,
+                avgResponseTimeMs=day.average_ms,
+                p50ResponseTimeMs=day.percentile(0.5),
+                p95ResponseTimeMs=day.percentile(0.95),
+                p99ResponseTimeMs=day.percentile(0.99),
+                checks24h=day.total,
+            )
+        )
+    return uptime, performance
