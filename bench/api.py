@@ -68,7 +68,7 @@ def start_server(workdir: Path, metering: bool) -> tuple[subprocess.Popen[bytes]
         UPWATCH_TARGETS_LOOPBACK_ONLY="true",
     )
     # The service on core 0 and wrk on core 1: neither steals the other's CPU mid-round.
-    process = subprocess.Popen(  # noqa: S603
+    process = subprocess.Popen(
         [*PIN_SERVICE, UPWATCH, "serve", "--port", str(port), "--log-level", "warning"],
         cwd=workdir,
         env=env,
@@ -89,7 +89,7 @@ def start_server(workdir: Path, metering: bool) -> tuple[subprocess.Popen[bytes]
 def wrk(
     url: str, token: str, seconds: int, connections: int
 ) -> tuple[int, float, float, float, int]:
-    output = subprocess.run(  # noqa: S603
+    output = subprocess.run(
         [
             *PIN_LOAD,
             "wrk",

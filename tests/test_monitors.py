@@ -532,3 +532,24 @@ async def test_checks_appear_in_the_metrics(
     assert "upwatch_check_lateness_seconds_count" in text
     assert 'upwatch_probe_duration_seconds_count{type="http"}' in text
     await client.delete(f"/monitors/{monitor['id']}", headers=cast.alice.headers)
+
+
+@pytest.mark.parametrize(
+    ("kind", "fields", "removed"),
+    [
+        ("http", {"url": "http://127.0.0.1:9/"}, "url"),
+        ("tcp", {"host": "127.0.0.1", "port": 9}, "port"),
+        ("tls", {"host": "127.0.0.1"}, "host"),
+    ],
+)
+async def test_an_update_cannot_remove_what_a_monitor_checks(
+    client: httpx.AsyncClient, cast: Cast, kind: str, fields: dict[str, Any], removed: str
+) -> None:
+    monitor = await _monitor(
+        client, cast.alice, cast.project_id, type=kind, intervalSeconds=3600, **fields
+    )
+    response = await client.patch(
+        f"/monitors/{monitor['id']}", headers=cast.alice.headers, json={removed: None}
+    )
+    problem = assert_problem(response, 422)
+    assert problem["errors"][0]["field"] == removed

@@ -19,6 +19,8 @@ from upwatch.projects.repository import ProjectRepository
 from upwatch.runtime import Runtime
 
 DEFAULT_TIMEOUT_SECONDS = 10.0
+# What each type checks; an update may change these but not remove them.
+TARGET_FIELDS = {"http": {"url"}, "tcp": {"host", "port"}, "dns": {"host"}, "tls": {"host"}}
 
 
 class MonitorService:
@@ -127,17 +129,13 @@ class MonitorService:
             "degradedThresholdMs": "degraded_threshold_ms",
             "quorum": "quorum",
         }
+        required = {"name", "method", "intervalSeconds", "timeoutSeconds", "retries"}
+        required |= TARGET_FIELDS.get(monitor.type, set())
         for field, attribute in simple.items():
             if field in body.model_fields_set:
                 value = getattr(body, field)
-                if value is None and field in {
-                    "name",
-                    "method",
-                    "intervalSeconds",
-                    "timeoutSeconds",
-                    "retries",
-                }:
-                    raise ValidationFailed.on(field, "may not be null")
+                if value is None and field in required:
+                    raise ValidationFailed.on(field, f"a {monitor.type} monitor needs {field}")
                 setattr(monitor, attribute, value)
         if body.regionIds is not None:
             monitor.region_ids = list(dict.fromkeys(body.regionIds))
