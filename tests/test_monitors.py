@@ -553,3 +553,41 @@ async def test_an_update_cannot_remove_what_a_monitor_checks(
     )
     problem = assert_problem(response, 422)
     assert problem["errors"][0]["field"] == removed
+
+
+class TestOnTheDefaultFreePlan:
+    @pytest.fixture
+    def settings_overrides(self) -> dict[str, Any]:
+        return {"allow_private_targets": True}
+
+    async def test_checking_more_often_than_the_plan_allows_is_a_402(
+        self, client: httpx.AsyncClient, cast: Cast, target: Target
+    ) -> None:
+        body = {
+            "projectId": cast.project_id,
+            "name": "eager",
+            "type": "http",
+            "url": target.url,
+            "intervalSeconds": 60,
+        }
+        problem = assert_problem(
+            await client.post("/monitors", headers=cast.alice.headers, json=body), 402
+        )
+        assert "checkFrequencyMinutes" in problem["detail"]
+        created = await client.post(
+            "/monitors", headers=cast.alice.headers, json={**body, "intervalSeconds": 300}
+        )
+        assert created.status_code == 201
+        # Omitted, the interval is the plan's shortest.
+        default = await client.post(
+            "/monitors",
+            headers=cast.alice.headers,
+            json={k: v for k, v in body.items() if k != "intervalSeconds"},
+        )
+        assert default.json()["intervalSeconds"] == 300
+        faster = await client.patch(
+            f"/monitors/{created.json()['id']}",
+            headers=cast.alice.headers,
+            json={"intervalSeconds": 120},
+        )
+        assert_problem(faster, 402)

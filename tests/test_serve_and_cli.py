@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -109,3 +109,84 @@ def test_admin_create_refuses_a_short_password(tmp_path: Path, service_env: dict
     )
     assert result.returncode == 2
     assert "at least 8" in result.stderr
+
+
+def test_checks_resume_on_schedule_after_the_service_restarts(
+    tmp_path: Path, service_env: dict[str, str]
+) -> None:
+    import threading
+    import time
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Ok(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+        def log_message(self, *_args: object) -> None:
+            pass
+
+    target = ThreadingHTTPServer(("127.0.0.1", 0), Ok)
+    threading.Thread(target=target.serve_forever, daemon=True).start()
+    plans = tmp_path / "plans.toml"
+    plans.write_text("[plans.free]\ncheckFrequencyMinutes = 0\nmonitorCount = 5\n")
+    env = {**service_env, "UPWATCH_ALLOW_PRIVATE_TARGETS": "true", "UPWATCH_PLANS_FILE": str(plans)}
+
+    def checked_at(url: str, headers: dict[str, str], ids: list[str]) -> dict[str, str | None]:
+        return {
+            m: httpx.get(f"{url}/monitors/{m}", headers=headers).json()["lastCheckedAt"]
+            for m in ids
+        }
+
+    def wait_until(condition: Callable[[], bool], within: float) -> None:
+        deadline = time.monotonic() + within
+        while not condition():
+            assert time.monotonic() < deadline, "not reached in time"
+            time.sleep(0.5)
+
+    server = LiveServer(tmp_path, env).start()
+    try:
+        signup = httpx.post(
+            f"{server.url}/auth/signup", json={"email": "ops@example.com", "password": PASSWORD}
+        )
+        headers = {"Authorization": f"Bearer {signup.json()['access_token']}"}
+        project = httpx.post(f"{server.url}/projects", headers=headers, json={"name": "P"}).json()
+        ids = [
+            httpx.post(
+                f"{server.url}/monitors",
+                headers=headers,
+                json={
+                    "projectId": project["id"],
+                    "name": f"m{n}",
+                    "type": "http",
+                    "url": f"http://127.0.0.1:{target.server_port}/{n}",
+                    "intervalSeconds": 10,
+                },
+            ).json()["id"]
+            for n in range(3)
+        ]
+        wait_until(lambda: all(checked_at(server.url, headers, ids).values()), within=20)
+        before = checked_at(server.url, headers, ids)
+    finally:
+        server.stop()
+
+    server = LiveServer(tmp_path, env).start()
+    try:
+        listing = httpx.get(f"{server.url}/monitors", headers=headers).json()
+        assert sorted(m["id"] for m in listing) == sorted(ids)
+        # Each monitor is checked again within about one interval of its last check.
+        wait_until(
+            lambda: all(
+                now != before[m] for m, now in checked_at(server.url, headers, ids).items()
+            ),
+            within=25,
+        )
+        statuses = {
+            m["status"] for m in httpx.get(f"{server.url}/monitors", headers=headers).json()
+        }
+        assert statuses == {"up"}
+    finally:
+        server.stop()
+        target.shutdown()
+        target.server_close()
