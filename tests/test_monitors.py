@@ -591,3 +591,59 @@ class TestOnTheDefaultFreePlan:
             json={"intervalSeconds": 120},
         )
         assert_problem(faster, 402)
+
+
+async def test_stored_results_filter_by_time_and_region(
+    client: httpx.AsyncClient, cast: Cast, target: Target
+) -> None:
+    monitor = await _monitor(
+        client, cast.alice, cast.project_id, url=target.url, intervalSeconds=3600
+    )
+    url = f"/monitors/{monitor['id']}"
+    first = (await client.post(f"{url}/check", headers=cast.alice.headers)).json()
+    second = (await client.post(f"{url}/check", headers=cast.alice.headers)).json()
+    since = await client.get(
+        f"{url}/checks", headers=cast.alice.headers, params={"from": second["checkedAt"]}
+    )
+    assert [c["id"] for c in since.json()] == [second["id"]]
+    until = await client.get(
+        f"{url}/checks", headers=cast.alice.headers, params={"to": first["checkedAt"]}
+    )
+    assert [c["id"] for c in until.json()] == [first["id"]]
+    here = await client.get(
+        f"{url}/checks", headers=cast.alice.headers, params={"regionId": first["regionId"]}
+    )
+    assert len(here.json()) == 2
+    elsewhere = await client.get(
+        f"{url}/checks", headers=cast.alice.headers, params={"regionId": "other"}
+    )
+    assert elsewhere.json() == []
+    bad = await client.get(
+        f"{url}/checks", headers=cast.alice.headers, params={"from": "yesterday-ish"}
+    )
+    assert_problem(bad, 422)
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("GET", "/monitors"),
+        ("POST", "/monitors"),
+        ("GET", "/monitors/x"),
+        ("PATCH", "/monitors/x"),
+        ("DELETE", "/monitors/x"),
+        ("POST", "/monitors/x/check"),
+        ("GET", "/monitors/x/checks"),
+        ("GET", "/monitors/x/stats"),
+        ("GET", "/monitors/x/regions"),
+        ("GET", "/regions"),
+        ("POST", "/regions"),
+        ("DELETE", "/regions/x"),
+        ("GET", "/dashboard/performance-metrics"),
+    ],
+)
+async def test_monitor_and_region_routes_need_a_token(
+    client: httpx.AsyncClient, method: str, path: str
+) -> None:
+    response = await client.request(method, path, json={} if method in {"POST", "PATCH"} else None)
+    assert_problem(response, 401)
