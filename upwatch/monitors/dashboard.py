@@ -46,13 +46,7 @@ async def last_24h(
 def _merge(parts: Sequence[Figures]) -> Figures:
     total = Figures()
     for part in parts:
-        total.total += part.total
-        total.up += part.up
-        total.down += part.down
-        total.degraded += part.degraded
-        total.response_ms_sum += part.response_ms_sum
-        total.response_count += part.response_count
-        total.histogram.merge(part.histogram)
+        total.merge(part)
     return total
 
 

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query, status
 
 from upwatch.accounts.schemas import DeletedOut
 from upwatch.dependencies import AdminUser, CurrentUser, RuntimeDep, Session
-from upwatch.kit.errors import Conflict, NotFound, problem_responses
+from upwatch.kit.errors import Conflict, problem_responses
 from upwatch.kit.pagination import PageParams
 from upwatch.models import CheckResult, Monitor, Region
 from upwatch.monitors import dashboard
@@ -274,17 +274,7 @@ async def delete_region(
     id: str, _admin: AdminUser, session: Session, runtime: RuntimeDep
 ) -> DeletedOut:
     """Delete a region (admin); it is removed from every monitor. `local` cannot go (409)."""
-    repository = RegionRepository(session)
-    region = await repository.get(id)
-    if region is None:
-        raise NotFound("no such region")
-    if region.builtin:
-        raise Conflict("the built-in region cannot be deleted")
-    service = MonitorService(session, runtime)
-    for monitor in await MonitorRepository(session).using_region(region.id):
-        monitor.region_ids = [r for r in monitor.region_ids if r != region.id]
-        service._notify(monitor.id)
-    await repository.delete(region)
+    await MonitorService(session, runtime).delete_region(id)
     return DeletedOut(id=id)
 
 

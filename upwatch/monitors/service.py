@@ -177,6 +177,18 @@ class MonitorService:
         days = await self.monitors.aggregates([monitor.id], statistics.first_day(period, now))
         return monitor, statistics.from_aggregates(days)
 
+    async def delete_region(self, region_id: str) -> None:
+        """Delete a region and take it out of every monitor (the built-in one stays: 409)."""
+        region = await self.regions.get(region_id)
+        if region is None:
+            raise NotFound("no such region")
+        if region.builtin:
+            raise Conflict("the built-in region cannot be deleted")
+        for monitor in await self.monitors.using_region(region.id):
+            monitor.region_ids = [r for r in monitor.region_ids if r != region.id]
+            self._notify(monitor.id)
+        await self.regions.delete(region)
+
     async def ping(self, token: str, now: datetime) -> None:
         monitor = await self.monitors.by_heartbeat_token(token)
         if monitor is None:

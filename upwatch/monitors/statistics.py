@@ -31,6 +31,15 @@ class Figures:
         self.response_count += day.response_count
         self.histogram.merge(Histogram.from_json(day.histogram))
 
+    def merge(self, other: Figures) -> None:
+        self.total += other.total
+        self.up += other.up
+        self.down += other.down
+        self.degraded += other.degraded
+        self.response_ms_sum += other.response_ms_sum
+        self.response_count += other.response_count
+        self.histogram.merge(other.histogram)
+
     def add_result(self, result: CheckResult) -> None:
         self.total += 1
         if result.status == "up":
