@@ -3,9 +3,19 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from datetime import UTC, datetime
+from types import UnionType
+from typing import Annotated, Any, Union, get_args, get_origin
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    AfterValidator,
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
 
 # Published on every string property so clients (and schemathesis) know the rule below.
 NO_NUL_PATTERN = "^[^\\u0000]*$"
@@ -57,12 +67,36 @@ def check_json_object(value: dict[str, Any]) -> dict[str, Any]:
 JsonObject = Annotated[dict[str, Any], Field(max_length=50), AfterValidator(check_json_object)]
 
 
+def _is_flag(annotation: Any) -> bool:
+    """Whether a field is a boolean (or an optional one)."""
+    if annotation is bool:
+        return True
+    members = [a for a in get_args(annotation) if a is not type(None)]
+    return get_origin(annotation) in (Union, UnionType) and members == [bool]
+
+
 class Input(BaseModel):
     """Unknown fields are ignored (contract §2). NUL characters and unpaired surrogates are
     refused in every string: PostgreSQL text cannot hold them, and SQLite would store what
     PostgreSQL refuses."""
 
     model_config = ConfigDict(extra="ignore", json_schema_extra=_schema_extra)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _strict_flags(cls, data: Any) -> Any:
+        """true/false only: pydantic would read 0, 1, "yes" and "off" as booleans, and the
+        contract rejects wrong types. (A model validator: field validators on every field
+        would disturb discriminated unions.)"""
+        if not isinstance(data, dict):
+            return data
+        wrong = {
+            key: [data[key]]  # a value no boolean validation accepts: the field's own error
+            for name, info in cls.model_fields.items()
+            if _is_flag(info.annotation)
+            and not isinstance(data.get(key := info.alias or name), bool | None)
+        }
+        return {**data, **wrong} if wrong else data
 
     @field_validator("*", mode="after")
     @classmethod
@@ -75,3 +109,14 @@ class Input(BaseModel):
             except UnicodeEncodeError as exc:
                 raise ValueError("not valid Unicode text") from exc
         return value
+
+
+def _to_utc(value: datetime) -> datetime:
+    try:
+        return value.astimezone(UTC)
+    except OverflowError as exc:  # 0001-01-01T00:00+01:00 has no UTC form
+        raise ValueError("out of range once converted to UTC") from exc
+
+
+# A point in time with its offset (ISO 8601, e.g. 2026-11-22T06:00:00Z), kept in UTC.
+Instant = Annotated[AwareDatetime, AfterValidator(_to_utc)]
