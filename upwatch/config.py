@@ -78,7 +78,21 @@ class Settings(BaseSettings):
     mail_max_attempts: int = 30
     max_body_bytes: int = 1_048_576
 
-    @field_validator("public_url")
+    # Alert delivery: back-off doubles from the first delay up to the cap; after the last
+    # attempt an alert fails for good. The defaults span about an hour of receiver outage.
+    alert_retry_seconds: float = Field(default=5.0, gt=0)
+    alert_retry_max_seconds: float = Field(default=600.0, gt=0)
+    alert_max_attempts: int = Field(default=12, ge=1)
+    alert_timeout_seconds: float = Field(default=10.0, gt=0)
+    alert_poll_seconds: float = Field(default=5.0, gt=0)
+    # A claimed alert is hidden this long: if the sender dies mid-send, it is retried after it.
+    alert_claim_seconds: float = Field(default=120.0, gt=0)
+    # Fixed API bases of the chat and paging services; tests point them at local servers.
+    telegram_api_url: str = "https://api.telegram.org"
+    pagerduty_events_url: str = "https://events.pagerduty.com"
+    twilio_api_url: str = "https://api.twilio.com"
+
+    @field_validator("public_url", "telegram_api_url", "pagerduty_events_url", "twilio_api_url")
     @classmethod
     def _strip_slash(cls, value: str) -> str:
         return value.rstrip("/")

@@ -71,7 +71,10 @@ class SmtpTransport:
         return email
 
     async def send(self, message: MailMessage) -> None:
-        email = self.compose(message)
+        await self.send_email(self.compose(message))
+
+    async def send_email(self, email: EmailMessage) -> None:
+        """Hand one composed message to the SMTP server; 5xx answers are permanent errors."""
         s = self.settings
         try:
             await aiosmtplib.send(

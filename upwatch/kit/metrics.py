@@ -63,6 +63,12 @@ class Metrics:
             ["outcome"],
             registry=self.registry,
         )
+        self.alert_deliveries = Counter(
+            "upwatch_alert_deliveries",
+            "Alert delivery attempts by channel and outcome (sent, retry, failed, suppressed)",
+            ["channel", "outcome"],
+            registry=self.registry,
+        )
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

@@ -1,8 +1,10 @@
 """Every table, one file each; importing this package registers them all on ``Base``."""
 
 from upwatch.models.contact import ContactSubmission
+from upwatch.models.incident import Incident, IncidentUpdate
 from upwatch.models.mail import MailMessage
 from upwatch.models.monitor import CheckResult, DailyAggregate, Monitor, Region
+from upwatch.models.notification import Alert, AlertAttempt, NotificationProvider
 from upwatch.models.project import Project, ProjectInvitation, ProjectMember
 from upwatch.models.subscription import Subscription
 from upwatch.models.token import PasswordResetToken, RefreshToken
@@ -10,12 +12,17 @@ from upwatch.models.usage import ApiUsage
 from upwatch.models.user import User
 
 __all__ = [
+    "Alert",
+    "AlertAttempt",
     "ApiUsage",
     "CheckResult",
     "ContactSubmission",
     "DailyAggregate",
+    "Incident",
+    "IncidentUpdate",
     "MailMessage",
     "Monitor",
+    "NotificationProvider",
     "PasswordResetToken",
     "Project",
     "ProjectInvitation",

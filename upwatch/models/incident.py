@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import BigInteger, Boolean, ForeignKey, Index, Integer, String, Text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from upwatch.kit.db import Base, IdMixin, TimestampMixin
+
+
+class Incident(IdMixin, TimestampMixin, Base):
+    __tablename__ = "incidents"
+    __table_args__ = (Index("ix_incidents_project_created", "project_id", "created_at"),)
+
+    project_id: Mapped[str] = mapped_column(
+        String(32), ForeignKey("projects.id", ondelete="CASCADE")
+    )
+    # A deleted monitor leaves its incidents as history.
+    monitor_id: Mapped[str | None] = mapped_column(
+        String(32), ForeignKey("monitors.id", ondelete="SET NULL"), index=True
+    )
+    title: Mapped[str] = mapped_column(String(200))
+    description: Mapped[str] = mapped_column(Text, default="")
+    status: Mapped[str] = mapped_column(String(20))
+    severity: Mapped[str] = mapped_column(String(20))
+    # Opened by the status machine (and so resolved by it), not by a person.
+    automatic: Mapped[bool] = mapped_column(Boolean, default=False)
+    started_at: Mapped[datetime]
+    resolved_at: Mapped[datetime | None]
+
+
+class IncidentUpdate(Base):
+    """One entry of an incident's timeline; integer ids keep entries made in the same
+    instant in the order they were made."""
+
+    __tablename__ = "incident_updates"
+
+    id: Mapped[int] = mapped_column(
+        BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True
+    )
+    incident_id: Mapped[str] = mapped_column(
+        String(32), ForeignKey("incidents.id", ondelete="CASCADE"), index=True
+    )
+    status: Mapped[str] = mapped_column(String(20))
+    message: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime]

@@ -1,0 +1,1 @@
+"""Notification providers, the nine channel transports and reliable alert delivery."""

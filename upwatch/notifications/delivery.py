@@ -1,0 +1,253 @@
+"""Reliable alerting: alerts are outbox rows, delivered by a sender that retries with back-off.
+
+``AlertOutbox.enqueue`` writes one row per provider in the caller's transaction (the one that
+changed the monitor's state), already marked suppressed when quiet hours, a disabled provider
+or the owner's plan say so. ``AlertSender`` claims due rows, delivers them through the channel's
+transport and records every attempt. A claim is committed before sending, so after a crash an
+alert is retried only when its outcome was never recorded; receivers get the alert's delivery
+id (``X-Upwatch-Delivery``, PagerDuty's dedup key) to drop such a rare repeat.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from upwatch.billing.plans import PlanCatalog
+from upwatch.billing.repository import SubscriptionRepository
+from upwatch.config import Settings
+from upwatch.kit.clock import Clock
+from upwatch.kit.db import Database, after_commit
+from upwatch.kit.mail import SmtpTransport, stop_if_cancelled
+from upwatch.kit.metrics import Metrics
+from upwatch.kit.net import NetworkGuard, guarded_session
+from upwatch.models import Alert, AlertAttempt, NotificationProvider, Project, User
+from upwatch.notifications.events import AlertEvent, EventKind
+from upwatch.notifications.repository import AlertRepository, ProviderRepository
+from upwatch.notifications.rules import suppression
+from upwatch.notifications.transports import DeliveryKit, TransportError, deliver
+
+log = logging.getLogger(__name__)
+
+# Deliveries in flight at once, so one slow receiver does not hold up the others.
+CONCURRENCY = 10
+
+
+def retry_delay(settings: Settings, attempts: int) -> timedelta:
+    """Exponential back-off after the ``attempts``-th failure, capped."""
+    seconds = settings.alert_retry_seconds * 2 ** max(0, attempts - 1)
+    return timedelta(seconds=min(seconds, settings.alert_retry_max_seconds))
+
+
+class AlertOutbox:
+    """Writes alerts in the transaction of the change they report."""
+
+    def __init__(self, catalog: PlanCatalog, wake: Callable[[], None]) -> None:
+        self.catalog = catalog
+        self.wake = wake
+
+    async def enqueue(
+        self,
+        session: AsyncSession,
+        project: Project,
+        event: Callable[[str], AlertEvent],
+        incident_id: str | None,
+        now: datetime,
+    ) -> list[Alert]:
+        """One alert per provider of ``project``; ``event`` builds the facts for a delivery
+        id. The sender is woken once the transaction commits."""
+        providers = await ProviderRepository(session).of_project(project.id)
+        if not providers:
+            return []
+        owner = await session.get(User, project.owner_id)
+        timezone = str((owner.settings if owner else {}).get("timezone") or "UTC")
+        subscription = await SubscriptionRepository(session).of(project.owner_id)
+        plan = self.catalog.get(subscription.plan if subscription else self.catalog.default_plan)
+        alerts = []
+        repository = AlertRepository(session)
+        for provider in providers:
+            facts = event(f"{incident_id or 'none'}:{provider.id}:{uuid.uuid4().hex[:8]}")
+            ends_delivered = (
+                facts.kind is EventKind.RESOLVED
+                and incident_id is not None
+                and await repository.outage_alert_delivered(incident_id, provider.id)
+            )
+            reason = suppression(
+                enabled=provider.is_enabled,
+                channel=provider.type,
+                channels_in_plan=plan.notificationChannels,
+                quiet_start=provider.quiet_hours_start,
+                quiet_end=provider.quiet_hours_end,
+                timezone=timezone,
+                now=now,
+                ends_a_delivered_alert=ends_delivered,
+            )
+            alert = Alert(
+                provider_id=provider.id,
+                provider_type=provider.type,
+                provider_name=provider.name,
+                project_id=project.id,
+                incident_id=incident_id,
+                event=facts.kind.value,
+                facts=facts.to_json(),
+                status="pending" if reason is None else "suppressed",
+                reason=reason,
+                attempts=0,
+                next_attempt_at=now,
+                created_at=now,
+            )
+            repository.add(alert)
+            alerts.append(alert)
+        await session.flush()
+        after_commit(session, self.wake)
+        return alerts
+
+
+class AlertSender:
+    def __init__(
+        self, settings: Settings, database: Database, clock: Clock, metrics: Metrics
+    ) -> None:
+        self.settings = settings
+        self.database = database
+        self.clock = clock
+        self.metrics = metrics
+        self.guard = NetworkGuard(
+            allow_private=settings.allow_private_targets,
+            loopback_only=settings.targets_loopback_only,
+        )
+        self.kit: DeliveryKit | None = None
+        self._wakeup = asyncio.Event()
+
+    def start(self) -> None:
+        """Create the HTTP client; call inside the running loop (the app's lifespan)."""
+        self.kit = DeliveryKit(
+            settings=self.settings,
+            http=guarded_session(self.guard, limit=100),
+            smtp=SmtpTransport(self.settings),
+        )
+
+    async def close(self) -> None:
+        if self.kit is not None:
+            with contextlib.suppress(Exception):
+                await self.kit.http.close()
+
+    def wake(self) -> None:
+        self._wakeup.set()
+
+    async def run(self) -> None:
+        """Deliver due alerts until cancelled; wakes on new alerts or every poll interval."""
+        while True:
+            stop_if_cancelled()
+            try:
+                while await self.deliver_due() > 0:
+                    pass
+            except Exception:
+                log.exception("alert sender pass failed; retrying at the next pass")
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self.settings.alert_poll_seconds):
+                    await self._wakeup.wait()
+            self._wakeup.clear()
+
+    async def deliver_due(self, batch: int = 50) -> int:
+        """One pass over due alerts; returns how many were attempted."""
+        now = self.clock.now()
+        async with self.database.sessionmaker() as session:
+            due = await AlertRepository(session).due(now, batch)
+        limiter = asyncio.Semaphore(CONCURRENCY)
+
+        async def attempt(alert_id: int, due_at: datetime) -> bool:
+            async with limiter:
+                # Claimed only when its turn comes, so a claim never ages while it waits.
+                claimed_until = self.clock.now() + timedelta(
+                    seconds=self.settings.alert_claim_seconds
+                )
+                async with self.database.sessionmaker() as session:
+                    won = await AlertRepository(session).claim(alert_id, due_at, claimed_until)
+                    await session.commit()
+                if won:
+                    await self._attempt(alert_id, claimed_until)
+                return won
+
+        results = await asyncio.gather(*(attempt(a, t) for a, t in due))
+        return sum(results)
+
+    async def send(
+        self, provider: NotificationProvider, event: AlertEvent
+    ) -> TransportError | None:
+        """Deliver one message now; the error, or None when it was delivered."""
+        if self.kit is None:
+            return TransportError("the alert sender is not running", retryable=True)
+        try:
+            await deliver(provider.type, provider.config, event, self.kit)
+        except TransportError as exc:
+            return exc
+        return None
+
+    async def _attempt(self, alert_id: int, claimed_until: datetime) -> None:
+        async with self.database.sessionmaker() as session:
+            alert = await session.get(Alert, alert_id)
+            provider = (
+                await session.get(NotificationProvider, alert.provider_id)
+                if alert is not None and alert.provider_id is not None
+                else None
+            )
+        if alert is None:
+            return  # deleted with its incident or project meanwhile
+        started = time.perf_counter()
+        error: str | None
+        retryable = False
+        if provider is None:
+            error = "the provider was deleted"
+        elif not provider.is_enabled:
+            error = "the provider was disabled"
+        else:
+            try:
+                failure = await self.send(provider, AlertEvent.from_json(alert.facts))
+            except Exception as exc:
+                # Counted as an attempt all the same, so an alert can never loop unrecorded.
+                log.exception("unexpected error delivering alert %s", alert_id)
+                # Only the type: the text could quote a credential, and users see this.
+                error, retryable = f"unexpected error ({type(exc).__name__})", True
+            else:
+                error = failure.message if failure else None
+                retryable = failure is not None and failure.retryable
+        duration_ms = (time.perf_counter() - started) * 1000
+        now = self.clock.now()
+        attempts = alert.attempts + 1
+        values: dict[str, object] = {"attempts": attempts, "reason": error}
+        if error is None:
+            outcome = "sent"
+            values.update(status="sent", sent_at=now)
+        elif retryable and attempts < self.settings.alert_max_attempts:
+            outcome = "retry"
+            values.update(next_attempt_at=now + retry_delay(self.settings, attempts))
+            log.warning("alert %s attempt %d failed: %s", alert_id, attempts, error)
+        else:
+            outcome = "failed"
+            values.update(status="failed")
+            log.error("alert %s failed for good: %s", alert_id, error)
+        self.metrics.alert_deliveries.labels(alert.provider_type, outcome).inc()
+        async with self.database.sessionmaker() as session:
+            kept = await AlertRepository(session).record(
+                alert_id,
+                claimed_until,
+                AlertAttempt(
+                    alert_id=alert_id,
+                    attempt=attempts,
+                    outcome=outcome,
+                    error=error,
+                    duration_ms=round(duration_ms, 3),
+                    attempted_at=now,
+                ),
+                **values,
+            )
+            if not kept:
+                log.warning("alert %s was taken over by another sender; outcome dropped", alert_id)
+            await session.commit()

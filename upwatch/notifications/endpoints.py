@@ -1,0 +1,101 @@
+"""Notification providers (seed 25-27, contract §9)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, status
+
+from upwatch.accounts.schemas import DeletedOut
+from upwatch.dependencies import CurrentUser, RuntimeDep, Session
+from upwatch.kit.errors import problem_responses
+from upwatch.kit.pagination import PageParams
+from upwatch.models import NotificationProvider
+from upwatch.notifications.channels import masked
+from upwatch.notifications.repository import ProviderRepository
+from upwatch.notifications.schemas import ProviderCreate, ProviderOut, ProviderUpdate
+from upwatch.notifications.service import ProviderService
+
+router = APIRouter(
+    prefix="/notification-providers",
+    tags=["notification providers"],
+    responses=problem_responses(400, 401, 404, 422, 429, 500),
+)
+
+
+def provider_out(provider: NotificationProvider) -> ProviderOut:
+    return ProviderOut(
+        id=provider.id,
+        projectId=provider.project_id,
+        type=provider.type,
+        name=provider.name,
+        config=masked(provider.type, provider.config or {}),
+        isEnabled=provider.is_enabled,
+        quietHoursStart=provider.quiet_hours_start,
+        quietHoursEnd=provider.quiet_hours_end,
+        createdAt=provider.created_at,
+        updatedAt=provider.updated_at,
+    )
+
+
+@router.post(
+    "",
+    status_code=status.HTTP_201_CREATED,
+    operation_id="createNotificationProvider",
+    responses=problem_responses(402),
+)
+async def create_provider(
+    body: ProviderCreate, user: CurrentUser, session: Session, runtime: RuntimeDep
+) -> ProviderOut:
+    """Add a channel to a project the caller belongs to. `config` depends on `type`; a type
+    outside the project owner's plan (`notificationChannels`) is refused with 402, a URL at an
+    internal address with 422. Secrets are masked in every response."""
+    return provider_out(await ProviderService(session, runtime).create(user, body))
+
+
+@router.get("/user", operation_id="listMyNotificationProviders")
+async def list_providers(
+    user: CurrentUser,
+    session: Session,
+    page: PageParams,
+    projectId: Annotated[str | None, Query(max_length=32)] = None,
+) -> list[ProviderOut]:
+    """The providers in projects the caller belongs to, newest first."""
+    items, total = await ProviderRepository(session).visible_to(
+        user, projectId, page.limit, page.offset
+    )
+    page.total(total)
+    return [provider_out(p) for p in items]
+
+
+@router.get("/{id}", operation_id="getNotificationProvider")
+async def get_provider(
+    id: str, user: CurrentUser, session: Session, runtime: RuntimeDep
+) -> ProviderOut:
+    return provider_out(await ProviderService(session, runtime).visible(user, id))
+
+
+@router.patch("/{id}", operation_id="updateNotificationProvider", responses=problem_responses(402))
+async def update_provider(
+    id: str, body: ProviderUpdate, user: CurrentUser, session: Session, runtime: RuntimeDep
+) -> ProviderOut:
+    """Change a provider. A new `config` replaces the stored one (send a masked secret back
+    unchanged to keep it). Quiet hours need both ends; send both as null to remove them."""
+    return provider_out(await ProviderService(session, runtime).update(user, id, body))
+
+
+@router.delete("/{id}", operation_id="deleteNotificationProvider")
+async def delete_provider(
+    id: str, user: CurrentUser, session: Session, runtime: RuntimeDep
+) -> DeletedOut:
+    """Remove a provider; its past alerts stay in the incidents' history."""
+    await ProviderService(session, runtime).delete(user, id)
+    return DeletedOut(id=id)
+
+
+@router.post("/{id}/test", operation_id="testNotificationProvider")
+async def test_provider(id: str, user: CurrentUser, session: Session, runtime: RuntimeDep) -> bool:
+    """Send a real test message through the provider now: `true` when it was delivered,
+    `false` when delivery failed (the error is kept in the alert history). Quiet hours do not
+    apply to tests. At most 20 tests per account in 10 minutes (429)."""
+    return await ProviderService(session, runtime).test(user, id)

@@ -1,0 +1,148 @@
+"""Every query of notification providers, alerts and their attempts."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from sqlalchemy import and_, exists, func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
+
+from upwatch.models import Alert, AlertAttempt, NotificationProvider, ProjectMember, User
+
+
+class ProviderRepository:
+    def __init__(self, session: AsyncSession) -> None:
+        self.session = session
+
+    async def get(self, provider_id: str) -> NotificationProvider | None:
+        return await self.session.get(NotificationProvider, provider_id)
+
+    async def visible_to(
+        self, caller: User, project_id: str | None, limit: int, offset: int
+    ) -> tuple[Sequence[NotificationProvider], int]:
+        """Providers in projects the caller belongs to (the projects' membership rule)."""
+        member_of = select(ProjectMember.project_id).where(ProjectMember.user_id == caller.id)
+        query = select(NotificationProvider).where(NotificationProvider.project_id.in_(member_of))
+        if project_id is not None:
+            query = query.where(NotificationProvider.project_id == project_id)
+        total = await self.session.scalar(select(func.count()).select_from(query.subquery()))
+        rows = await self.session.scalars(
+            query.order_by(NotificationProvider.created_at.desc(), NotificationProvider.id)
+            .limit(limit)
+            .offset(offset)
+        )
+        return rows.all(), int(total or 0)
+
+    async def of_project(self, project_id: str) -> Sequence[NotificationProvider]:
+        return (
+            await self.session.scalars(
+                select(NotificationProvider)
+                .where(NotificationProvider.project_id == project_id)
+                .order_by(NotificationProvider.created_at, NotificationProvider.id)
+            )
+        ).all()
+
+    async def add(self, provider: NotificationProvider) -> NotificationProvider:
+        self.session.add(provider)
+        await self.session.flush()
+        return provider
+
+    async def delete(self, provider: NotificationProvider) -> None:
+        await self.session.delete(provider)
+        await self.session.flush()
+
+
+class AlertRepository:
+    def __init__(self, session: AsyncSession) -> None:
+        self.session = session
+
+    def add(self, alert: Alert) -> None:
+        self.session.add(alert)
+
+    async def of_incident(self, incident_id: str) -> Sequence[Alert]:
+        return (
+            await self.session.scalars(
+                select(Alert).where(Alert.incident_id == incident_id).order_by(Alert.id)
+            )
+        ).all()
+
+    async def attempts_of(self, alert_ids: Sequence[int]) -> Sequence[AlertAttempt]:
+        if not alert_ids:
+            return []
+        return (
+            await self.session.scalars(
+                select(AlertAttempt)
+                .where(AlertAttempt.alert_id.in_(alert_ids))
+                .order_by(AlertAttempt.alert_id, AlertAttempt.attempt)
+            )
+        ).all()
+
+    async def due(self, now: datetime, batch: int) -> Sequence[tuple[int, datetime]]:
+        """Pending alerts whose time has come, oldest first, skipping any alert while an
+        earlier one to the same provider about the same incident is still pending, so a
+        recovery never overtakes its outage alert."""
+        earlier = aliased(Alert)
+        blocked = exists().where(
+            and_(
+                earlier.status == "pending",
+                earlier.provider_id == Alert.provider_id,
+                earlier.incident_id == Alert.incident_id,
+                earlier.id < Alert.id,
+            )
+        )
+        rows = await self.session.execute(
+            select(Alert.id, Alert.next_attempt_at)
+            .where(Alert.status == "pending", Alert.next_attempt_at <= now, ~blocked)
+            .order_by(Alert.next_attempt_at, Alert.id)
+            .limit(batch)
+        )
+        return [(int(i), t) for i, t in rows.all()]
+
+    async def claim(self, alert_id: int, due_at: datetime, until: datetime) -> bool:
+        """Hide a due alert from other senders until ``until``; only one claim wins."""
+        claimed = await self.session.execute(
+            update(Alert)
+            .where(Alert.id == alert_id, Alert.status == "pending", Alert.next_attempt_at == due_at)
+            .values(next_attempt_at=until)
+        )
+        return getattr(claimed, "rowcount", 0) == 1
+
+    async def record(
+        self, alert_id: int, claimed_until: datetime, attempt: AlertAttempt, **values: object
+    ) -> bool:
+        """Write an attempt's outcome if this sender's claim still holds; False when another
+        sender took the alert over (the claim expired), whose outcome then counts."""
+        result = await self.session.execute(
+            update(Alert)
+            .where(
+                Alert.id == alert_id,
+                Alert.status == "pending",
+                Alert.next_attempt_at == claimed_until,
+            )
+            .values(**values)
+        )
+        if getattr(result, "rowcount", 0) != 1:
+            return False
+        self.session.add(attempt)
+        return True
+
+    async def cancel_pending(self, provider_id: str, reason: str) -> None:
+        await self.session.execute(
+            update(Alert)
+            .where(Alert.provider_id == provider_id, Alert.status == "pending")
+            .values(status="failed", reason=reason)
+        )
+
+    async def outage_alert_delivered(self, incident_id: str, provider_id: str) -> bool:
+        """Whether the provider got (or is getting) the alert that opened this incident."""
+        found = await self.session.scalar(
+            select(Alert.id).where(
+                Alert.incident_id == incident_id,
+                Alert.provider_id == provider_id,
+                Alert.event == "incident.opened",
+                Alert.status.in_(("sent", "pending")),
+            )
+        )
+        return found is not None

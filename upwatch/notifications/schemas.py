@@ -1,0 +1,146 @@
+"""Request and response shapes of notification providers and alert history (contract §9)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field
+
+from upwatch.kit.inputs import SINGLE_LINE_PATTERN, Input, JsonObject
+from upwatch.notifications.channels import (
+    Channel,
+    ChatHookConfig,
+    EmailConfig,
+    PagerDutyConfig,
+    TelegramConfig,
+    TwilioConfig,
+    WebhookConfig,
+)
+
+Name = Annotated[str, Field(min_length=1, max_length=100, pattern=SINGLE_LINE_PATTERN)]
+QuietTime = Annotated[
+    str,
+    Field(
+        pattern=r"^([0-1]?[0-9]|2[0-3]):[0-5][0-9]$",
+        description="HH:MM in the project owner's time zone",
+    ),
+]
+
+
+class _ProviderFields(Input):
+    name: Name | None = None
+    isEnabled: bool | None = None
+    quietHoursStart: QuietTime | None = None
+    quietHoursEnd: QuietTime | None = None
+
+
+class _NewProvider(_ProviderFields):
+    projectId: Annotated[str, Field(max_length=32)]
+    name: Name
+
+
+# One model per type, so the schema itself says what config each type needs.
+class EmailProviderCreate(_NewProvider):
+    type: Literal["email"]
+    config: EmailConfig
+
+
+class SlackProviderCreate(_NewProvider):
+    type: Literal["slack"]
+    config: ChatHookConfig
+
+
+class DiscordProviderCreate(_NewProvider):
+    type: Literal["discord"]
+    config: ChatHookConfig
+
+
+class TeamsProviderCreate(_NewProvider):
+    type: Literal["teams"]
+    config: ChatHookConfig
+
+
+class WebhookProviderCreate(_NewProvider):
+    type: Literal["webhook"]
+    config: WebhookConfig
+
+
+class TelegramProviderCreate(_NewProvider):
+    type: Literal["telegram"]
+    config: TelegramConfig
+
+
+class PagerDutyProviderCreate(_NewProvider):
+    type: Literal["pagerduty"]
+    config: PagerDutyConfig
+
+
+class SmsProviderCreate(_NewProvider):
+    type: Literal["sms"]
+    config: TwilioConfig
+
+
+class WhatsAppProviderCreate(_NewProvider):
+    type: Literal["whatsapp"]
+    config: TwilioConfig
+
+
+NewProvider = (
+    EmailProviderCreate
+    | SlackProviderCreate
+    | DiscordProviderCreate
+    | TeamsProviderCreate
+    | WebhookProviderCreate
+    | TelegramProviderCreate
+    | PagerDutyProviderCreate
+    | SmsProviderCreate
+    | WhatsAppProviderCreate
+)
+ProviderCreate = Annotated[NewProvider, Field(discriminator="type")]
+
+
+class ProviderUpdate(_ProviderFields):
+    """The seed's fields; `config` replaces the stored one and is checked against `type`
+    (masked secrets sent back unchanged keep their stored value)."""
+
+    type: Channel | None = None
+    config: JsonObject | None = None
+    projectId: Annotated[str, Field(max_length=32)] | None = None
+
+
+class ProviderOut(BaseModel):
+    id: str
+    projectId: str
+    type: Channel
+    name: str
+    config: dict[str, Any] = Field(description="Secrets are masked")
+    isEnabled: bool
+    quietHoursStart: str | None
+    quietHoursEnd: str | None
+    createdAt: datetime
+    updatedAt: datetime
+
+
+class AlertAttemptOut(BaseModel):
+    attempt: int
+    outcome: Literal["sent", "retry", "failed"]
+    error: str | None
+    durationMs: float | None
+    attemptedAt: datetime
+
+
+class AlertOut(BaseModel):
+    """One alert to one provider and what became of it."""
+
+    id: str
+    providerId: str | None
+    providerType: Channel
+    providerName: str
+    incidentId: str | None
+    event: Literal["incident.opened", "incident.resolved", "test"]
+    status: Literal["pending", "sent", "failed", "suppressed"]
+    reason: str | None = Field(description="Why it was suppressed, or why it failed")
+    attempts: list[AlertAttemptOut]
+    createdAt: datetime
+    sentAt: datetime | None

@@ -1,0 +1,200 @@
+"""Notification provider rules: access, plan channels, per-type config, safe addresses."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from pydantic import ValidationError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from upwatch.billing.service import PlanLimits
+from upwatch.kit.errors import FieldError, Forbidden, NotFound, TooManyRequests, ValidationFailed
+from upwatch.kit.net import TargetRefused
+from upwatch.models import Alert, AlertAttempt, NotificationProvider, Project, User
+from upwatch.notifications.channels import (
+    SecretNotKept,
+    field_errors,
+    keep_secrets,
+    urls_of,
+    validate_config,
+)
+from upwatch.notifications.events import AlertEvent, EventKind
+from upwatch.notifications.repository import AlertRepository, ProviderRepository
+from upwatch.notifications.schemas import NewProvider, ProviderUpdate
+from upwatch.projects.repository import ProjectRepository
+from upwatch.runtime import Runtime
+
+
+def normalise_time(value: str | None) -> str | None:
+    """``7:05`` -> ``07:05``."""
+    if value is None:
+        return None
+    hours, minutes = value.split(":")
+    return f"{int(hours):02d}:{minutes}"
+
+
+def require_quiet_pair(start: str | None, end: str | None) -> None:
+    if (start is None) != (end is None):
+        missing = "quietHoursEnd" if end is None else "quietHoursStart"
+        raise ValidationFailed.on(missing, "quiet hours need both a start and an end")
+
+
+class ProviderService:
+    def __init__(self, session: AsyncSession, runtime: Runtime) -> None:
+        self.session = session
+        self.runtime = runtime
+        self.providers = ProviderRepository(session)
+        self.projects = ProjectRepository(session)
+        self.limits = PlanLimits(session, runtime)
+
+    async def visible(self, caller: User, provider_id: str) -> NotificationProvider:
+        """The provider if the caller may see its project (any member may), else 404."""
+        provider = await self.providers.get(provider_id)
+        if provider is None or await self.projects.access(caller, provider.project_id) is None:
+            raise NotFound("no such notification provider")
+        return provider
+
+    async def _project(self, caller: User, project_id: str) -> Project:
+        access = await self.projects.access(caller, project_id)
+        if access is None:
+            raise NotFound("no such project")
+        return access.project
+
+    def _check_addresses(self, channel: str, config: dict[str, Any]) -> None:
+        """Refuse URLs at internal addresses now; they are checked again at send time."""
+        for field, url in urls_of(channel, config):
+            try:
+                self.runtime.alerts.guard.check_url(url)
+            except TargetRefused as exc:
+                raise ValidationFailed.on(f"config.{field}", f"refused address: {exc}") from exc
+            except ValueError as exc:
+                raise ValidationFailed.on(f"config.{field}", str(exc)) from exc
+
+    async def create(self, caller: User, body: NewProvider) -> NotificationProvider:
+        project = await self._project(caller, body.projectId)
+        await self.limits.require_channel(project.owner_id, body.type)
+        config = body.config.model_dump(mode="json", by_alias=True, exclude_none=True)
+        self._check_addresses(body.type, config)
+        start, end = normalise_time(body.quietHoursStart), normalise_time(body.quietHoursEnd)
+        require_quiet_pair(start, end)
+        return await self.providers.add(
+            NotificationProvider(
+                project_id=project.id,
+                type=body.type,
+                name=body.name,
+                config=config,
+                is_enabled=body.isEnabled if body.isEnabled is not None else True,
+                quiet_hours_start=start,
+                quiet_hours_end=end,
+            )
+        )
+
+    async def update(
+        self, caller: User, provider_id: str, body: ProviderUpdate
+    ) -> NotificationProvider:
+        provider = await self.visible(caller, provider_id)
+        given = body.model_fields_set
+        for field in ("name", "isEnabled", "type", "projectId"):
+            if field in given and getattr(body, field) is None:
+                raise ValidationFailed.on(field, "may not be null")
+        project = await self._project(caller, body.projectId or provider.project_id)
+        if project.id != provider.project_id:
+            source = await self.projects.access(caller, provider.project_id)
+            if source is None or not source.can_manage_members:
+                raise Forbidden("moving a provider needs the owner or a project manager")
+            # Alerts about the old project's incidents must not reach the new project.
+            await AlertRepository(self.session).cancel_pending(
+                provider.id, "the provider moved to another project"
+            )
+        channel = body.type or provider.type
+        if channel != provider.type or project.id != provider.project_id:
+            await self.limits.require_channel(project.owner_id, channel)
+        if body.config is not None:
+            stored = provider.config if channel == provider.type else {}
+            try:
+                config = validate_config(channel, keep_secrets(channel, body.config, stored))
+            except SecretNotKept as exc:
+                raise ValidationFailed.on(
+                    exc.field, "give the secret again when the destination changes"
+                ) from exc
+            except ValidationError as exc:
+                errors = [FieldError(field=f, message=m) for f, m in field_errors(exc)]
+                detail = "; ".join(f"{e.field}: {e.message}" for e in errors)
+                raise ValidationFailed(detail, errors=errors) from exc
+            self._check_addresses(channel, config)
+            provider.config = config
+        elif channel != provider.type:
+            raise ValidationFailed.on("config", f"a {channel} provider needs its own config")
+        start = (
+            normalise_time(body.quietHoursStart)
+            if "quietHoursStart" in given
+            else provider.quiet_hours_start
+        )
+        end = (
+            normalise_time(body.quietHoursEnd)
+            if "quietHoursEnd" in given
+            else provider.quiet_hours_end
+        )
+        require_quiet_pair(start, end)
+        provider.type = channel
+        provider.project_id = project.id
+        provider.quiet_hours_start, provider.quiet_hours_end = start, end
+        if body.name is not None:
+            provider.name = body.name
+        if body.isEnabled is not None:
+            provider.is_enabled = body.isEnabled
+        await self.session.flush()
+        await self.session.refresh(provider)
+        return provider
+
+    async def delete(self, caller: User, provider_id: str) -> None:
+        await self.providers.delete(await self.visible(caller, provider_id))
+
+    async def test(self, caller: User, provider_id: str) -> bool:
+        """Send a real test message now; recorded in the alert history like any alert."""
+        provider = await self.visible(caller, provider_id)
+        window = self.runtime.throttles.provider_test
+        wait = window.retry_after(caller.id)
+        if wait is not None:
+            raise TooManyRequests("too many test messages; try again later", retry_after=wait)
+        window.record(caller.id)
+        project = await self._project(caller, provider.project_id)
+        now = self.runtime.clock.now()
+        event = AlertEvent(
+            kind=EventKind.TEST,
+            delivery_id=f"test:{provider.id}:{uuid.uuid4().hex[:8]}",
+            occurred_at=now,
+            project_id=project.id,
+            project_name=project.name,
+            severity="low",
+        )
+        failure = await self.runtime.alerts.send(provider, event)
+        alert = Alert(
+            provider_id=provider.id,
+            provider_type=provider.type,
+            provider_name=provider.name,
+            project_id=project.id,
+            incident_id=None,
+            event=EventKind.TEST.value,
+            facts=event.to_json(),
+            status="sent" if failure is None else "failed",
+            reason=failure.message if failure else None,
+            attempts=1,
+            next_attempt_at=now,
+            sent_at=now if failure is None else None,
+            created_at=now,
+        )
+        AlertRepository(self.session).add(alert)
+        await self.session.flush()
+        self.session.add(
+            AlertAttempt(
+                alert_id=alert.id,
+                attempt=1,
+                outcome="sent" if failure is None else "failed",
+                error=alert.reason,
+                duration_ms=None,
+                attempted_at=now,
+            )
+        )
+        return failure is None
