@@ -18,6 +18,8 @@ from upwatch.billing.plans import PlanCatalog
 from upwatch.config import Settings
 from upwatch.contact.endpoints import router as contact_router
 from upwatch.engine.embedded import Engine
+from upwatch.incidents.automatic import IncidentAutomation
+from upwatch.incidents.endpoints import router as incidents_router
 from upwatch.kit.boundary import RequestGuard
 from upwatch.kit.clock import Clock
 from upwatch.kit.db import Database
@@ -30,6 +32,8 @@ from upwatch.monitors.endpoints import board as dashboard_router
 from upwatch.monitors.endpoints import heartbeats as heartbeats_router
 from upwatch.monitors.endpoints import regions as regions_router
 from upwatch.monitors.endpoints import router as monitors_router
+from upwatch.notifications.delivery import AlertOutbox, AlertSender
+from upwatch.notifications.endpoints import router as notifications_router
 from upwatch.operations.endpoints import router as operations_router
 from upwatch.projects.endpoints import router as projects_router
 from upwatch.runtime import PlanCache, Runtime, Throttles
@@ -71,12 +75,17 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
         if settings.migrate_on_start:
             await upgrade(db.engine)
         mailer = Mailer(settings, db, clock, metrics)
+        alerts = AlertSender(settings, db, clock, metrics)
+        alerts.start()
         engine = Engine(
             db,
             clock,
             metrics=metrics,
             allow_private=settings.allow_private_targets,
             loopback_only=settings.targets_loopback_only,
+            automation=IncidentAutomation(
+                AlertOutbox(catalog, alerts.wake), public_url=settings.public_url
+            ),
         )
         await engine.start()
         meter: ApiMeter = (
@@ -97,10 +106,12 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
             meter=meter,
             plan_cache=PlanCache(clock),
             engine=engine,
+            alerts=alerts,
         )
         tasks = [
             asyncio.create_task(mailer.run(), name="mail-sender"),
             asyncio.create_task(meter.run(), name="usage-flusher"),
+            asyncio.create_task(alerts.run(), name="alert-sender"),
             *engine.tasks,
         ]
         log.info("Upwatch %s ready on %s", __version__, settings.sqlalchemy_url.split("://")[0])
@@ -109,6 +120,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
         finally:
             await stop_tasks(tasks)
             await engine.close()
+            await alerts.close()
             await db.dispose()
 
     app = FastAPI(
@@ -126,6 +138,8 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
         regions_router,
         heartbeats_router,
         dashboard_router,
+        incidents_router,
+        notifications_router,
         billing_router,
         contact_router,
         admin_router,

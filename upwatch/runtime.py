@@ -16,6 +16,7 @@ from upwatch.kit.mail import Mailer
 from upwatch.kit.metrics import Metrics
 from upwatch.kit.security import AccessTokens, Passwords
 from upwatch.kit.throttle import SlidingWindow
+from upwatch.notifications.delivery import AlertSender
 
 
 @dataclass
@@ -25,6 +26,7 @@ class Throttles:
     password_mail: SlidingWindow
     password_mail_address: SlidingWindow
     contact_address: SlidingWindow
+    provider_test: SlidingWindow
 
     @classmethod
     def from_settings(cls, settings: Settings, clock: Clock) -> Throttles:
@@ -36,6 +38,8 @@ class Throttles:
             password_mail=SlidingWindow(5, 15 * 60, clock),
             password_mail_address=SlidingWindow(20, 15 * 60, clock),
             contact_address=SlidingWindow(*contact, clock),
+            # Test messages go to addresses users type in: bound what one account can send.
+            provider_test=SlidingWindow(20, 10 * 60, clock),
         )
 
 
@@ -78,6 +82,7 @@ class Runtime:
     meter: ApiMeter
     plan_cache: PlanCache
     engine: Engine
+    alerts: AlertSender
 
 
 def get_runtime(request: Request) -> Runtime:

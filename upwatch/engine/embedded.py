@@ -11,6 +11,7 @@ import contextlib
 import logging
 import time
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from sqlalchemy import select, update
 
@@ -27,6 +28,9 @@ from upwatch.kit.mail import stop_if_cancelled
 from upwatch.kit.metrics import Metrics
 from upwatch.kit.net import NetworkGuard, guarded_session
 from upwatch.models import CheckResult, Monitor, Region
+
+if TYPE_CHECKING:
+    from upwatch.incidents.automatic import IncidentAutomation
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +49,7 @@ class Engine:
         metrics: Metrics,
         concurrency: int = 500,
         loopback_only: bool = False,
+        automation: IncidentAutomation | None = None,
     ) -> None:
         self.metrics = metrics
         self.db = db
@@ -54,7 +59,7 @@ class Engine:
         self.local_region_id = ""
         self._online: tuple[str, ...] = ()
         self.scheduler = Scheduler(db, self.broker, clock, self.online_region_ids)
-        self.ingester = Ingester(db, self.broker, self.online_region_ids)
+        self.ingester = Ingester(db, self.broker, self.online_region_ids, automation=automation)
         self.concurrency = concurrency
         self.kit: ProbeKit | None = None
         self.worker: Worker | None = None

@@ -10,7 +10,8 @@ import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import insert, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -18,11 +19,23 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.engine.broker import Broker, CheckReport
-from upwatch.engine.status import MonitorState, MonitorStatus, RegionState, Result, Settings, apply
-from upwatch.kit.db import Database
+from upwatch.engine.status import (
+    IncidentAction,
+    MonitorState,
+    MonitorStatus,
+    RegionState,
+    Result,
+    Settings,
+    apply,
+)
+from upwatch.kit.db import Database, commit_and_notify
 from upwatch.kit.mail import stop_if_cancelled
 from upwatch.models import CheckResult, DailyAggregate, Monitor
 from upwatch.monitors.histogram import Histogram
+from upwatch.probes.outcome import Outcome
+
+if TYPE_CHECKING:
+    from upwatch.incidents.automatic import IncidentAutomation
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +103,9 @@ class Ingester:
         region_ids: Callable[[], Sequence[str]],
         max_batch: int = 1000,
         max_wait: float = 0.25,
+        automation: IncidentAutomation | None = None,
     ) -> None:
+        self.automation = automation
         self.db = db
         self.broker = broker
         self.region_ids = region_ids
@@ -120,7 +135,8 @@ class Ingester:
             return []
         async with self.db.sessionmaker() as session:
             stored = await self._ingest(session, reports)
-            await session.commit()
+            # Wakes the alert sender for alerts written in this transaction.
+            await commit_and_notify(session)
         self.written += len(stored)
         return stored
 
@@ -134,6 +150,7 @@ class Ingester:
         all_regions = self.region_ids()
         rows: list[dict[str, Any]] = []
         days: dict[tuple[str, str, str], _DayTotals] = {}
+        actions: list[tuple[Monitor, IncidentAction, Outcome, datetime]] = []
         for report in sorted(reports, key=lambda r: r.checked_at):
             monitor = monitors.get(report.monitor_id)
             if monitor is None or not monitor.is_active:
@@ -144,6 +161,8 @@ class Ingester:
                 Result(report.region_id, outcome.ok, outcome.response_time_ms),
                 settings_of(monitor, all_regions),
             )
+            if transition.incident is not IncidentAction.NONE:
+                actions.append((monitor, transition.incident, outcome, report.checked_at))
             monitor.state = encode_state(transition.state)
             monitor.status = transition.state.status.value
             if monitor.last_checked_at is None or report.checked_at > monitor.last_checked_at:
@@ -178,6 +197,10 @@ class Ingester:
         )
         await self._add_days(session, days)
         await session.flush()
+        if self.automation is not None:
+            # After the insert, so the outage's first failure is among the stored results.
+            for monitor, action, outcome, checked_at in actions:
+                await self.automation.carry_out(session, monitor, action, outcome, checked_at)
         return stored
 
     async def _add_days(

@@ -1,0 +1,1 @@
+"""Incidents: opened by people or by monitors turning down, with a timeline."""

@@ -1,0 +1,147 @@
+"""Incidents the status machine decides on: opened when a monitor turns down, resolved when it
+comes back. Runs inside the ingester's transaction, so the incident, its timeline entry and
+its alerts are committed together with the state change, or not at all."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from upwatch.engine.status import IncidentAction
+from upwatch.incidents.repository import IncidentRepository
+from upwatch.models import Incident, IncidentUpdate, Monitor, Project
+from upwatch.notifications.delivery import AlertOutbox
+from upwatch.notifications.events import AlertEvent, EventKind, Failure, format_duration
+from upwatch.probes.outcome import Outcome
+
+
+def target_of(monitor: Monitor) -> str | None:
+    if monitor.url:
+        return monitor.url
+    if monitor.host:
+        return f"{monitor.host}:{monitor.port}" if monitor.port else monitor.host
+    return None
+
+
+class IncidentAutomation:
+    def __init__(self, outbox: AlertOutbox, public_url: str) -> None:
+        self.outbox = outbox
+        self.public_url = public_url
+
+    async def carry_out(
+        self,
+        session: AsyncSession,
+        monitor: Monitor,
+        action: IncidentAction,
+        outcome: Outcome,
+        checked_at: datetime,
+    ) -> Incident | None:
+        """Open or resolve the monitor's automatic incident and write its alerts."""
+        if action is IncidentAction.OPEN:
+            return await self._open(session, monitor, outcome, checked_at)
+        if action is IncidentAction.RESOLVE:
+            return await self._resolve(session, monitor, checked_at)
+        return None
+
+    def _event(
+        self,
+        kind: EventKind,
+        project: Project,
+        monitor: Monitor,
+        incident: Incident,
+        failure: Failure | None,
+        now: datetime,
+    ) -> Callable[[str], AlertEvent]:
+        def build(delivery_id: str) -> AlertEvent:
+            return AlertEvent(
+                kind=kind,
+                delivery_id=delivery_id,
+                occurred_at=now,
+                project_id=project.id,
+                project_name=project.name,
+                monitor_id=monitor.id,
+                monitor_name=monitor.name,
+                monitor_type=monitor.type,
+                monitor_target=target_of(monitor),
+                incident_id=incident.id,
+                incident_title=incident.title,
+                incident_url=f"{self.public_url}/incidents/{incident.id}",
+                severity=incident.severity,
+                failure=failure,
+                since=incident.started_at,
+                resolved_at=incident.resolved_at,
+            )
+
+        return build
+
+    async def _open(
+        self, session: AsyncSession, monitor: Monitor, outcome: Outcome, checked_at: datetime
+    ) -> Incident | None:
+        project = await session.get(Project, monitor.project_id)
+        if project is None:
+            return None
+        repository = IncidentRepository(session)
+        failure = Failure(
+            kind=outcome.error_kind.value if outcome.error_kind else None,
+            message=outcome.error,
+            status_code=outcome.status_code,
+        )
+        incident = await repository.add(
+            Incident(
+                project_id=monitor.project_id,
+                monitor_id=monitor.id,
+                title=f"{monitor.name} is down"[:200],
+                description=failure.describe(),
+                status="investigating",
+                severity="high",
+                automatic=True,
+                started_at=await repository.outage_start(monitor.id, checked_at),
+                resolved_at=None,
+            )
+        )
+        await repository.add_update(
+            IncidentUpdate(
+                incident_id=incident.id,
+                status="investigating",
+                message=f"Opened automatically: {failure.describe()}",
+                created_at=checked_at,
+            )
+        )
+        await self.outbox.enqueue(
+            session,
+            project,
+            self._event(EventKind.OPENED, project, monitor, incident, failure, checked_at),
+            incident.id,
+            checked_at,
+        )
+        return incident
+
+    async def _resolve(
+        self, session: AsyncSession, monitor: Monitor, checked_at: datetime
+    ) -> Incident | None:
+        repository = IncidentRepository(session)
+        incident = await repository.open_automatic(monitor.id)
+        project = await session.get(Project, monitor.project_id)
+        if incident is None or project is None:
+            return None  # resolved or deleted by a person meanwhile: nothing to announce
+        incident.status = "resolved"
+        incident.resolved_at = checked_at
+        length = format_duration((checked_at - incident.started_at).total_seconds())
+        await repository.add_update(
+            IncidentUpdate(
+                incident_id=incident.id,
+                status="resolved",
+                message=f"Resolved automatically: {monitor.name} is up again after {length}.",
+                created_at=checked_at,
+            )
+        )
+        await self.outbox.enqueue(
+            session,
+            project,
+            self._event(EventKind.RESOLVED, project, monitor, incident, None, checked_at),
+            incident.id,
+            checked_at,
+        )
+        return incident

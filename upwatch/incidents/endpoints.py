@@ -1,0 +1,167 @@
+"""Incidents and their timeline (seed 12, contract §8), and their alert history."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Annotated
+
+from fastapi import APIRouter, Query, status
+
+from upwatch.accounts.schemas import DeletedOut
+from upwatch.dependencies import CurrentUser, RuntimeDep, Session
+from upwatch.incidents.repository import IncidentRepository
+from upwatch.incidents.schemas import (
+    IncidentCreate,
+    IncidentOut,
+    IncidentPatch,
+    IncidentStatus,
+    IncidentUpdateCreate,
+    IncidentUpdateOut,
+)
+from upwatch.incidents.service import IncidentService
+from upwatch.kit.errors import problem_responses
+from upwatch.kit.pagination import PageParams
+from upwatch.models import Alert, AlertAttempt, Incident, IncidentUpdate
+from upwatch.notifications.schemas import AlertAttemptOut, AlertOut
+
+router = APIRouter(
+    prefix="/incidents",
+    tags=["incidents"],
+    responses=problem_responses(400, 401, 404, 422, 429, 500),
+)
+
+
+def incident_out(incident: Incident, updates: Sequence[IncidentUpdate]) -> IncidentOut:
+    return IncidentOut(
+        id=incident.id,
+        title=incident.title,
+        status=incident.status,
+        severity=incident.severity,
+        projectId=incident.project_id,
+        monitorId=incident.monitor_id,
+        description=incident.description,
+        automatic=incident.automatic,
+        startedAt=incident.started_at,
+        resolvedAt=incident.resolved_at,
+        createdAt=incident.created_at,
+        updatedAt=incident.updated_at,
+        updates=[
+            IncidentUpdateOut(
+                id=str(u.id),
+                status=u.status,
+                message=u.message,
+                createdAt=u.created_at,
+            )
+            for u in updates
+        ],
+    )
+
+
+async def _with_timeline(session: Session, incident: Incident) -> IncidentOut:
+    timeline = await IncidentRepository(session).updates_of([incident.id])
+    return incident_out(incident, timeline[incident.id])
+
+
+def alert_out(alert: Alert, attempts: Sequence[AlertAttempt]) -> AlertOut:
+    return AlertOut(
+        id=str(alert.id),
+        providerId=alert.provider_id,
+        providerType=alert.provider_type,
+        providerName=alert.provider_name,
+        incidentId=alert.incident_id,
+        event=alert.event,
+        status=alert.status,
+        reason=alert.reason,
+        attempts=[
+            AlertAttemptOut(
+                attempt=a.attempt,
+                outcome=a.outcome,
+                error=a.error,
+                durationMs=a.duration_ms,
+                attemptedAt=a.attempted_at,
+            )
+            for a in attempts
+        ],
+        createdAt=alert.created_at,
+        sentAt=alert.sent_at,
+    )
+
+
+@router.post("", status_code=status.HTTP_201_CREATED, operation_id="createIncident")
+async def create_incident(
+    body: IncidentCreate, user: CurrentUser, session: Session, runtime: RuntimeDep
+) -> IncidentOut:
+    """Open an incident in a project the caller belongs to. `status` defaults to
+    `investigating`, `severity` to `medium`, `startedAt` to now; `monitorId` must be a monitor
+    of the same project (422). The first timeline entry records the opening."""
+    incident = await IncidentService(session, runtime).create(user, body)
+    return await _with_timeline(session, incident)
+
+
+@router.get("", operation_id="listIncidents")
+async def list_incidents(
+    user: CurrentUser,
+    session: Session,
+    page: PageParams,
+    projectId: Annotated[str | None, Query(max_length=32)] = None,
+    status: IncidentStatus | None = None,
+    monitorId: Annotated[str | None, Query(max_length=32)] = None,
+) -> list[IncidentOut]:
+    """Incidents in the caller's projects, newest first."""
+    repository = IncidentRepository(session)
+    items, total = await repository.visible_to(
+        user, projectId, status, monitorId, page.limit, page.offset
+    )
+    page.total(total)
+    timeline = await repository.updates_of([i.id for i in items])
+    return [incident_out(i, timeline[i.id]) for i in items]
+
+
+@router.get("/{id}", operation_id="getIncident")
+async def get_incident(
+    id: str, user: CurrentUser, session: Session, runtime: RuntimeDep
+) -> IncidentOut:
+    incident = await IncidentService(session, runtime).visible(user, id)
+    return await _with_timeline(session, incident)
+
+
+@router.patch("/{id}", operation_id="updateIncident")
+async def update_incident(
+    id: str, body: IncidentPatch, user: CurrentUser, session: Session, runtime: RuntimeDep
+) -> IncidentOut:
+    """Change an incident. A new `status` adds a timeline entry; moving to `resolved` sets
+    `resolvedAt`, moving away from it clears it."""
+    incident = await IncidentService(session, runtime).update(user, id, body)
+    return await _with_timeline(session, incident)
+
+
+@router.delete("/{id}", operation_id="deleteIncident")
+async def delete_incident(
+    id: str, user: CurrentUser, session: Session, runtime: RuntimeDep
+) -> DeletedOut:
+    await IncidentService(session, runtime).delete(user, id)
+    return DeletedOut(id=id)
+
+
+@router.post("/{id}/updates", status_code=status.HTTP_201_CREATED, operation_id="addIncidentUpdate")
+async def add_incident_update(
+    id: str,
+    body: IncidentUpdateCreate,
+    user: CurrentUser,
+    session: Session,
+    runtime: RuntimeDep,
+) -> IncidentOut:
+    """Post a timeline entry, optionally moving the status; answers the incident with its
+    whole timeline (the new entry last)."""
+    incident = await IncidentService(session, runtime).add_update(user, id, body)
+    return await _with_timeline(session, incident)
+
+
+@router.get("/{id}/alerts", operation_id="listIncidentAlerts")
+async def list_incident_alerts(
+    id: str, user: CurrentUser, session: Session, runtime: RuntimeDep
+) -> list[AlertOut]:
+    """Delivery history: each alert this incident caused, per provider, with every attempt
+    (outcome, error, time). Suppressed alerts say why (quiet hours, disabled, plan)."""
+    alerts, attempts = await IncidentService(session, runtime).alerts(user, id)
+    return [alert_out(a, attempts[a.id]) for a in alerts]

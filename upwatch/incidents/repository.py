@@ -1,0 +1,106 @@
+"""Every query of incidents and their timeline."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from upwatch.models import CheckResult, Incident, IncidentUpdate, ProjectMember, User
+
+# How far back the start of an outage is looked for.
+OUTAGE_LOOKBACK = timedelta(days=7)
+
+
+class IncidentRepository:
+    def __init__(self, session: AsyncSession) -> None:
+        self.session = session
+
+    async def get(self, incident_id: str) -> Incident | None:
+        return await self.session.get(Incident, incident_id)
+
+    async def visible_to(
+        self,
+        caller: User,
+        project_id: str | None,
+        status: str | None,
+        monitor_id: str | None,
+        limit: int,
+        offset: int,
+    ) -> tuple[Sequence[Incident], int]:
+        """Incidents in projects the caller belongs to (the projects' membership rule)."""
+        member_of = select(ProjectMember.project_id).where(ProjectMember.user_id == caller.id)
+        query = select(Incident).where(Incident.project_id.in_(member_of))
+        if project_id is not None:
+            query = query.where(Incident.project_id == project_id)
+        if status is not None:
+            query = query.where(Incident.status == status)
+        if monitor_id is not None:
+            query = query.where(Incident.monitor_id == monitor_id)
+        total = await self.session.scalar(select(func.count()).select_from(query.subquery()))
+        rows = await self.session.scalars(
+            query.order_by(Incident.created_at.desc(), Incident.id).limit(limit).offset(offset)
+        )
+        return rows.all(), int(total or 0)
+
+    async def updates_of(self, incident_ids: Sequence[str]) -> dict[str, list[IncidentUpdate]]:
+        timeline: dict[str, list[IncidentUpdate]] = {i: [] for i in incident_ids}
+        if incident_ids:
+            rows = await self.session.scalars(
+                select(IncidentUpdate)
+                .where(IncidentUpdate.incident_id.in_(incident_ids))
+                .order_by(IncidentUpdate.id)
+            )
+            for update in rows:
+                timeline[update.incident_id].append(update)
+        return timeline
+
+    async def add(self, incident: Incident) -> Incident:
+        self.session.add(incident)
+        await self.session.flush()
+        return incident
+
+    async def add_update(self, update: IncidentUpdate) -> None:
+        self.session.add(update)
+        await self.session.flush()
+
+    async def delete(self, incident: Incident) -> None:
+        await self.session.delete(incident)
+        await self.session.flush()
+
+    async def open_automatic(self, monitor_id: str) -> Incident | None:
+        """The monitor's automatic incident that is not resolved yet, if any."""
+        return await self.session.scalar(
+            select(Incident)
+            .where(
+                Incident.monitor_id == monitor_id,
+                Incident.automatic,
+                Incident.status != "resolved",
+            )
+            .order_by(Incident.created_at.desc())
+            .limit(1)
+        )
+
+    async def outage_start(self, monitor_id: str, confirmed_at: datetime) -> datetime:
+        """When the current run of failing checks began: the first failure after the last
+        success (within the look-back), or ``confirmed_at`` when none is stored."""
+        since = confirmed_at - OUTAGE_LOOKBACK
+        last_ok = await self.session.scalar(
+            select(func.max(CheckResult.checked_at)).where(
+                CheckResult.monitor_id == monitor_id,
+                CheckResult.status != "down",
+                CheckResult.checked_at >= since,
+                CheckResult.checked_at <= confirmed_at,
+            )
+        )
+        first_failure = await self.session.scalar(
+            select(func.min(CheckResult.checked_at)).where(
+                CheckResult.monitor_id == monitor_id,
+                CheckResult.status == "down",
+                CheckResult.checked_at > (last_ok or since),
+                CheckResult.checked_at <= confirmed_at,
+            )
+        )
+        return first_failure or confirmed_at

@@ -1,0 +1,65 @@
+"""Request and response shapes of incidents and their timeline (seed 12, contract §8)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, Field
+
+from upwatch.kit.inputs import SINGLE_LINE_PATTERN, Input, Instant
+
+IncidentStatus = Literal["investigating", "identified", "monitoring", "resolved"]
+Severity = Literal["low", "medium", "high", "critical"]
+Title = Annotated[str, Field(min_length=1, max_length=200, pattern=SINGLE_LINE_PATTERN)]
+Description = Annotated[str, Field(max_length=10_000)]
+Id = Annotated[str, Field(max_length=32)]
+
+
+class IncidentCreate(Input):
+    title: Title
+    status: IncidentStatus = "investigating"
+    severity: Severity = "medium"
+    projectId: Id
+    description: Description = ""
+    monitorId: Id | None = Field(default=None, description="A monitor of the same project")
+    startedAt: Instant | None = Field(default=None, description="Default: now")
+
+
+class IncidentPatch(Input):
+    """Change an incident; a new `status` adds an entry to its timeline."""
+
+    title: Title | None = None
+    status: IncidentStatus | None = None
+    severity: Severity | None = None
+    description: Description | None = None
+    monitorId: Id | None = Field(default=None, description="null unlinks the monitor")
+    startedAt: Instant | None = None
+
+
+class IncidentUpdateCreate(Input):
+    status: IncidentStatus | None = Field(default=None, description="Default: unchanged")
+    message: Annotated[str, Field(min_length=1, max_length=5000)]
+
+
+class IncidentUpdateOut(BaseModel):
+    id: str
+    status: IncidentStatus
+    message: str
+    createdAt: datetime
+
+
+class IncidentOut(BaseModel):
+    id: str
+    title: str
+    status: IncidentStatus
+    severity: Severity
+    projectId: str
+    monitorId: str | None
+    description: str
+    automatic: bool = Field(description="Opened by a monitor turning down")
+    startedAt: datetime
+    resolvedAt: datetime | None
+    createdAt: datetime
+    updatedAt: datetime
+    updates: list[IncidentUpdateOut] = Field(description="The timeline, oldest first")

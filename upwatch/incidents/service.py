@@ -1,0 +1,143 @@
+"""Incident rules: who may see and change one, the timeline, and `resolvedAt`."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from upwatch.incidents.repository import IncidentRepository
+from upwatch.incidents.schemas import IncidentCreate, IncidentPatch, IncidentUpdateCreate
+from upwatch.kit.errors import NotFound, ValidationFailed
+from upwatch.models import Alert, AlertAttempt, Incident, IncidentUpdate, Monitor, User
+from upwatch.notifications.repository import AlertRepository
+from upwatch.projects.repository import ProjectRepository
+from upwatch.runtime import Runtime
+
+
+def move_status(incident: Incident, status: str, now: datetime) -> bool:
+    """Set ``status``; `resolvedAt` is set on moving to resolved and cleared on leaving it.
+    Returns whether the status changed."""
+    if status == incident.status:
+        return False
+    incident.status = status
+    incident.resolved_at = now if status == "resolved" else None
+    return True
+
+
+class IncidentService:
+    def __init__(self, session: AsyncSession, runtime: Runtime) -> None:
+        self.session = session
+        self.runtime = runtime
+        self.incidents = IncidentRepository(session)
+        self.projects = ProjectRepository(session)
+
+    async def visible(self, caller: User, incident_id: str) -> Incident:
+        """The incident if the caller may see its project (any member may), else 404."""
+        incident = await self.incidents.get(incident_id)
+        if incident is None or await self.projects.access(caller, incident.project_id) is None:
+            raise NotFound("no such incident")
+        return incident
+
+    async def _monitor_of(self, project_id: str, monitor_id: str) -> Monitor:
+        monitor = await self.session.get(Monitor, monitor_id)
+        if monitor is None or monitor.project_id != project_id:
+            raise ValidationFailed.on("monitorId", "no such monitor in the incident's project")
+        return monitor
+
+    async def create(self, caller: User, body: IncidentCreate) -> Incident:
+        if await self.projects.access(caller, body.projectId) is None:
+            raise NotFound("no such project")
+        if body.monitorId is not None:
+            await self._monitor_of(body.projectId, body.monitorId)
+        now = self.runtime.clock.now()
+        incident = await self.incidents.add(
+            Incident(
+                project_id=body.projectId,
+                monitor_id=body.monitorId,
+                title=body.title,
+                description=body.description,
+                status=body.status,
+                severity=body.severity,
+                automatic=False,
+                started_at=body.startedAt or now,
+                resolved_at=now if body.status == "resolved" else None,
+            )
+        )
+        await self.incidents.add_update(
+            IncidentUpdate(
+                incident_id=incident.id,
+                status=incident.status,
+                message=body.description or "Incident opened.",
+                created_at=now,
+            )
+        )
+        return incident
+
+    async def update(self, caller: User, incident_id: str, body: IncidentPatch) -> Incident:
+        incident = await self.visible(caller, incident_id)
+        given = body.model_fields_set
+        for field, attribute in (
+            ("title", "title"),
+            ("severity", "severity"),
+            ("description", "description"),
+            ("startedAt", "started_at"),
+        ):
+            if field in given:
+                value = getattr(body, field)
+                if value is None:
+                    raise ValidationFailed.on(field, "may not be null")
+                setattr(incident, attribute, value)
+        if "monitorId" in given:
+            if body.monitorId is not None:
+                await self._monitor_of(incident.project_id, body.monitorId)
+            incident.monitor_id = body.monitorId
+        if "status" in given:
+            if body.status is None:
+                raise ValidationFailed.on("status", "may not be null")
+            now = self.runtime.clock.now()
+            if move_status(incident, body.status, now):
+                await self.incidents.add_update(
+                    IncidentUpdate(
+                        incident_id=incident.id,
+                        status=incident.status,
+                        message=f"Status changed to {incident.status}.",
+                        created_at=now,
+                    )
+                )
+        await self.session.flush()
+        await self.session.refresh(incident)
+        return incident
+
+    async def add_update(
+        self, caller: User, incident_id: str, body: IncidentUpdateCreate
+    ) -> Incident:
+        incident = await self.visible(caller, incident_id)
+        now = self.runtime.clock.now()
+        move_status(incident, body.status or incident.status, now)
+        await self.incidents.add_update(
+            IncidentUpdate(
+                incident_id=incident.id,
+                status=incident.status,
+                message=body.message,
+                created_at=now,
+            )
+        )
+        incident.updated_at = now
+        await self.session.flush()
+        return incident
+
+    async def delete(self, caller: User, incident_id: str) -> None:
+        await self.incidents.delete(await self.visible(caller, incident_id))
+
+    async def alerts(
+        self, caller: User, incident_id: str
+    ) -> tuple[list[Alert], dict[int, list[AlertAttempt]]]:
+        """The incident's alerts and every delivery attempt of each."""
+        incident = await self.visible(caller, incident_id)
+        repository = AlertRepository(self.session)
+        alerts = list(await repository.of_incident(incident.id))
+        attempts: dict[int, list[AlertAttempt]] = {a.id: [] for a in alerts}
+        for attempt in await repository.attempts_of([a.id for a in alerts]):
+            attempts[attempt.alert_id].append(attempt)
+        return alerts, attempts
