@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
-from pydantic import EmailStr, Field, ValidationError
+from pydantic import Field, ValidationError
 from yarl import URL
 
+from upwatch.accounts.schemas import Email
 from upwatch.kit.inputs import SINGLE_LINE_PATTERN, Input
 
 Channel = Literal[
@@ -32,7 +33,8 @@ Phone = Annotated[
 
 
 class EmailConfig(Input):
-    to: Annotated[list[EmailStr], Field(min_length=1, max_length=20)]
+    # The accounts' address rule: syntax only, internal domains (.test, .internal) allowed.
+    to: Annotated[list[Email], Field(min_length=1, max_length=20)]
 
 
 class ChatHookConfig(Input):
