@@ -228,6 +228,7 @@ async def test_a_provider_is_renamed_disabled_and_moved_to_another_type_with_its
         ("slack", {"webhookUrl": "ftp://hooks.slack.com/x"}),
         ("webhook", {"url": "https://ok.example", "headers": {"Bad Name": "x"}}),
         ("webhook", {"url": "https://ok.example", "headers": {"X-A": "line\r\nInjected: 1"}}),
+        ("webhook", {"url": "https://ok.example", "headers": {"x-upwatch-signature": "x"}}),
         ("telegram", {"botToken": "nope", "chatId": "1"}),
         ("telegram", {"botToken": "123:AAbbCCddEEffGGhhIIjjKK", "chatId": "chat"}),
         ("pagerduty", {"routingKey": "short"}),

@@ -85,9 +85,9 @@ schema = schemathesis.pytest.from_fixture("api_schema")
 
 @schema.parametrize()
 @settings(
-    # 15 per operation keeps the whole CI run (about 55 operations, two databases) under 15
+    # 10 per operation keeps the whole CI run (about 60 operations, two databases) under 15
     # minutes on two cores; UPWATCH_FUZZ_EXAMPLES asks for a deeper run.
-    max_examples=int(os.environ.get("UPWATCH_FUZZ_EXAMPLES", "15")),
+    max_examples=int(os.environ.get("UPWATCH_FUZZ_EXAMPLES", "10")),
     deadline=None,
     suppress_health_check=[
         HealthCheck.too_slow,

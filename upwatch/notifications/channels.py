@@ -9,11 +9,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, field_validator
 from yarl import URL
 
 from upwatch.accounts.schemas import Email
 from upwatch.kit.inputs import SINGLE_LINE_PATTERN, Input
+from upwatch.notifications.transports import RESERVED_HEADERS
 
 Channel = Literal[
     "email", "sms", "slack", "webhook", "discord", "teams", "telegram", "whatsapp", "pagerduty"
@@ -49,6 +50,15 @@ class WebhookConfig(Input):
         description="With a secret, each delivery carries `X-Upwatch-Signature: "
         "sha256=<hex HMAC-SHA256 of the body>`.",
     )
+
+    @field_validator("headers")
+    @classmethod
+    def _not_reserved(cls, headers: dict[str, str] | None) -> dict[str, str] | None:
+        """Refused here rather than dropped silently when sending."""
+        for name in headers or {}:
+            if name.lower() in RESERVED_HEADERS:
+                raise ValueError(f"{name} is set by Upwatch itself")
+        return headers
 
 
 class TelegramConfig(Input):
