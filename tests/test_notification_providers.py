@@ -375,6 +375,26 @@ async def test_deleting_a_provider_answers_200_and_it_is_gone(
     assert_problem(await client.get(url, headers=cast.alice.headers), 404)
 
 
+async def test_a_project_holds_at_most_fifty_providers(
+    client: httpx.AsyncClient, cast: Cast, runtime: Any
+) -> None:
+    from upwatch.models import NotificationProvider
+
+    async with runtime.db.sessionmaker() as session:
+        for number in range(50):
+            session.add(
+                NotificationProvider(
+                    project_id=cast.project_id,
+                    type="email",
+                    name=f"Mail {number}",
+                    config=CONFIGS["email"],
+                )
+            )
+        await session.commit()
+    problem = assert_problem(await _create(client, cast.alice, cast.project_id, "email"), 422)
+    assert problem["errors"][0]["field"] == "projectId"
+
+
 async def test_providers_need_a_token(client: httpx.AsyncClient) -> None:
     assert_problem(await client.get("/notification-providers/user"), 401)
     assert_problem(await client.post("/notification-providers/x/test"), 401)

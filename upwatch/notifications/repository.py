@@ -35,6 +35,14 @@ class ProviderRepository:
         )
         return rows.all(), int(total or 0)
 
+    async def count_in_project(self, project_id: str) -> int:
+        total = await self.session.scalar(
+            select(func.count())
+            .select_from(NotificationProvider)
+            .where(NotificationProvider.project_id == project_id)
+        )
+        return int(total or 0)
+
     async def of_project(self, project_id: str) -> Sequence[NotificationProvider]:
         return (
             await self.session.scalars(

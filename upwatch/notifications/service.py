@@ -25,6 +25,10 @@ from upwatch.notifications.schemas import NewProvider, ProviderUpdate
 from upwatch.projects.repository import ProjectRepository
 from upwatch.runtime import Runtime
 
+# Every state change writes one alert per provider inside the ingester's shared transaction:
+# a bound keeps one project from slowing every tenant's results (and from becoming a mailer).
+MAX_PROVIDERS_PER_PROJECT = 50
+
 
 def normalise_time(value: str | None) -> str | None:
     """``7:05`` -> ``07:05``."""
@@ -71,9 +75,18 @@ class ProviderService:
             except ValueError as exc:
                 raise ValidationFailed.on(f"config.{field}", str(exc)) from exc
 
+    async def _require_room(self, project: Project) -> None:
+        await self.limits.lock(project.owner_id)  # concurrent creations cannot overshoot
+        if await self.providers.count_in_project(project.id) >= MAX_PROVIDERS_PER_PROJECT:
+            raise ValidationFailed.on(
+                "projectId",
+                f"a project holds at most {MAX_PROVIDERS_PER_PROJECT} notification providers",
+            )
+
     async def create(self, caller: User, body: NewProvider) -> NotificationProvider:
         project = await self._project(caller, body.projectId)
         await self.limits.require_channel(project.owner_id, body.type)
+        await self._require_room(project)
         config = body.config.model_dump(mode="json", by_alias=True, exclude_none=True)
         self._check_addresses(body.type, config)
         start, end = normalise_time(body.quietHoursStart), normalise_time(body.quietHoursEnd)
@@ -103,6 +116,7 @@ class ProviderService:
             source = await self.projects.access(caller, provider.project_id)
             if source is None or not source.can_manage_members:
                 raise Forbidden("moving a provider needs the owner or a project manager")
+            await self._require_room(project)
             # Alerts about the old project's incidents must not reach the new project.
             await AlertRepository(self.session).cancel_pending(
                 provider.id, "the provider moved to another project"
