@@ -24,9 +24,9 @@ from upwatch.engine.worker import Worker
 from upwatch.kit.clock import Clock
 from upwatch.kit.db import Database, new_id
 from upwatch.kit.errors import ServiceUnavailable
-from upwatch.kit.mail import stop_if_cancelled
 from upwatch.kit.metrics import Metrics
 from upwatch.kit.net import NetworkGuard, guarded_session
+from upwatch.kit.outbox import stop_if_cancelled
 from upwatch.models import CheckResult, Monitor, Region
 
 if TYPE_CHECKING:

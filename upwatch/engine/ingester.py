@@ -29,7 +29,7 @@ from upwatch.engine.status import (
     apply,
 )
 from upwatch.kit.db import Database, commit_and_notify
-from upwatch.kit.mail import stop_if_cancelled
+from upwatch.kit.outbox import stop_if_cancelled
 from upwatch.models import CheckResult, DailyAggregate, Monitor
 from upwatch.monitors.histogram import Histogram
 from upwatch.probes.outcome import Outcome

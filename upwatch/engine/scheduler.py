@@ -25,7 +25,7 @@ from upwatch.engine.broker import Broker, CheckJob
 from upwatch.engine.targets import MonitorSpec
 from upwatch.kit.clock import Clock
 from upwatch.kit.db import Database
-from upwatch.kit.mail import stop_if_cancelled
+from upwatch.kit.outbox import stop_if_cancelled
 from upwatch.models import Monitor
 
 log = logging.getLogger(__name__)

@@ -9,8 +9,8 @@ import time
 from upwatch.engine.broker import Broker, CheckJob, CheckReport
 from upwatch.engine.checks import ProbeKit, run_check
 from upwatch.kit.clock import Clock
-from upwatch.kit.mail import stop_if_cancelled
 from upwatch.kit.metrics import Metrics
+from upwatch.kit.outbox import stop_if_cancelled
 
 log = logging.getLogger(__name__)
 

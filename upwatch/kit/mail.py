@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 from datetime import datetime, timedelta
 from email.message import EmailMessage
@@ -16,6 +14,7 @@ from upwatch.config import Settings
 from upwatch.kit.clock import Clock
 from upwatch.kit.db import Database, after_commit
 from upwatch.kit.metrics import Metrics
+from upwatch.kit.outbox import Wakeable, backoff
 from upwatch.models.mail import MailMessage
 
 log = logging.getLogger(__name__)
@@ -27,17 +26,8 @@ MAX_RETRY_SECONDS = 3600
 
 
 def retry_delay(attempts: int) -> timedelta:
-    """Exponential back-off after the ``attempts``-th failure, capped at an hour."""
-    seconds = FIRST_RETRY_SECONDS * 2 ** max(0, attempts - 1)
-    return timedelta(seconds=min(seconds, MAX_RETRY_SECONDS))
-
-
-def stop_if_cancelled() -> None:
-    """Re-raise a pending cancellation that a library turned into an ordinary error (network
-    drivers do), so a background loop that catches errors still stops when told to."""
-    task = asyncio.current_task()
-    if task is not None and task.cancelling():
-        raise asyncio.CancelledError
+    """Back-off after the ``attempts``-th failure: 30 s doubling, at most an hour."""
+    return backoff(attempts, FIRST_RETRY_SECONDS, MAX_RETRY_SECONDS)
 
 
 class PermanentMailError(Exception):
@@ -103,7 +93,7 @@ class Mailer:
         self.clock = clock
         self.metrics = metrics
         self.transport = SmtpTransport(settings)
-        self._wakeup = asyncio.Event()
+        self.loop = Wakeable()
 
     async def enqueue(
         self, session: AsyncSession, *, to: str, subject: str, body: str, category: str
@@ -130,24 +120,16 @@ class Mailer:
         return message
 
     def wake(self) -> None:
-        self._wakeup.set()
+        self.loop.wake()
 
     async def run(self) -> None:
-        """Deliver due mail until cancelled; wakes on new mail or every poll interval."""
-        while True:
-            stop_if_cancelled()
-            if self.settings.smtp_configured:
-                try:
-                    while await self.deliver_due() > 0:
-                        pass
-                except Exception:
-                    log.exception("mail sender pass failed; retrying at the next pass")
-            # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow a cancellation
-            # that arrives as the event fires, and the sender would never stop.
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(self.settings.mail_poll_seconds):
-                    await self._wakeup.wait()
-            self._wakeup.clear()
+        """Deliver due mail until cancelled; without SMTP, mail waits in the outbox."""
+        await self.loop.drain_forever(
+            self.deliver_due,
+            lambda: self.settings.mail_poll_seconds,
+            "mail sender",
+            enabled=lambda: self.settings.smtp_configured,
+        )
 
     async def deliver_due(self, batch: int = 50) -> int:
         """One pass over due messages; returns how many were attempted."""

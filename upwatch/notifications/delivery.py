@@ -25,9 +25,10 @@ from upwatch.billing.repository import SubscriptionRepository
 from upwatch.config import Settings
 from upwatch.kit.clock import Clock
 from upwatch.kit.db import Database, after_commit
-from upwatch.kit.mail import SmtpTransport, stop_if_cancelled
+from upwatch.kit.mail import SmtpTransport
 from upwatch.kit.metrics import Metrics
 from upwatch.kit.net import NetworkGuard, guarded_session
+from upwatch.kit.outbox import Wakeable, backoff
 from upwatch.models import Alert, AlertAttempt, NotificationProvider, Project, User
 from upwatch.notifications.events import AlertEvent, EventKind
 from upwatch.notifications.repository import AlertRepository, ProviderRepository
@@ -41,9 +42,7 @@ CONCURRENCY = 10
 
 
 def retry_delay(settings: Settings, attempts: int) -> timedelta:
-    """Exponential back-off after the ``attempts``-th failure, capped."""
-    seconds = settings.alert_retry_seconds * 2 ** max(0, attempts - 1)
-    return timedelta(seconds=min(seconds, settings.alert_retry_max_seconds))
+    return backoff(attempts, settings.alert_retry_seconds, settings.alert_retry_max_seconds)
 
 
 class AlertOutbox:
@@ -72,13 +71,16 @@ class AlertOutbox:
         plan = self.catalog.get(subscription.plan if subscription else self.catalog.default_plan)
         alerts = []
         repository = AlertRepository(session)
+        alerted: set[str] | None = None  # read once, for a recovery only
         for provider in providers:
             facts = event(f"{incident_id or 'none'}:{provider.id}:{uuid.uuid4().hex[:8]}")
-            ends_delivered = (
-                facts.kind is EventKind.RESOLVED
-                and incident_id is not None
-                and await repository.outage_alert_delivered(incident_id, provider.id)
-            )
+            if alerted is None:
+                # A recovery reaches whoever heard of the outage, quiet hours or not.
+                alerted = (
+                    await repository.outage_alerted(incident_id)
+                    if facts.kind is EventKind.RESOLVED and incident_id is not None
+                    else set()
+                )
             reason = suppression(
                 enabled=provider.is_enabled,
                 channel=provider.type,
@@ -87,7 +89,7 @@ class AlertOutbox:
                 quiet_end=provider.quiet_hours_end,
                 timezone=timezone,
                 now=now,
-                ends_a_delivered_alert=ends_delivered,
+                ends_a_delivered_alert=provider.id in alerted,
             )
             alert = Alert(
                 provider_id=provider.id,
@@ -123,7 +125,7 @@ class AlertSender:
             loopback_only=settings.targets_loopback_only,
         )
         self.kit: DeliveryKit | None = None
-        self._wakeup = asyncio.Event()
+        self.loop = Wakeable()
 
     def start(self) -> None:
         """Create the HTTP client; call inside the running loop (the app's lifespan)."""
@@ -139,21 +141,13 @@ class AlertSender:
                 await self.kit.http.close()
 
     def wake(self) -> None:
-        self._wakeup.set()
+        self.loop.wake()
 
     async def run(self) -> None:
         """Deliver due alerts until cancelled; wakes on new alerts or every poll interval."""
-        while True:
-            stop_if_cancelled()
-            try:
-                while await self.deliver_due() > 0:
-                    pass
-            except Exception:
-                log.exception("alert sender pass failed; retrying at the next pass")
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(self.settings.alert_poll_seconds):
-                    await self._wakeup.wait()
-            self._wakeup.clear()
+        await self.loop.drain_forever(
+            self.deliver_due, lambda: self.settings.alert_poll_seconds, "alert sender"
+        )
 
     async def deliver_due(self, batch: int = 50) -> int:
         """One pass over due alerts; returns how many were attempted."""

@@ -143,14 +143,13 @@ class AlertRepository:
             .values(status="failed", reason=reason)
         )
 
-    async def outage_alert_delivered(self, incident_id: str, provider_id: str) -> bool:
-        """Whether the provider got (or is getting) the alert that opened this incident."""
-        found = await self.session.scalar(
-            select(Alert.id).where(
+    async def outage_alerted(self, incident_id: str) -> set[str]:
+        """Providers that got (or are getting) the alert that opened this incident."""
+        rows = await self.session.scalars(
+            select(Alert.provider_id).where(
                 Alert.incident_id == incident_id,
-                Alert.provider_id == provider_id,
                 Alert.event == "incident.opened",
                 Alert.status.in_(("sent", "pending")),
             )
         )
-        return found is not None
+        return {p for p in rows if p is not None}

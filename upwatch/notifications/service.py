@@ -65,6 +65,12 @@ class ProviderService:
             raise NotFound("no such project")
         return access.project
 
+    async def _own(self, provider: NotificationProvider) -> Project:
+        """The project of a provider ``visible`` already let through."""
+        project = await self.projects.get(provider.project_id)
+        assert project is not None  # the provider's foreign key holds it
+        return project
+
     def _check_addresses(self, channel: str, config: dict[str, Any]) -> None:
         """Refuse URLs at internal addresses now; they are checked again at send time."""
         for field, url in urls_of(channel, config):
@@ -111,8 +117,10 @@ class ProviderService:
         for field in ("name", "isEnabled", "type", "projectId"):
             if field in given and getattr(body, field) is None:
                 raise ValidationFailed.on(field, "may not be null")
-        project = await self._project(caller, body.projectId or provider.project_id)
-        if project.id != provider.project_id:
+        target = body.projectId or provider.project_id
+        moving = target != provider.project_id
+        project = await self._project(caller, target) if moving else await self._own(provider)
+        if moving:
             source = await self.projects.access(caller, provider.project_id)
             if source is None or not source.can_manage_members:
                 raise Forbidden("moving a provider needs the owner or a project manager")
@@ -173,7 +181,7 @@ class ProviderService:
         if wait is not None:
             raise TooManyRequests("too many test messages; try again later", retry_after=wait)
         window.record(caller.id)
-        project = await self._project(caller, provider.project_id)
+        project = await self._own(provider)
         now = self.runtime.clock.now()
         event = AlertEvent(
             kind=EventKind.TEST,

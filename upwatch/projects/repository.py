@@ -36,6 +36,11 @@ class ProjectRepository:
     def __init__(self, session: AsyncSession) -> None:
         self.session = session
 
+    async def get(self, project_id: str) -> Project | None:
+        """A project by id, with no access check: for one already passed through ``access``
+        (then it is in the session and costs no query)."""
+        return await self.session.get(Project, project_id)
+
     # ---- the access rule ----
 
     async def access(self, caller: User, project_id: str) -> ProjectAccess | None:

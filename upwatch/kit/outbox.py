@@ -1,0 +1,58 @@
+"""What every outbox sender shares: back-off, and a loop that drains due rows when woken."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
+
+log = logging.getLogger(__name__)
+
+
+def stop_if_cancelled() -> None:
+    """Re-raise a pending cancellation that a library turned into an ordinary error (network
+    drivers do), so a background loop that catches errors still stops when told to."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
+
+
+def backoff(attempts: int, first_seconds: float, cap_seconds: float) -> timedelta:
+    """Exponential back-off after the ``attempts``-th failure: first, 2x first, ... capped."""
+    seconds = first_seconds * 2 ** max(0, attempts - 1)
+    return timedelta(seconds=min(seconds, cap_seconds))
+
+
+class Wakeable:
+    """A sender loop: drains due rows, then sleeps until woken (after a commit that wrote
+    rows) or until the poll interval passes, so rows due later are not forgotten."""
+
+    def __init__(self) -> None:
+        self._wakeup = asyncio.Event()
+
+    def wake(self) -> None:
+        self._wakeup.set()
+
+    async def drain_forever(
+        self,
+        deliver_due: Callable[[], Awaitable[int]],
+        poll_seconds: Callable[[], float],
+        what: str,
+        enabled: Callable[[], bool] = lambda: True,
+    ) -> None:
+        while True:
+            stop_if_cancelled()
+            if enabled():
+                try:
+                    while await deliver_due() > 0:
+                        pass
+                except Exception:
+                    log.exception("%s pass failed; retrying at the next pass", what)
+            # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow a cancellation
+            # that arrives as the event fires, and the sender would never stop.
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(poll_seconds()):
+                    await self._wakeup.wait()
+            self._wakeup.clear()
