@@ -22,8 +22,8 @@ from tests.conftest import (
     eventually,
     free_port,
 )
+from tests.monitors.test_monitors import Target
 from tests.receivers import Received, Receiver
-from tests.test_monitors import Target
 from upwatch.app import create_app
 from upwatch.config import Settings
 from upwatch.kit.clock import Clock
