@@ -13,8 +13,7 @@ from upwatch import __version__
 from upwatch.accounts.endpoints import auth, users
 from upwatch.admin.endpoints import router as admin_router
 from upwatch.billing.endpoints import router as billing_router
-from upwatch.billing.metering import ApiMeter, MemoryMeter, RedisMeter
-from upwatch.billing.plans import PlanCatalog
+from upwatch.billing.metering import MemoryMeter, RedisMeter
 from upwatch.config import Settings
 from upwatch.contact.endpoints import router as contact_router
 from upwatch.engine.embedded import Engine
@@ -26,7 +25,10 @@ from upwatch.kit.db import Database
 from upwatch.kit.errors import install_error_handlers
 from upwatch.kit.mail import Mailer
 from upwatch.kit.metrics import Metrics, MetricsMiddleware
+from upwatch.kit.net import NetworkGuard
+from upwatch.kit.plans import PlanCatalog
 from upwatch.kit.security import AccessTokens, Passwords
+from upwatch.kit.supervisor import Supervisor
 from upwatch.migrations import upgrade
 from upwatch.monitors.endpoints import board as dashboard_router
 from upwatch.monitors.endpoints import heartbeats as heartbeats_router
@@ -35,6 +37,7 @@ from upwatch.monitors.endpoints import router as monitors_router
 from upwatch.notifications.delivery import AlertOutbox, AlertSender
 from upwatch.notifications.endpoints import router as notifications_router
 from upwatch.operations.endpoints import router as operations_router
+from upwatch.ports import ApiMeter, NoEngine
 from upwatch.projects.endpoints import router as projects_router
 from upwatch.runtime import PlanCache, Runtime, Throttles
 
@@ -74,25 +77,39 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
         db = Database(settings)
         if settings.migrate_on_start:
             await upgrade(db.engine)
-        mailer = Mailer(settings, db, clock, metrics)
-        alerts = AlertSender(settings, db, clock, metrics)
-        alerts.start()
-        engine = Engine(
-            db,
-            clock,
-            metrics=metrics,
+        # The one guard for every user-supplied address: probes, webhooks and chat hooks.
+        guard = NetworkGuard(
             allow_private=settings.allow_private_targets,
             loopback_only=settings.targets_loopback_only,
-            automation=IncidentAutomation(
-                AlertOutbox(catalog, alerts.wake), public_url=settings.public_url
-            ),
         )
-        await engine.start()
+        supervisor = Supervisor(
+            metrics,
+            first_backoff_seconds=settings.role_restart_seconds,
+            max_backoff_seconds=settings.role_restart_max_seconds,
+            stall_seconds=settings.ready_stall_seconds,
+        )
+        mailer = Mailer(settings, db, clock, metrics)
+        alerts = AlertSender(settings, db, clock, metrics, guard)
+        alerts.start()
+        engine: Engine | None = None
+        if settings.engine:
+            engine = Engine(
+                db,
+                clock,
+                metrics=metrics,
+                guard=guard,
+                automation=IncidentAutomation(
+                    AlertOutbox(catalog, alerts.wake), public_url=settings.public_url
+                ),
+                report_seconds=settings.region_report_seconds,
+                online_seconds=settings.region_online_seconds,
+            )
         meter: ApiMeter = (
             RedisMeter(settings.redis_url, clock)
             if settings.redis_url
             else MemoryMeter(db, clock, settings.usage_flush_seconds)
         )
+        app.state.engine = engine  # for operators' tooling and tests; requests use the ports
         app.state.runtime = Runtime(
             settings=settings,
             clock=clock,
@@ -105,21 +122,24 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
             catalog=catalog,
             meter=meter,
             plan_cache=PlanCache(clock),
-            engine=engine,
+            guard=guard,
+            supervisor=supervisor,
+            monitor_changes=engine or NoEngine(),
+            checks=engine or NoEngine(),
             alerts=alerts,
         )
-        tasks = [
-            asyncio.create_task(mailer.run(), name="mail-sender"),
-            asyncio.create_task(meter.run(), name="usage-flusher"),
-            asyncio.create_task(alerts.run(), name="alert-sender"),
-            *engine.tasks,
-        ]
+        supervisor.start("mail-sender", mailer.run, settings.mail_poll_seconds)
+        supervisor.start("alert-sender", alerts.run, settings.alert_poll_seconds)
+        supervisor.start("usage-flusher", meter.run, settings.usage_flush_seconds)
+        if engine is not None:
+            engine.start(supervisor)
         log.info("Upwatch %s ready on %s", __version__, settings.sqlalchemy_url.split("://")[0])
         try:
             yield
         finally:
-            await stop_tasks(tasks)
-            await engine.close()
+            await stop_tasks(supervisor.tasks)
+            if engine is not None:
+                await engine.close()
             await alerts.close()
             await db.dispose()
 

@@ -92,6 +92,19 @@ class Settings(BaseSettings):
     pagerduty_events_url: str = "https://events.pagerduty.com"
     twilio_api_url: str = "https://api.twilio.com"
 
+    # Background roles: restart back-off after a failure (doubling up to the cap), and how long
+    # a role with work may make no progress before /readyz reports it (at least 3 periods).
+    role_restart_seconds: float = Field(default=1.0, gt=0)
+    role_restart_max_seconds: float = Field(default=30.0, gt=0)
+    ready_stall_seconds: float = Field(default=60.0, gt=0)
+    # Run the monitoring engine (scheduler, workers, ingester) in this process; false makes an
+    # API-only process, e.g. beside a separate engine.
+    engine: bool = True
+    # Workers report their region alive this often; a region is online while its last report
+    # is younger than region_online_seconds.
+    region_report_seconds: float = Field(default=15.0, gt=0)
+    region_online_seconds: float = Field(default=60.0, gt=0)
+
     @field_validator("public_url", "telegram_api_url", "pagerduty_events_url", "twilio_api_url")
     @classmethod
     def _strip_slash(cls, value: str) -> str:

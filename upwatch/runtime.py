@@ -1,4 +1,8 @@
-"""Everything the app builds once in its lifespan and hands to requests."""
+"""Everything the app builds once in its lifespan and hands to requests.
+
+Only kit pieces and the ports of ``upwatch.ports``: a request never reaches the engine or a
+sender object itself, so an API process can run with no engine at all.
+"""
 
 from __future__ import annotations
 
@@ -6,17 +10,17 @@ from dataclasses import dataclass
 
 from starlette.requests import Request
 
-from upwatch.billing.metering import ApiMeter
-from upwatch.billing.plans import Plan, PlanCatalog
 from upwatch.config import Settings
-from upwatch.engine.embedded import Engine
 from upwatch.kit.clock import Clock
 from upwatch.kit.db import Database
 from upwatch.kit.mail import Mailer
 from upwatch.kit.metrics import Metrics
+from upwatch.kit.net import NetworkGuard
+from upwatch.kit.plans import Plan, PlanCatalog
 from upwatch.kit.security import AccessTokens, Passwords
+from upwatch.kit.supervisor import Supervisor
 from upwatch.kit.throttle import SlidingWindow
-from upwatch.notifications.delivery import AlertSender
+from upwatch.ports import AlertSending, ApiMeter, CheckRunner, MonitorChanges
 
 
 @dataclass
@@ -81,8 +85,12 @@ class Runtime:
     catalog: PlanCatalog
     meter: ApiMeter
     plan_cache: PlanCache
-    engine: Engine
-    alerts: AlertSender
+    # The one guard for every user-supplied address: probes, webhooks, chat hooks.
+    guard: NetworkGuard
+    supervisor: Supervisor
+    monitor_changes: MonitorChanges
+    checks: CheckRunner
+    alerts: AlertSending
 
 
 def get_runtime(request: Request) -> Runtime:

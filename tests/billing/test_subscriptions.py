@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from tests.conftest import Account, Cast, SignUp, assert_problem
-from upwatch.billing.plans import UNLIMITED, PlanCatalog, PlansFileError
+from upwatch.kit.plans import UNLIMITED, PlanCatalog, PlansFileError
 
 Promote = Callable[[Account, str], Awaitable[None]]
 

@@ -497,8 +497,8 @@ async def test_checks_resume_on_schedule_after_a_restart_with_no_monitor_lost(
     # must pick every monitor up from where it was, within about one interval.
     from upwatch.app import stop_tasks
 
-    await stop_tasks(app.state.runtime.engine.tasks)
-    await app.state.runtime.engine.close()
+    await stop_tasks(app.state.runtime.supervisor.tasks)
+    await app.state.engine.close()
     restarted = create_app(settings, clock)
     async with LifespanManager(restarted):
         transport = httpx.ASGITransport(app=restarted)
@@ -514,7 +514,7 @@ async def test_checks_resume_on_schedule_after_a_restart_with_no_monitor_lost(
                 return True
 
             await eventually(resumed, within=25)
-            assert restarted.state.runtime.engine.scheduler.monitors == 3
+            assert restarted.state.engine.scheduler.monitors == 3
 
 
 async def test_checks_appear_in_the_metrics(

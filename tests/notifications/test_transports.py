@@ -24,10 +24,10 @@ from aiohttp import web
 from multidict import CIMultiDictProxy
 
 from tests.conftest import SmtpServer, free_port, make_settings
-from upwatch.billing.plans import CHANNELS
 from upwatch.config import Settings
 from upwatch.kit.mail import SmtpTransport
 from upwatch.kit.net import NetworkGuard, guarded_session
+from upwatch.kit.plans import CHANNELS
 from upwatch.notifications.events import AlertEvent, EventKind, Failure
 from upwatch.notifications.transports import (
     DeliveryKit,

@@ -6,6 +6,7 @@ from fastapi import APIRouter, BackgroundTasks, status
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.accounts import preferences
+from upwatch.accounts.dependencies import CurrentUser, OptionalUser
 from upwatch.accounts.schemas import (
     AuthResponse,
     CreatedUserOut,
@@ -25,7 +26,7 @@ from upwatch.accounts.schemas import (
     UserSettingsOut,
 )
 from upwatch.accounts.service import AccountService, accept_reset_request, send_reset_link
-from upwatch.dependencies import ClientAddress, CurrentUser, OptionalUser, RuntimeDep, Session
+from upwatch.dependencies import ClientAddress, RuntimeDep, Session
 from upwatch.kit.errors import NotFound, ValidationFailed, problem_responses
 from upwatch.models import User
 from upwatch.projects.service import accept_invitation

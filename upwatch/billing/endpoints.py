@@ -6,9 +6,10 @@ from typing import Annotated
 
 from fastapi import APIRouter, Body
 
+from upwatch.accounts.dependencies import CurrentUser
 from upwatch.billing.schemas import EmptyBody, SubscriptionChanged, SubscriptionStatus
 from upwatch.billing.service import SubscriptionService
-from upwatch.dependencies import CurrentUser, RuntimeDep, Session
+from upwatch.dependencies import RuntimeDep, Session
 from upwatch.kit.errors import problem_responses
 
 router = APIRouter(

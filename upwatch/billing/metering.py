@@ -6,7 +6,6 @@ import asyncio
 import contextlib
 import logging
 from datetime import datetime, time, timedelta
-from typing import Protocol
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -14,6 +13,7 @@ from upwatch.billing.repository import ApiUsageRepository
 from upwatch.kit.clock import Clock
 from upwatch.kit.db import Database
 from upwatch.kit.outbox import stop_if_cancelled
+from upwatch.kit.supervisor import progress
 
 log = logging.getLogger(__name__)
 
@@ -25,21 +25,6 @@ def utc_day(moment: datetime) -> str:
 def seconds_until_next_day(moment: datetime) -> int:
     midnight = datetime.combine(moment.date() + timedelta(days=1), time(), tzinfo=moment.tzinfo)
     return max(1, int((midnight - moment).total_seconds()))
-
-
-class ApiMeter(Protocol):
-    """``session`` is the caller's own: a request holds one connection, never a second one
-    (which, with every pooled connection held by a waiting request, would deadlock)."""
-
-    async def admit(self, session: AsyncSession, user_id: str, limit: int) -> int | None:
-        """Count one request and return today's count, or None (uncounted) when ``limit``
-        requests were already made today."""
-
-    async def today(self, session: AsyncSession, user_id: str) -> int: ...
-
-    async def run(self) -> None: ...
-
-    async def flush(self) -> None: ...
 
 
 class MemoryMeter:
@@ -95,14 +80,14 @@ class MemoryMeter:
             del self._totals[key]
 
     async def run(self) -> None:
+        """Flush every few seconds; a failed flush keeps its counts in memory and raises, so
+        the supervisor logs it and restarts the loop."""
         try:
             while True:
                 stop_if_cancelled()
                 await asyncio.sleep(self.flush_seconds)
-                try:
-                    await self.flush()
-                except Exception:
-                    log.exception("flushing API usage failed; retrying at the next flush")
+                await self.flush()
+                progress()
         finally:
             with contextlib.suppress(Exception):
                 await asyncio.shield(self.flush())
@@ -139,7 +124,10 @@ class RedisMeter:
         return None
 
     async def run(self) -> None:
+        """Nothing to flush (Redis holds the counts); stays alive to close the client."""
         try:
-            await asyncio.Event().wait()
+            while True:
+                progress()
+                await asyncio.sleep(5)
         finally:
             await self.redis.aclose()

@@ -8,10 +8,10 @@ from fastapi import Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.billing.metering import seconds_until_next_day
-from upwatch.billing.plans import Plan
 from upwatch.billing.repository import SubscriptionRepository, UsageRepository
 from upwatch.billing.schemas import Limits, SubscriptionStatus, Usage, UsageItem
 from upwatch.kit.errors import Conflict, PlanLimitExceeded, TooManyRequests
+from upwatch.kit.plans import Plan
 from upwatch.models import Subscription, User
 from upwatch.runtime import Runtime
 

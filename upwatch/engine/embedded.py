@@ -2,6 +2,9 @@
 
 Scheduler -> MemoryBroker -> worker pool of region `local` -> MemoryBroker -> ingester.
 A distributed deployment swaps the broker and runs roles in separate processes.
+
+Each role runs under the process's ``Supervisor``: a failure restarts that role alone. The
+engine implements the ``MonitorChanges`` and ``CheckRunner`` ports; requests never see it.
 """
 
 from __future__ import annotations
@@ -10,34 +13,26 @@ import asyncio
 import contextlib
 import logging
 import time
-from datetime import timedelta
-from typing import TYPE_CHECKING
-
-from sqlalchemy import select, update
 
 from upwatch.engine.broker import CheckReport, MemoryBroker
 from upwatch.engine.checks import ProbeKit, run_check
 from upwatch.engine.ingester import Ingester
+from upwatch.engine.ports import TransitionHandler
+from upwatch.engine.repository import EngineRepository
 from upwatch.engine.scheduler import Scheduler
 from upwatch.engine.targets import MonitorSpec
 from upwatch.engine.worker import Worker
 from upwatch.kit.clock import Clock
-from upwatch.kit.db import Database, new_id
+from upwatch.kit.db import Database
 from upwatch.kit.errors import ServiceUnavailable
 from upwatch.kit.metrics import Metrics
 from upwatch.kit.net import NetworkGuard, guarded_session
-from upwatch.kit.outbox import stop_if_cancelled
-from upwatch.models import CheckResult, Monitor, Region
-
-if TYPE_CHECKING:
-    from upwatch.incidents.automatic import IncidentAutomation
+from upwatch.kit.supervisor import Role, Supervisor, progress
+from upwatch.models import CheckResult, Monitor
 
 log = logging.getLogger(__name__)
 
 LOCAL_REGION = "local"
-# A region counts as online while its worker reported within this long.
-ONLINE_SECONDS = 60
-REPORT_EVERY_SECONDS = 15
 
 
 class Engine:
@@ -45,16 +40,19 @@ class Engine:
         self,
         db: Database,
         clock: Clock,
-        allow_private: bool,
         metrics: Metrics,
+        guard: NetworkGuard,
         concurrency: int = 500,
-        loopback_only: bool = False,
-        automation: IncidentAutomation | None = None,
+        automation: TransitionHandler | None = None,
+        report_seconds: float = 15.0,
+        online_seconds: float = 60.0,
     ) -> None:
         self.metrics = metrics
         self.db = db
         self.clock = clock
-        self.guard = NetworkGuard(allow_private=allow_private, loopback_only=loopback_only)
+        self.guard = guard
+        self.report_seconds = report_seconds
+        self.online_seconds = online_seconds
         self.broker = MemoryBroker()
         self.local_region_id = ""
         self._online: tuple[str, ...] = ()
@@ -64,91 +62,92 @@ class Engine:
         self.kit: ProbeKit | None = None
         self.worker: Worker | None = None
         self.ready = asyncio.Event()
+        self._setup_lock = asyncio.Lock()
         self._counted = 0
-        self._tasks: list[asyncio.Task[None]] = []
+        self.roles: dict[str, Role] = {}
 
     def online_region_ids(self) -> tuple[str, ...]:
+        """Regions whose workers reported within ``online_seconds``, as last read from the
+        database (refreshed by the presence role)."""
         return self._online
 
-    async def _ensure_local_region(self) -> None:
-        async with self.db.sessionmaker() as session:
-            region = await session.scalar(select(Region).where(Region.code == LOCAL_REGION))
-            if region is None:
-                region = Region(
-                    id=new_id(),
-                    code=LOCAL_REGION,
-                    name="Local",
-                    builtin=True,
-                    created_at=self.clock.now(),
-                )
-                session.add(region)
-            region.last_seen_at = self.clock.now()
-            await session.commit()
-            self.local_region_id = region.id
-        await self.refresh_regions()
-
-    async def refresh_regions(self) -> None:
-        """Report this process's worker as alive and re-read which regions are online."""
-        now = self.clock.now()
-        async with self.db.sessionmaker() as session:
-            await session.execute(
-                update(Region).where(Region.id == self.local_region_id).values(last_seen_at=now)
+    async def _setup(self) -> None:
+        """Make sure region `local` exists; every role waits for it, so the service answers
+        (and /readyz tells why not) even while the database is not reachable yet."""
+        async with self._setup_lock:
+            if self.ready.is_set():
+                return
+            now = self.clock.now()
+            async with self.db.sessionmaker() as session:
+                repository = EngineRepository(session)
+                self.local_region_id = await repository.ensure_region(LOCAL_REGION, "Local", now)
+                await repository.report_alive([self.local_region_id], now)
+                self._online = await repository.online_region_ids(now, self.online_seconds)
+                await session.commit()
+            assert self.kit is not None
+            self.worker = Worker(
+                self.local_region_id,
+                self.broker,
+                self.kit,
+                self.clock,
+                self.metrics,
+                self.concurrency,
             )
-            await session.commit()
-            rows = await session.scalars(
-                select(Region.id).where(
-                    Region.last_seen_at >= now - timedelta(seconds=ONLINE_SECONDS)
-                )
-            )
-            self._online = tuple(sorted(rows.all()))
+            self.ready.set()
 
-    async def _report_alive(self) -> None:
+    def start(self, supervisor: Supervisor) -> None:
+        """Start every role under ``supervisor``; call inside the running loop."""
+        self.kit = ProbeKit(guard=self.guard, http=guarded_session(self.guard))
+        depth = self.broker.depth
+
+        def has_jobs() -> bool:
+            return any(n for q, n in depth().items() if q.startswith("jobs:"))
+
+        def has_results() -> bool:
+            return depth().get("results", 0) > 0
+
+        start = supervisor.start
+        # The scheduler ticks at least every second; the worker takes a job or waits at most
+        # five; a worker stuck behind slow probes is lagging, not stalled, for a probe timeout.
+        self.roles["scheduler"] = start("scheduler", self._run_scheduler, period_seconds=1.0)
+        self.roles["worker"] = start("worker-local", self._run_worker, 30.0, busy=has_jobs)
+        self.roles["ingester"] = start("ingester", self._run_ingester, 5.0, busy=has_results)
+        self.roles["presence"] = start("region-presence", self._run_presence, self.report_seconds)
+
+    async def _run_scheduler(self) -> None:
+        await self._setup()
+        await self.scheduler.run()
+
+    async def _run_worker(self) -> None:
+        await self._setup()
+        assert self.worker is not None
+        await self.worker.run()
+
+    async def _run_ingester(self) -> None:
+        await self._setup()
+        await self.ingester.run()
+
+    async def _run_presence(self) -> None:
+        """Report this process's worker alive while it beats, and re-read who is online."""
+        await self._setup()
         while True:
-            stop_if_cancelled()
             for queue, depth in self.broker.depth().items():
                 self.metrics.queue_depth.labels(queue).set(depth)
             self.metrics.results_written.inc(self.ingester.written - self._counted)
             self._counted = self.ingester.written
-            await asyncio.sleep(REPORT_EVERY_SECONDS)
-            try:
-                await self.refresh_regions()
-            except Exception:
-                log.exception("could not report region liveness")
-
-    async def start(self) -> None:
-        """Start in the background: the service answers (and /readyz tells) even while the
-        database is not reachable yet; the engine's roles begin once it is."""
-        self.kit = ProbeKit(guard=self.guard, http=guarded_session(self.guard))
-        self._tasks.append(asyncio.create_task(self._run(), name="engine"))
-
-    async def _run(self) -> None:
-        while True:
-            stop_if_cancelled()
-            try:
-                await self._ensure_local_region()
-                break
-            except Exception:
-                log.exception("the engine waits for the database")
-                await asyncio.sleep(2)
-        assert self.kit is not None
-        self.worker = Worker(
-            self.local_region_id,
-            self.broker,
-            self.kit,
-            self.clock,
-            self.metrics,
-            self.concurrency,
-        )
-        self.ready.set()
-        async with asyncio.TaskGroup() as roles:
-            roles.create_task(self.scheduler.run(), name="scheduler")
-            roles.create_task(self.worker.run(), name="worker-local")
-            roles.create_task(self.ingester.run(), name="ingester")
-            roles.create_task(self._report_alive(), name="region-liveness")
-
-    @property
-    def tasks(self) -> list[asyncio.Task[None]]:
-        return self._tasks
+            now = self.clock.now()
+            worker = self.roles.get("worker")
+            # A worker that stopped beating (dead, or stuck) no longer keeps its region online.
+            beating = worker is not None and (
+                time.monotonic() - worker.last_beat < 3 * self.report_seconds
+            )
+            async with self.db.sessionmaker() as session:
+                repository = EngineRepository(session)
+                await repository.report_alive([self.local_region_id] if beating else [], now)
+                self._online = await repository.online_region_ids(now, self.online_seconds)
+                await session.commit()
+            progress()
+            await asyncio.sleep(self.report_seconds)
 
     async def close(self) -> None:
         if self.kit is not None:

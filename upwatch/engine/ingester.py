@@ -11,7 +11,7 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import insert, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -19,6 +19,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.engine.broker import Broker, CheckReport
+from upwatch.engine.ports import TransitionHandler
 from upwatch.engine.status import (
     IncidentAction,
     MonitorState,
@@ -30,12 +31,10 @@ from upwatch.engine.status import (
 )
 from upwatch.kit.db import Database, commit_and_notify
 from upwatch.kit.outbox import stop_if_cancelled
+from upwatch.kit.supervisor import progress
 from upwatch.models import CheckResult, DailyAggregate, Monitor
 from upwatch.monitors.histogram import Histogram
 from upwatch.probes.outcome import Outcome
-
-if TYPE_CHECKING:
-    from upwatch.incidents.automatic import IncidentAutomation
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +102,7 @@ class Ingester:
         region_ids: Callable[[], Sequence[str]],
         max_batch: int = 1000,
         max_wait: float = 0.25,
-        automation: IncidentAutomation | None = None,
+        automation: TransitionHandler | None = None,
     ) -> None:
         self.automation = automation
         self.db = db
@@ -119,6 +118,7 @@ class Ingester:
             batch = await self.broker.next_results(self.max_batch, self.max_wait)
             try:
                 await self.ingest(batch)
+                progress()
             except Exception:
                 # The batch is lost to this process only if the database keeps refusing it;
                 # put it back once so a transient error costs nothing.

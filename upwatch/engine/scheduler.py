@@ -19,14 +19,13 @@ import heapq
 import logging
 from collections.abc import Callable, Sequence
 
-from sqlalchemy import select
-
 from upwatch.engine.broker import Broker, CheckJob
+from upwatch.engine.repository import EngineRepository
 from upwatch.engine.targets import MonitorSpec
 from upwatch.kit.clock import Clock
 from upwatch.kit.db import Database
 from upwatch.kit.outbox import stop_if_cancelled
-from upwatch.models import Monitor
+from upwatch.kit.supervisor import progress
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +98,9 @@ class Scheduler:
     async def load(self) -> None:
         """Every active monitor, scheduled to resume without a burst or a gap."""
         async with self.db.sessionmaker() as session:
-            monitors = (await session.scalars(select(Monitor).where(Monitor.is_active))).all()
+            monitors = await EngineRepository(session).active_monitors()
+        self._heap.clear()  # a restarted scheduler starts from the database afresh
+        self._specs.clear()
         now = self.clock.now().timestamp()
         for monitor in monitors:
             spec = MonitorSpec.of(monitor)
@@ -108,10 +109,7 @@ class Scheduler:
 
     async def _reload(self, monitor_ids: set[str]) -> None:
         async with self.db.sessionmaker() as session:
-            monitors = {
-                m.id: m
-                for m in await session.scalars(select(Monitor).where(Monitor.id.in_(monitor_ids)))
-            }
+            monitors = {m.id: m for m in await EngineRepository(session).monitors(monitor_ids)}
         now = self.clock.now().timestamp()
         for monitor_id in monitor_ids:
             monitor = monitors.get(monitor_id)
@@ -146,14 +144,27 @@ class Scheduler:
 
     async def run(self) -> None:
         await self.load()
+        reload_failing = False
         while True:
             stop_if_cancelled()
             if self._dirty:
-                dirty, self._dirty = self._dirty, set()
-                await self._reload(dirty)
+                dirty = set(self._dirty)
+                try:
+                    await self._reload(dirty)
+                    self._dirty -= dirty
+                    if reload_failing:
+                        log.warning("scheduler reads monitor changes again")
+                    reload_failing = False
+                except Exception as exc:
+                    # The database is away: keep checking what is known and keep the changes
+                    # for the next tick, rather than stop every check in the house.
+                    if not reload_failing:
+                        log.warning("scheduler cannot read monitor changes yet: %s", exc)
+                    reload_failing = True
             for job in self.due_jobs(self.clock.now().timestamp()):
                 if not await self.broker.publish_job(job):
                     self.dropped += 1
+            progress()
             self._wake.clear()
             wait = 1.0
             if self._heap:

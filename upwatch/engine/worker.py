@@ -11,6 +11,7 @@ from upwatch.engine.checks import ProbeKit, run_check
 from upwatch.kit.clock import Clock
 from upwatch.kit.metrics import Metrics
 from upwatch.kit.outbox import stop_if_cancelled
+from upwatch.kit.supervisor import progress
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +38,14 @@ class Worker:
         try:
             while True:
                 stop_if_cancelled()
-                job = await self.broker.next_job(self.region_id)
+                try:
+                    # Wake now and then even when idle, to report this worker alive.
+                    async with asyncio.timeout(5):
+                        job = await self.broker.next_job(self.region_id)
+                except TimeoutError:
+                    progress()
+                    continue
+                progress()
                 await self._slots.acquire()
                 task = asyncio.create_task(self._check(job))
                 self._running.add(task)
@@ -64,6 +72,7 @@ class Worker:
                     outcome=outcome,
                 )
             )
+            progress()
         except Exception:
             log.exception("check of monitor %s failed to run", job.spec.id)
         finally:

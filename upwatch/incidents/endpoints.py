@@ -7,8 +7,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, status
 
+from upwatch.accounts.dependencies import CurrentUser
 from upwatch.accounts.schemas import DeletedOut
-from upwatch.dependencies import CurrentUser, RuntimeDep, Session
+from upwatch.dependencies import RuntimeDep, Session
 from upwatch.incidents.repository import IncidentRepository
 from upwatch.incidents.schemas import (
     IncidentCreate,

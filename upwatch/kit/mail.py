@@ -127,7 +127,6 @@ class Mailer:
         await self.loop.drain_forever(
             self.deliver_due,
             lambda: self.settings.mail_poll_seconds,
-            "mail sender",
             enabled=lambda: self.settings.smtp_configured,
         )
 

@@ -69,6 +69,13 @@ class Metrics:
             ["channel", "outcome"],
             registry=self.registry,
         )
+        # prometheus_client adds the _total suffix: upwatch_role_restarts_total{role}.
+        self.role_restarts = Counter(
+            "upwatch_role_restarts",
+            "Background roles restarted by the supervisor after a failure",
+            ["role"],
+            registry=self.registry,
+        )
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

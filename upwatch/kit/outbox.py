@@ -8,6 +8,8 @@ import logging
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 
+from upwatch.kit.supervisor import progress
+
 log = logging.getLogger(__name__)
 
 
@@ -39,17 +41,16 @@ class Wakeable:
         self,
         deliver_due: Callable[[], Awaitable[int]],
         poll_seconds: Callable[[], float],
-        what: str,
         enabled: Callable[[], bool] = lambda: True,
     ) -> None:
+        """A failed pass raises: the supervisor logs it, counts it and restarts the loop after
+        a back-off (the rows stay due, so nothing is lost)."""
         while True:
             stop_if_cancelled()
             if enabled():
-                try:
-                    while await deliver_due() > 0:
-                        pass
-                except Exception:
-                    log.exception("%s pass failed; retrying at the next pass", what)
+                while await deliver_due() > 0:
+                    pass
+            progress()
             # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow a cancellation
             # that arrives as the event fires, and the sender would never stop.
             with contextlib.suppress(TimeoutError):

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Annotated
 
 from fastapi import APIRouter, Query, status
 
+from upwatch.accounts.dependencies import AdminUser, CurrentUser
 from upwatch.accounts.schemas import DeletedOut
-from upwatch.dependencies import AdminUser, CurrentUser, RuntimeDep, Session
+from upwatch.dependencies import RuntimeDep, Session
 from upwatch.kit.errors import Conflict, problem_responses
 from upwatch.kit.pagination import PageParams
 from upwatch.models import CheckResult, Monitor, Region
@@ -208,9 +209,11 @@ async def monitor_regions(
 ) -> MonitorRegionsOut:
     """Per region over the last 24 hours: status, last check, uptime, response times."""
     monitor = await MonitorService(session, runtime).visible(user, id)
-    return await dashboard.monitor_regions(
-        session, monitor, runtime.engine.online_region_ids(), runtime.clock.now()
+    now = runtime.clock.now()
+    online = await RegionRepository(session).online_ids(
+        now - timedelta(seconds=runtime.settings.region_online_seconds)
     )
+    return await dashboard.monitor_regions(session, monitor, online, now)
 
 
 @board.get("/uptime", operation_id="dashboardUptime")
@@ -237,7 +240,10 @@ def region_out(region: Region, runtime: Runtime) -> RegionOut:
         code=region.code,
         name=region.name,
         builtin=region.builtin,
-        online=region.id in runtime.engine.online_region_ids(),
+        # What workers last reported to the database, not what this process remembers.
+        online=region.last_seen_at is not None
+        and region.last_seen_at
+        >= runtime.clock.now() - timedelta(seconds=runtime.settings.region_online_seconds),
         lastSeenAt=region.last_seen_at,
     )
 

@@ -167,6 +167,11 @@ class RegionRepository:
     async def get(self, region_id: str) -> Region | None:
         return await self.session.get(Region, region_id)
 
+    async def online_ids(self, since: datetime) -> tuple[str, ...]:
+        """Regions whose workers reported at or after ``since``."""
+        rows = await self.session.scalars(select(Region.id).where(Region.last_seen_at >= since))
+        return tuple(sorted(rows.all()))
+
     async def by_code(self, code: str) -> Region | None:
         return await self.session.scalar(select(Region).where(Region.code == code))
 

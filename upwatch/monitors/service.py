@@ -40,7 +40,7 @@ class MonitorService:
         return monitor
 
     async def _check_fields(self, body: MonitorFields, owner_id: str) -> None:
-        guard = self.runtime.engine.guard
+        guard = self.runtime.guard
         try:
             if body.url is not None:
                 guard.check_url(body.url)
@@ -60,7 +60,7 @@ class MonitorService:
             await self.limits.require_frequency(owner_id, body.intervalSeconds)
 
     def _notify(self, monitor_id: str) -> None:
-        after_commit(self.session, lambda: self.runtime.engine.changed(monitor_id))
+        after_commit(self.session, lambda: self.runtime.monitor_changes.changed(monitor_id))
 
     async def create(self, caller: User, body: NewMonitor) -> Monitor:
         access = await self.projects.access(caller, body.projectId)
@@ -161,7 +161,7 @@ class MonitorService:
         monitor = await self.visible(caller, monitor_id)
         if not monitor.is_active:
             raise Conflict("the monitor is paused; resume it to check it")
-        stored = await self.runtime.engine.check_now(monitor)
+        stored = await self.runtime.checks.check_now(monitor)
         if stored is None:
             raise NotFound("no such monitor")  # deleted while the check ran
         return stored

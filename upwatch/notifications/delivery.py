@@ -20,7 +20,6 @@ from datetime import datetime, timedelta
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from upwatch.billing.plans import PlanCatalog
 from upwatch.billing.repository import SubscriptionRepository
 from upwatch.config import Settings
 from upwatch.kit.clock import Clock
@@ -29,6 +28,7 @@ from upwatch.kit.mail import SmtpTransport
 from upwatch.kit.metrics import Metrics
 from upwatch.kit.net import NetworkGuard, guarded_session
 from upwatch.kit.outbox import Wakeable, backoff
+from upwatch.kit.plans import PlanCatalog
 from upwatch.models import Alert, AlertAttempt, NotificationProvider, Project, User
 from upwatch.notifications.events import AlertEvent, EventKind
 from upwatch.notifications.repository import AlertRepository, ProviderRepository
@@ -114,16 +114,18 @@ class AlertOutbox:
 
 class AlertSender:
     def __init__(
-        self, settings: Settings, database: Database, clock: Clock, metrics: Metrics
+        self,
+        settings: Settings,
+        database: Database,
+        clock: Clock,
+        metrics: Metrics,
+        guard: NetworkGuard,
     ) -> None:
         self.settings = settings
         self.database = database
         self.clock = clock
         self.metrics = metrics
-        self.guard = NetworkGuard(
-            allow_private=settings.allow_private_targets,
-            loopback_only=settings.targets_loopback_only,
-        )
+        self.guard = guard
         self.kit: DeliveryKit | None = None
         self.loop = Wakeable()
 
@@ -145,9 +147,7 @@ class AlertSender:
 
     async def run(self) -> None:
         """Deliver due alerts until cancelled; wakes on new alerts or every poll interval."""
-        await self.loop.drain_forever(
-            self.deliver_due, lambda: self.settings.alert_poll_seconds, "alert sender"
-        )
+        await self.loop.drain_forever(self.deliver_due, lambda: self.settings.alert_poll_seconds)
 
     async def deliver_due(self, batch: int = 50) -> int:
         """One pass over due alerts; returns how many were attempted."""

@@ -75,7 +75,7 @@ class ProviderService:
         """Refuse URLs at internal addresses now; they are checked again at send time."""
         for field, url in urls_of(channel, config):
             try:
-                self.runtime.alerts.guard.check_url(url)
+                self.runtime.guard.check_url(url)
             except TargetRefused as exc:
                 raise ValidationFailed.on(f"config.{field}", f"refused address: {exc}") from exc
             except ValueError as exc:

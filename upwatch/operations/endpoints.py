@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import asyncio
 from typing import Literal
 
 from fastapi import APIRouter
@@ -27,12 +28,19 @@ async def healthz() -> Health:
 
 @router.get("/readyz", operation_id="readyz", responses={503: problem_responses(500)[500]})
 async def readyz(runtime: RuntimeDep) -> Health:
-    """The database answers."""
+    """Ready: the database answers and every background role running in this process made
+    progress lately (a role with work that made none for several of its periods is stalled).
+    Otherwise 503, and the problem's `detail` says why."""
+    reasons = []
     try:
-        async with runtime.db.engine.connect() as connection:
-            await connection.execute(text("SELECT 1"))
-    except (SQLAlchemyError, OSError) as exc:
-        raise ServiceUnavailable("the database is not reachable") from exc
+        async with asyncio.timeout(5):
+            async with runtime.db.engine.connect() as connection:
+                await connection.execute(text("SELECT 1"))
+    except (SQLAlchemyError, OSError, TimeoutError) as exc:
+        reasons.append(f"the database is not reachable ({type(exc).__name__})")
+    reasons += runtime.supervisor.stalled()
+    if reasons:
+        raise ServiceUnavailable("; ".join(reasons), headers={"Retry-After": "5"})
     return Health(status="ready")
 
 

@@ -1,0 +1,69 @@
+"""The small protocols through which requests reach background machinery.
+
+The lifespan builds whatever implements them (the embedded engine today, a broker-backed
+client in distributed mode, nothing at all in an API-only process) and puts them in the
+``Runtime``. Request code depends on these, never on the engine object, so the arrows point
+one way: domains -> ports -> kit and models.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from upwatch.kit.errors import ServiceUnavailable
+from upwatch.models import CheckResult, Monitor, NotificationProvider
+
+
+class MonitorChanges(Protocol):
+    def changed(self, monitor_id: str) -> None:
+        """A monitor was created, edited, paused, resumed or deleted (after commit)."""
+
+
+class CheckRunner(Protocol):
+    async def check_now(self, monitor: Monitor) -> CheckResult | None:
+        """Run one check of ``monitor`` now and store it like a scheduled one."""
+
+
+class DeliveryFailure(Protocol):
+    @property
+    def message(self) -> str: ...
+
+
+class AlertSending(Protocol):
+    def wake(self) -> None:
+        """Alert rows were committed: deliver them soon."""
+
+    async def send(self, provider: NotificationProvider, event: Any) -> DeliveryFailure | None:
+        """Deliver one message now (a test message); the failure, or None when delivered.
+
+        ``event`` is the channel payload (``notifications.events.AlertEvent``); it stays
+        untyped here so the port needs no import from a domain."""
+
+
+class ApiMeter(Protocol):
+    """Counts authenticated requests per account and UTC day. ``session`` is the caller's
+    own: a request holds one connection, never a second one (which, with every pooled
+    connection held by a waiting request, would deadlock)."""
+
+    async def admit(self, session: AsyncSession, user_id: str, limit: int) -> int | None:
+        """Count one request and return today's count, or None (uncounted) when ``limit``
+        requests were already made today."""
+
+    async def today(self, session: AsyncSession, user_id: str) -> int: ...
+
+    async def run(self) -> None: ...
+
+    async def flush(self) -> None: ...
+
+
+class NoEngine:
+    """What an API-only process has instead of an engine: nothing here schedules checks, so
+    a change needs no notice, and a check on demand cannot run here."""
+
+    def changed(self, monitor_id: str) -> None:
+        return None
+
+    async def check_now(self, monitor: Monitor) -> CheckResult | None:
+        raise ServiceUnavailable("no monitoring engine runs in this process")
