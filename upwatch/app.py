@@ -128,8 +128,13 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
             checks=engine or NoEngine(),
             alerts=alerts,
         )
-        supervisor.start("mail-sender", mailer.run, settings.mail_poll_seconds)
-        supervisor.start("alert-sender", alerts.run, settings.alert_poll_seconds)
+        # A sender's pass may take a delivery timeout: that is lagging, not a stall.
+        supervisor.start(
+            "mail-sender", mailer.run, settings.mail_poll_seconds + settings.smtp_timeout_seconds
+        )
+        supervisor.start(
+            "alert-sender", alerts.run, settings.alert_poll_seconds + settings.alert_timeout_seconds
+        )
         supervisor.start("usage-flusher", meter.run, settings.usage_flush_seconds)
         if engine is not None:
             engine.start(supervisor)

@@ -9,41 +9,12 @@ from typing import Any
 
 import httpx
 import pytest
-from aiohttp import web
 
 from tests.conftest import Account, Cast, SignUp, assert_problem, eventually
+from tests.factories import FAST_PLANS, Target, create_monitor
 from upwatch.kit.clock import Clock
 
 Promote = Callable[[Account, str], Awaitable[None]]
-
-
-class Target:
-    """A real HTTP server on loopback whose answer the test controls."""
-
-    def __init__(self) -> None:
-        self.status = 200
-        self.body = "all systems go"
-        self.hits = 0
-        self.url = ""
-        self._runner: web.AppRunner | None = None
-
-    async def handle(self, _request: web.Request) -> web.Response:
-        self.hits += 1
-        return web.Response(status=self.status, text=self.body)
-
-    async def start(self) -> None:
-        app = web.Application()
-        app.router.add_route("*", "/{tail:.*}", self.handle)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        port = self._runner.addresses[0][1]
-        self.url = f"http://127.0.0.1:{port}/health"
-
-    async def stop(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
 
 
 @pytest.fixture
@@ -63,7 +34,7 @@ def clock() -> Clock:
 def plans_file(tmp_path: Path) -> Path:
     path = tmp_path / "plans.toml"
     # Ten-second intervals (no minimum) and room for three monitors.
-    path.write_text("[plans.free]\ncheckFrequencyMinutes = 0\nmonitorCount = 3\n")
+    path.write_text(FAST_PLANS)
     return path
 
 
@@ -72,20 +43,7 @@ def settings_overrides(plans_file: Path) -> dict[str, Any]:
     return {"allow_private_targets": True, "plans_file": plans_file}
 
 
-async def _monitor(
-    client: httpx.AsyncClient, account: Account, project_id: str, **fields: Any
-) -> dict[str, Any]:
-    body = {
-        "projectId": project_id,
-        "name": "Shop",
-        "type": "http",
-        "intervalSeconds": 60,
-        **fields,
-    }
-    response = await client.post("/monitors", headers=account.headers, json=body)
-    assert response.status_code == 201, response.text
-    result: dict[str, Any] = response.json()
-    return result
+_monitor = create_monitor
 
 
 async def test_creating_an_http_monitor_answers_201_with_every_field(

@@ -22,7 +22,7 @@ from tests.conftest import (
     eventually,
     free_port,
 )
-from tests.monitors.test_monitors import Target
+from tests.factories import Target
 from tests.receivers import Received, Receiver
 from upwatch.app import create_app
 from upwatch.config import Settings

@@ -86,7 +86,9 @@ class MemoryMeter:
             while True:
                 stop_if_cancelled()
                 await asyncio.sleep(self.flush_seconds)
-                await self.flush()
+                # Shielded: a stop that lands mid-flush would leave the connection inside a
+                # write transaction (SQLite stays locked until it is garbage-collected).
+                await asyncio.shield(self.flush())
                 progress()
         finally:
             with contextlib.suppress(Exception):

@@ -135,19 +135,23 @@ class Engine:
                 self.metrics.queue_depth.labels(queue).set(depth)
             self.metrics.results_written.inc(self.ingester.written - self._counted)
             self._counted = self.ingester.written
-            now = self.clock.now()
             worker = self.roles.get("worker")
             # A worker that stopped beating (dead, or stuck) no longer keeps its region online.
             beating = worker is not None and (
                 time.monotonic() - worker.last_beat < 3 * self.report_seconds
             )
-            async with self.db.sessionmaker() as session:
-                repository = EngineRepository(session)
-                await repository.report_alive([self.local_region_id] if beating else [], now)
-                self._online = await repository.online_region_ids(now, self.online_seconds)
-                await session.commit()
+            # Shielded, so a stop never leaves the connection inside its write transaction.
+            await asyncio.shield(self._report([self.local_region_id] if beating else []))
             progress()
             await asyncio.sleep(self.report_seconds)
+
+    async def _report(self, alive: list[str]) -> None:
+        now = self.clock.now()
+        async with self.db.sessionmaker() as session:
+            repository = EngineRepository(session)
+            await repository.report_alive(alive, now)
+            self._online = await repository.online_region_ids(now, self.online_seconds)
+            await session.commit()
 
     async def close(self) -> None:
         if self.kit is not None:

@@ -50,9 +50,12 @@ class Worker:
                 task = asyncio.create_task(self._check(job))
                 self._running.add(task)
                 task.add_done_callback(self._running.discard)
-        finally:
+        except asyncio.CancelledError:
+            # Stopping: checks in flight stop too. After a failure of this loop instead, they
+            # run to the end and report, so a restart of the loop loses no check.
             for task in self._running:
                 task.cancel()
+            raise
 
     async def _check(self, job: CheckJob) -> None:
         try:

@@ -1,0 +1,60 @@
+"""Shared factories: real local targets, and monitors made through the API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+from aiohttp import web
+
+from tests.conftest import Account
+
+
+class Target:
+    """A real HTTP server on loopback whose answer the test controls."""
+
+    def __init__(self) -> None:
+        self.status = 200
+        self.body = "all systems go"
+        self.hits = 0
+        self.url = ""
+        self._runner: web.AppRunner | None = None
+
+    async def handle(self, _request: web.Request) -> web.Response:
+        self.hits += 1
+        return web.Response(status=self.status, text=self.body)
+
+    async def start(self) -> None:
+        app = web.Application()
+        app.router.add_route("*", "/{tail:.*}", self.handle)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        port = self._runner.addresses[0][1]
+        self.url = f"http://127.0.0.1:{port}/health"
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+
+# Plans file text for tests that check often: ten-second intervals and room for three monitors.
+FAST_PLANS = "[plans.free]\ncheckFrequencyMinutes = 0\nmonitorCount = 3\n"
+
+
+async def create_monitor(
+    client: httpx.AsyncClient, account: Account, project_id: str, **fields: Any
+) -> dict[str, Any]:
+    """An HTTP monitor named Shop checked every minute, unless ``fields`` say otherwise."""
+    body = {
+        "projectId": project_id,
+        "name": "Shop",
+        "type": "http",
+        "intervalSeconds": 60,
+        **fields,
+    }
+    response = await client.post("/monitors", headers=account.headers, json=body)
+    assert response.status_code == 201, response.text
+    result: dict[str, Any] = response.json()
+    return result
