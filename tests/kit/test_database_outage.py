@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
+import asyncpg
 import httpx
 import pytest
 from asgi_lifespan import LifespanManager
@@ -26,6 +27,7 @@ from tests.conftest import (
     SignUp,
     SmtpServer,
     assert_problem,
+    eventually,
     make_settings,
 )
 from tests.tcp_proxy import TcpProxy, proxy_to
@@ -154,6 +156,30 @@ class TestWhenPostgresqlGoesAway:
         assert listing.status_code == 200
         assert len(lines(caplog, RECOVERY)) == 1
         assert unhandled(caplog) == []
+
+    async def test_a_query_cancelled_midway_stays_a_cancellation_not_an_outage(
+        self, runtime: Runtime, database_url: str, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        async def sleep_in_the_database() -> None:
+            async with runtime.db.sessionmaker() as session:
+                await session.execute(text("SELECT pg_sleep(30)"))
+
+        async def sleeping() -> bool:
+            watcher = await asyncpg.connect(database_url)
+            try:
+                waiting = await watcher.fetchval(
+                    "SELECT count(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(30)'"
+                )
+            finally:
+                await watcher.close()
+            return bool(waiting)
+
+        task = asyncio.create_task(sleep_in_the_database())
+        await eventually(sleeping)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert lines(caplog, OUTAGE) == []
 
 
 class TestWhenTheSqliteFileCannotBeOpened:

@@ -193,6 +193,9 @@ class Database:
             # The pool replaces the connection by itself; if reconnecting fails, that
             # failure comes here (or to _connect) again and is reported then.
             return None
+        if not isinstance(context.original_exception, Exception):
+            # A cancellation (SQLAlchemy counts it as a disconnect) must stay one.
+            return None
         found = unavailability(context.original_exception)
         if found is None:
             if not context.is_disconnect:
