@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import secrets
+import stat
 import tempfile
 from functools import cached_property
 from pathlib import Path
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+from sqlalchemy.engine import make_url
+
+log = logging.getLogger(__name__)
 
 MIN_KEY_LENGTH = 32
 
@@ -137,7 +142,7 @@ class Settings(BaseSettings):
             return self.secret_key
         path = self.data_dir / "secret_key"
         if not path.exists():
-            self.data_dir.mkdir(parents=True, exist_ok=True)
+            _private_directory(self.data_dir)
             # Written whole to a private temporary file, then linked into place: a process
             # starting at the same moment sees either no key or the complete one, and when
             # two race, the first link wins and both read it.
@@ -155,5 +160,54 @@ class Settings(BaseSettings):
         return key
 
     def ensure_data_dir(self) -> None:
-        if self.is_sqlite:
-            self.data_dir.mkdir(parents=True, exist_ok=True)
+        """Before SQLite opens anything: the data directory exists, private to this user (0700),
+        and so does the database file (0600). SQLite gives the ``-wal`` and ``-shm`` files it
+        creates beside a database the database file's mode, so they are 0600 as well.
+
+        An existing directory or file keeps the mode its operator chose (a backup group may
+        need to read it); the log warns when other users can reach it.
+        """
+        if not self.is_sqlite:
+            return
+        _private_directory(self.data_dir)
+        database = make_url(self.sqlalchemy_url).database
+        if database and database != ":memory:" and not database.startswith("file:"):
+            _private_file(Path(database))
+
+
+def _private_directory(path: Path) -> None:
+    try:
+        path.mkdir(mode=0o700, parents=True)
+    except FileExistsError:
+        _warn_if_shared(path)
+    else:
+        path.chmod(0o700)  # whatever the umask took away
+
+
+def _private_file(path: Path) -> None:
+    """Create an empty file 0600 (SQLite takes an empty file for a new database)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        for existing in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+            if existing.exists():
+                _warn_if_shared(existing)
+    except FileNotFoundError:
+        pass  # no such directory: connecting fails with SQLite's own message
+    else:
+        os.fchmod(fd, 0o600)
+        os.close(fd)
+
+
+def _warn_if_shared(path: Path) -> None:
+    mode = stat.S_IMODE(path.stat().st_mode)
+    if mode & 0o077:
+        private = "700" if path.is_dir() else "600"
+        log.warning(
+            "%s has mode %03o: other users of this machine can reach Upwatch's data "
+            "(accounts, tokens, keys); consider chmod %s %s",
+            path,
+            mode,
+            private,
+            path,
+        )

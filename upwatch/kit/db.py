@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import logging
+import sqlite3
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 from sqlalchemy import JSON, DateTime, MetaData, String, event
-from sqlalchemy.engine import Dialect
+from sqlalchemy.engine import Dialect, ExceptionContext
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -20,6 +23,9 @@ from sqlalchemy.types import TypeDecorator
 from starlette.requests import Request
 
 from upwatch.config import Settings
+from upwatch.kit.errors import DatabaseUnavailable
+
+log = logging.getLogger(__name__)
 
 
 class UTCDateTime(TypeDecorator[datetime]):
@@ -84,14 +90,125 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
+# PostgreSQL SQLSTATEs that say the server cannot serve now, whatever the statement: connection
+# exceptions (08, bar 08P01, a protocol bug), insufficient resources (53: too many connections,
+# disk full) and shutdown or start-up (57P01-57P05).
+_PG_UNAVAILABLE = ("08", "53", "57P")
+# Of those, the ones after which the connection itself is gone.
+_PG_CONNECTION_GONE = ("08", "57P")
+# SQLite primary result codes of the same kind: BUSY, LOCKED ("database is locked"), READONLY,
+# IOERR, FULL, CANTOPEN ("unable to open database file").
+_SQLITE_UNAVAILABLE = frozenset({5, 6, 8, 10, 13, 14})
+
+
+def _causes(error: BaseException) -> Iterator[BaseException]:
+    """``error`` and what it wraps, outermost first: SQLAlchemy's ``orig``, then ``__cause__``."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = getattr(current, "orig", None) or current.__cause__
+
+
+def _describe(error: BaseException) -> str:
+    """The innermost error's type and text: what the network or the server said."""
+    *_, root = _causes(error)
+    return f"{type(root).__name__}: {root}".strip().rstrip(":")
+
+
+def unavailability(error: BaseException) -> tuple[str, bool] | None:
+    """Why ``error`` means the database cannot be used right now, and whether the connection
+    is gone with it; None for any other error (a bug, a constraint, bad SQL), which stays a 500.
+
+    Follows the chain SQLAlchemy and the drivers build to the error the network or the
+    server raised.
+    """
+    for current in _causes(error):
+        if isinstance(current, OSError):  # refused, reset, unresolvable, timed out
+            return _describe(current), True
+        sqlstate = getattr(current, "sqlstate", None)
+        if (
+            isinstance(sqlstate, str)
+            and sqlstate.startswith(_PG_UNAVAILABLE)
+            and sqlstate != "08P01"
+        ):
+            return _describe(current), sqlstate.startswith(_PG_CONNECTION_GONE)
+        if isinstance(current, sqlite3.Error):
+            code = getattr(current, "sqlite_errorcode", None)
+            if isinstance(code, int) and code & 0xFF in _SQLITE_UNAVAILABLE:
+                return _describe(current), False
+    return None
+
+
+class Reachability:
+    """Whether the database answered the last time it was asked: logs one line when it stops
+    answering and one when it answers again, so an outage is not a stack per request."""
+
+    def __init__(self) -> None:
+        self.down_because: str | None = None
+
+    @property
+    def is_down(self) -> bool:
+        return self.down_because is not None
+
+    def lost(self, reason: str) -> DatabaseUnavailable:
+        if self.down_because is None:
+            self.down_because = reason
+            log.error("database unreachable: %s", reason)
+        return DatabaseUnavailable(reason)
+
+    def regained(self) -> None:
+        if self.down_because is not None:
+            self.down_because = None
+            log.warning("database reachable again")
+
+
 class Database:
     def __init__(self, settings: Settings) -> None:
         settings.ensure_data_dir()
+        # pool_pre_ping: a connection the server closed (a restart) is replaced at checkout
+        # instead of failing the request that drew it.
         kwargs: dict[str, Any] = {"pool_pre_ping": not settings.is_sqlite}
         self.engine: AsyncEngine = create_async_engine(settings.sqlalchemy_url, **kwargs)
+        self.reachability = Reachability()
+        sync_engine = self.engine.sync_engine
         if settings.is_sqlite:
-            event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
+            event.listen(sync_engine, "connect", _sqlite_pragmas)
+        event.listen(sync_engine, "do_connect", self._connect)
+        event.listen(sync_engine, "handle_error", self._on_error)
+        event.listen(sync_engine, "after_cursor_execute", self._answered)
         self.sessionmaker = async_sessionmaker(self.engine, expire_on_commit=False)
+
+    def _connect(self, dialect: Dialect, _record: Any, cargs: Any, cparams: Any) -> Any:
+        """Connect as SQLAlchemy would; a network error on the way (which drivers raise bare,
+        outside SQLAlchemy's error handling) becomes DatabaseUnavailable."""
+        try:
+            return dialect.connect(*cargs, **cparams)
+        except OSError as exc:
+            raise self.reachability.lost(_describe(exc)) from exc
+
+    def _on_error(self, context: ExceptionContext) -> BaseException | None:
+        if context.is_pre_ping:
+            # The pool replaces the connection by itself; if reconnecting fails, that
+            # failure comes here (or to _connect) again and is reported then.
+            return None
+        if not isinstance(context.original_exception, Exception):
+            # A cancellation (SQLAlchemy counts it as a disconnect) must stay one.
+            return None
+        found = unavailability(context.original_exception)
+        if found is None:
+            if not context.is_disconnect:
+                return None
+            found = (_describe(context.original_exception), True)
+        reason, connection_gone = found
+        if connection_gone and not context.is_disconnect:
+            # Invalidate the connection and the pool, so the next request reconnects.
+            context.is_disconnect = True
+        return self.reachability.lost(reason)
+
+    def _answered(self, *_args: Any) -> None:
+        self.reachability.regained()
 
     async def dispose(self) -> None:
         await self.engine.dispose()
@@ -121,13 +238,18 @@ async def request_session(request: Request) -> AsyncIterator[AsyncSession]:
     database: Database = request.app.state.runtime.db
     async with database.sessionmaker() as session:
         try:
-            yield session
-        except Exception as exc:
-            if getattr(exc, "keep_changes", False):
-                await commit_and_notify(session)
+            try:
+                yield session
+            except Exception as exc:
+                if getattr(exc, "keep_changes", False):
+                    await commit_and_notify(session)
+                else:
+                    session.info.pop("on_commit", None)
+                    await session.rollback()
+                raise
             else:
-                session.info.pop("on_commit", None)
-                await session.rollback()
-            raise
-        else:
-            await commit_and_notify(session)
+                await commit_and_notify(session)
+        except PoolTimeout as exc:
+            # Every pooled connection stayed busy or stuck connecting: the database is not
+            # serving, which is an outage, not a bug of this request.
+            raise database.reachability.lost(_describe(exc)) from exc

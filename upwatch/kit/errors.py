@@ -11,6 +11,7 @@ from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, Field
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -126,6 +127,22 @@ class ServiceUnavailable(ProblemError):
     status, slug, title = 503, "unavailable", "Service unavailable"
 
 
+# Long enough for a database restart or failover to finish, short enough not to strand clients.
+DATABASE_RETRY_AFTER_SECONDS = 5
+
+
+class DatabaseUnavailable(ServiceUnavailable):
+    """The database cannot be used right now (down, restarting, unopenable, locked): any
+    operation answers 503 with Retry-After, and the client may simply try again."""
+
+    default_headers = MappingProxyType({"Retry-After": str(DATABASE_RETRY_AFTER_SECONDS)})
+
+    def __init__(self, reason: str) -> None:
+        super().__init__("the database is unreachable; try again in a few seconds")
+        # For the log only: driver text may name hosts and paths, which callers need not see.
+        self.reason = reason
+
+
 def problem_response(error: ProblemError) -> JSONResponse:
     return JSONResponse(
         error.document(),
@@ -224,6 +241,12 @@ def install_error_handlers(app: FastAPI) -> None:
             return problem_response(Conflict("the resource conflicts with an existing one"))
         return await on_unexpected(request, exc)
 
+    async def on_pool_timeout(_request: Request, exc: Exception) -> JSONResponse:
+        # Every pooled connection stayed busy (or stuck connecting) past the pool's timeout:
+        # the database is not serving this request, which is not a bug of the request.
+        log.warning("no database connection became free in time: %s", exc)
+        return problem_response(DatabaseUnavailable(str(exc)))
+
     async def on_unexpected(_request: Request, exc: Exception) -> JSONResponse:
         log.exception("unhandled error", exc_info=exc)
         return problem_response(ProblemError())
@@ -232,6 +255,7 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, on_validation)
     app.add_exception_handler(StarletteHTTPException, on_http)
     app.add_exception_handler(IntegrityError, on_integrity)
+    app.add_exception_handler(PoolTimeout, on_pool_timeout)
     app.add_exception_handler(Exception, on_unexpected)
 
 
@@ -246,6 +270,7 @@ _DESCRIPTIONS = {
     422: "Validation failed",
     429: "Rate limited; see Retry-After",
     500: "Unexpected error",
+    503: "Temporarily unavailable (e.g. the database is unreachable); see Retry-After",
 }
 
 

@@ -7,12 +7,12 @@ from datetime import datetime, timedelta
 from email.message import EmailMessage
 
 import aiosmtplib
-from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.config import Settings
 from upwatch.kit.clock import Clock
 from upwatch.kit.db import Database, after_commit
+from upwatch.kit.mail_outbox import MailOutboxRepository
 from upwatch.kit.metrics import Metrics
 from upwatch.kit.outbox import Wakeable, backoff
 from upwatch.models.mail import MailMessage
@@ -107,8 +107,7 @@ class Mailer:
             category=category,
             next_attempt_at=self.clock.now(),
         )
-        session.add(message)
-        await session.flush()
+        await MailOutboxRepository(session).add(message)
         if not self.settings.smtp_configured:
             log.warning(
                 "SMTP is not configured; %s mail to %s kept in the outbox as %s",
@@ -134,14 +133,7 @@ class Mailer:
         """One pass over due messages; returns how many were attempted."""
         now = self.clock.now()
         async with self.database.sessionmaker() as session:
-            rows = (
-                await session.execute(
-                    select(MailMessage.id, MailMessage.next_attempt_at)
-                    .where(MailMessage.status == "pending", MailMessage.next_attempt_at <= now)
-                    .order_by(MailMessage.next_attempt_at)
-                    .limit(batch)
-                )
-            ).all()
+            rows = await MailOutboxRepository(session).due(now, batch)
         attempted = 0
         for message_id, due_at in rows:
             message = await self._claim(message_id, due_at, now)
@@ -153,19 +145,10 @@ class Mailer:
     async def _claim(self, message_id: str, due_at: datetime, now: datetime) -> MailMessage | None:
         """Hide the message from other senders; only one claim on a given due time wins."""
         async with self.database.sessionmaker() as session:
-            claimed = await session.execute(
-                update(MailMessage)
-                .where(
-                    MailMessage.id == message_id,
-                    MailMessage.status == "pending",
-                    MailMessage.next_attempt_at == due_at,
-                )
-                .values(next_attempt_at=now + timedelta(seconds=CLAIM_SECONDS))
-            )
+            outbox = MailOutboxRepository(session)
+            won = await outbox.claim(message_id, due_at, now + timedelta(seconds=CLAIM_SECONDS))
             await session.commit()
-            if getattr(claimed, "rowcount", 0) != 1:
-                return None
-            return await session.get(MailMessage, message_id)
+            return await outbox.get(message_id) if won else None
 
     async def _attempt(self, message: MailMessage) -> None:
         error: str | None = None
@@ -201,7 +184,5 @@ class Mailer:
             log.warning("mail %s attempt %d failed: %s", message.id, attempts, error)
         self.metrics.mail_deliveries.labels(outcome).inc()
         async with self.database.sessionmaker() as session:
-            await session.execute(
-                update(MailMessage).where(MailMessage.id == message.id).values(**values)
-            )
+            await MailOutboxRepository(session).record(message.id, values)
             await session.commit()

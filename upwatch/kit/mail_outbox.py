@@ -1,0 +1,54 @@
+"""Every statement on the mail outbox: pick due messages, claim one, record an attempt."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from upwatch.models.mail import MailMessage
+
+
+class MailOutboxRepository:
+    def __init__(self, session: AsyncSession) -> None:
+        self.session = session
+
+    async def add(self, message: MailMessage) -> MailMessage:
+        self.session.add(message)
+        await self.session.flush()
+        return message
+
+    async def due(self, now: datetime, limit: int) -> Sequence[tuple[str, datetime]]:
+        """Ids and due times of pending messages due by ``now``, the longest-waiting first."""
+        rows = await self.session.execute(
+            select(MailMessage.id, MailMessage.next_attempt_at)
+            .where(MailMessage.status == "pending", MailMessage.next_attempt_at <= now)
+            .order_by(MailMessage.next_attempt_at)
+            .limit(limit)
+        )
+        return [(message_id, due_at) for message_id, due_at in rows.all()]
+
+    async def claim(self, message_id: str, due_at: datetime, hidden_until: datetime) -> bool:
+        """Move the message's due time to ``hidden_until``; only one claim on ``due_at`` wins."""
+        claimed = await self.session.execute(
+            update(MailMessage)
+            .where(
+                MailMessage.id == message_id,
+                MailMessage.status == "pending",
+                MailMessage.next_attempt_at == due_at,
+            )
+            .values(next_attempt_at=hidden_until)
+        )
+        return getattr(claimed, "rowcount", 0) == 1
+
+    async def get(self, message_id: str) -> MailMessage | None:
+        return await self.session.get(MailMessage, message_id)
+
+    async def record(self, message_id: str, values: dict[str, Any]) -> None:
+        """Store an attempt's outcome (attempts, error, status, next due time, body)."""
+        await self.session.execute(
+            update(MailMessage).where(MailMessage.id == message_id).values(**values)
+        )
