@@ -1,34 +1,17 @@
-"""What one check needs to know about its monitor: an immutable snapshot of the row."""
+"""The monitor snapshot a check runs on, built from the monitor row.
+
+The snapshot itself (``CheckSpec``) lives with the probes, below the engine; this subclass only
+adds reading it from the database model, which the probes must not know.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime
-
 from upwatch.models import Monitor
+from upwatch.probes.spec import CheckSpec
 
 
-@dataclass(frozen=True, slots=True)
-class MonitorSpec:
-    id: str
-    project_id: str
-    type: str
-    url: str | None
-    method: str
-    headers: tuple[tuple[str, str], ...]
-    body: str | None
-    expected_status_codes: tuple[int, ...]
-    keyword: str | None
-    host: str | None
-    port: int | None
-    record_type: str | None
-    expected_value: str | None
-    interval_seconds: int
-    timeout_seconds: float
-    region_ids: tuple[str, ...]
-    created_at: datetime
-    last_checked_at: datetime | None
-    last_ping_at: datetime | None
+class MonitorSpec(CheckSpec):
+    __slots__ = ()
 
     @classmethod
     def of(cls, monitor: Monitor) -> MonitorSpec:

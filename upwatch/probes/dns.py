@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ipaddress
 import time
+from datetime import datetime
 
 import dns.asyncresolver
 import dns.exception
@@ -17,6 +18,8 @@ import dns.rdtypes.txtbase
 import dns.resolver
 
 from upwatch.probes.outcome import ErrorKind, Outcome, Timings
+from upwatch.probes.probe import ProbeKit
+from upwatch.probes.spec import CheckSpec
 
 _ADDRESS_TYPES = frozenset({dns.rdatatype.A, dns.rdatatype.AAAA})
 
@@ -116,3 +119,19 @@ async def probe_dns(
         timings=Timings(dns_ms=total_ms, total_ms=total_ms),
         details={"records": records, "ttl": answer.rrset.ttl if answer.rrset else None},
     )
+
+
+class DnsProbe:
+    async def check(self, spec: CheckSpec, kit: ProbeKit, now: datetime) -> Outcome:
+        assert spec.host is not None
+        if kit.guard.loopback_only:
+            # A DNS check queries the system resolvers, which are not on this machine.
+            return Outcome(
+                ok=False,
+                response_time_ms=None,
+                error_kind=ErrorKind.REFUSED_TARGET,
+                error="DNS checks are off where only loopback targets are reached",
+            )
+        return await probe_dns(
+            spec.host, spec.record_type or "A", spec.expected_value, spec.timeout_seconds
+        )

@@ -5,6 +5,11 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from upwatch.probes.outcome import ErrorKind, Outcome
+from upwatch.probes.probe import ProbeKit
+from upwatch.probes.spec import CheckSpec
+
+# A heartbeat may arrive this long after its interval before the monitor counts as down.
+HEARTBEAT_GRACE_SECONDS = 60
 
 
 def _iso(moment: datetime) -> str:
@@ -47,3 +52,16 @@ def heartbeat_outcome(
         ),
         details=details,
     )
+
+
+class HeartbeatProbe:
+    """Reads the last ping from the spec: nothing is contacted."""
+
+    async def check(self, spec: CheckSpec, kit: ProbeKit, now: datetime) -> Outcome:
+        return heartbeat_outcome(
+            spec.last_ping_at,
+            spec.created_at,
+            now,
+            spec.interval_seconds,
+            HEARTBEAT_GRACE_SECONDS,
+        )

@@ -8,16 +8,18 @@ session the probe still works, without those two timings and without the guard.
 from __future__ import annotations
 
 import asyncio
-import ssl
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from types import MappingProxyType
 
 import aiohttp
 
 from upwatch.kit.net import ConnectionPhases, TargetRefused
+from upwatch.probes.connect import CheckClock, Phase, classify
 from upwatch.probes.outcome import ErrorKind, Outcome, Timings
+from upwatch.probes.probe import ProbeKit
+from upwatch.probes.spec import CheckSpec
 
 _CHUNK_BYTES = 64 * 1024
 _DEFAULT_EXPECTED = "200-399"
@@ -90,40 +92,30 @@ async def _read_body(response: aiohttp.ClientResponse, check: HttpCheck) -> _Bod
     return _Body(keyword_found=found, exceeded_cap=False)
 
 
-def _elapsed_ms(started: float) -> float:
-    return (time.perf_counter() - started) * 1000
-
-
-def _verify_message(error: BaseException) -> str:
-    if isinstance(error, ssl.SSLCertVerificationError) and error.verify_message:
-        return error.verify_message
-    return str(error)
-
-
-def _connect_message(error: OSError) -> str:
-    if isinstance(error, ConnectionRefusedError):
-        return "connection refused"
-    return error.strerror or str(error) or type(error).__name__
-
-
 def _failure(error: BaseException, check: HttpCheck) -> tuple[ErrorKind, str]:
-    """Map a request failure onto what failed; order matters (subclasses first)."""
+    """Map a request failure onto what failed; order matters (subclasses first).
+
+    aiohttp wraps what connecting raised in the phase it happened; unwrapped, it is named
+    as the other network probes name it.
+    """
+
+    def reaching(cause: OSError | TargetRefused, phase: Phase) -> tuple[ErrorKind, str]:
+        return classify(cause, phase, "complete response", check.timeout_seconds)
+
     match error:
         case TargetRefused():
-            return ErrorKind.REFUSED_TARGET, f"refused target: {error}"
+            return reaching(error, Phase.CONNECT)
         case aiohttp.TooManyRedirects():
             return ErrorKind.TOO_MANY_REDIRECTS, f"more than {check.max_redirects} redirects"
         case aiohttp.ClientConnectorDNSError():
-            return ErrorKind.DNS, f"DNS lookup failed: {error.os_error}"
-        case aiohttp.ClientConnectorCertificateError():
-            reason = _verify_message(error.certificate_error)
-            return ErrorKind.TLS, f"certificate verification failed: {reason}"
+            return reaching(error.os_error, Phase.DNS)
         case aiohttp.ClientSSLError():
-            return ErrorKind.TLS, f"TLS handshake failed: {error.os_error}"
+            # Certificate errors included: their os_error is the verification error.
+            return reaching(error.os_error, Phase.TLS)
         case aiohttp.ClientConnectorError():
-            return ErrorKind.CONNECT, f"cannot connect: {_connect_message(error.os_error)}"
+            return reaching(error.os_error, Phase.CONNECT)
         case TimeoutError():
-            return ErrorKind.TIMEOUT, f"no complete response within {check.timeout_seconds:g}s"
+            return reaching(error, Phase.RESPONSE)
         case aiohttp.RedirectClientError():
             return ErrorKind.CONNECT, f"redirected to a URL that cannot be followed: {error}"
         case aiohttp.ClientResponseError():
@@ -146,17 +138,12 @@ async def probe_http(check: HttpCheck, session: aiohttp.ClientSession) -> Outcom
     ``total_ms`` (also ``response_time_ms``) to the end of the capped body read.
     """
     phases = ConnectionPhases()
-    started = time.perf_counter()
-    first_byte_ms: float | None = None
+    clock = CheckClock()
     status: int | None = None
 
     def timings() -> Timings:
-        return Timings(
-            dns_ms=phases.dns_ms,
-            connect_ms=phases.connect_ms,
-            first_byte_ms=first_byte_ms,
-            total_ms=_elapsed_ms(started),
-        )
+        clock.adopt(phases)
+        return clock.timings()
 
     try:
         async with (
@@ -174,7 +161,7 @@ async def probe_http(check: HttpCheck, session: aiohttp.ClientSession) -> Outcom
                 trace_request_ctx=phases,
             ) as response,
         ):
-            first_byte_ms = _elapsed_ms(started)
+            clock.first_byte()
             status = response.status
             body = await _read_body(response, check)
             details = {"redirects": len(response.history), "finalUrl": str(response.url)}
@@ -213,3 +200,18 @@ async def probe_http(check: HttpCheck, session: aiohttp.ClientSession) -> Outcom
         timings=elapsed,
         details=details,
     )
+
+
+class HttpProbe:
+    async def check(self, spec: CheckSpec, kit: ProbeKit, now: datetime) -> Outcome:
+        assert spec.url is not None
+        check = HttpCheck(
+            url=spec.url,
+            method=spec.method,
+            headers=dict(spec.headers),
+            body=spec.body,
+            expected_status_codes=spec.expected_status_codes,
+            keyword=spec.keyword,
+            timeout_seconds=spec.timeout_seconds,
+        )
+        return await probe_http(check, kit.http)

@@ -1,0 +1,33 @@
+"""What one check needs to know about its monitor: an immutable snapshot, free of the database.
+
+Built from the monitor row by the engine (``upwatch.engine.targets.MonitorSpec.of``), carried in
+jobs to the workers and read by the probes, which therefore never import the models.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+
+@dataclass(frozen=True, slots=True)
+class CheckSpec:
+    id: str
+    project_id: str
+    type: str
+    url: str | None
+    method: str
+    headers: tuple[tuple[str, str], ...]
+    body: str | None
+    expected_status_codes: tuple[int, ...]
+    keyword: str | None
+    host: str | None
+    port: int | None
+    record_type: str | None
+    expected_value: str | None
+    interval_seconds: int
+    timeout_seconds: float
+    region_ids: tuple[str, ...]
+    created_at: datetime
+    last_checked_at: datetime | None
+    last_ping_at: datetime | None
