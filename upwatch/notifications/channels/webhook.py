@@ -97,9 +97,8 @@ class Webhook(HttpChannel):
             headers[SIGNATURE_HEADER] = signature(secret, body)
         await self.post(kit, url, event, data=body, headers=headers, secrets=secrets)
 
-    # Header values are often credentials (Authorization, API keys): masked like secrets.
-
     def masked(self, config: Mapping[str, Any]) -> dict[str, Any]:
+        # Header values are often credentials (Authorization, API keys): masked like secrets.
         shown = super().masked(config)
         if isinstance(shown.get("headers"), dict):
             shown["headers"] = {k: mask_value(str(v)) for k, v in shown["headers"].items()}
