@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 from urllib.parse import parse_qsl
 
 import pytest
@@ -28,12 +28,15 @@ from upwatch.config import Settings
 from upwatch.kit.mail import SmtpTransport
 from upwatch.kit.net import NetworkGuard, guarded_session
 from upwatch.kit.plans import CHANNELS
-from upwatch.notifications.events import AlertEvent, EventKind, Failure
-from upwatch.notifications.transports import (
+from upwatch.notifications.channels import (
+    REGISTRY,
+    ChannelName,
     DeliveryKit,
     TransportError,
     deliver,
 )
+from upwatch.notifications.events import AlertEvent, EventKind, Failure
+from upwatch.notifications.schemas import NewProvider
 
 SINCE = datetime(2025, 3, 14, 9, 26, 53, tzinfo=UTC)
 RECOVERED = SINCE + timedelta(hours=1, minutes=2, seconds=3)
@@ -808,3 +811,16 @@ async def test_an_unknown_channel_is_not_retryable(kit: DeliveryKit) -> None:
     error = await failure_of("pigeon", {}, opened_event(), kit)
 
     assert not error.retryable
+
+
+def test_the_api_the_plans_and_the_registry_name_the_same_channels() -> None:
+    assert set(get_args(ChannelName)) == set(REGISTRY) == set(CHANNELS)
+
+
+def test_each_provider_type_in_the_api_takes_the_config_its_channel_declares() -> None:
+    declared = {
+        get_args(model.model_fields["type"].annotation)[0]: model.model_fields["config"].annotation
+        for model in get_args(NewProvider)
+    }
+
+    assert declared == {name: channel.config_model for name, channel in REGISTRY.items()}

@@ -30,10 +30,10 @@ from upwatch.kit.net import NetworkGuard, guarded_session
 from upwatch.kit.outbox import Wakeable, backoff
 from upwatch.kit.plans import PlanCatalog
 from upwatch.models import Alert, AlertAttempt, NotificationProvider, Project, User
+from upwatch.notifications.channels import DeliveryKit, TransportError, deliver
 from upwatch.notifications.events import AlertEvent, EventKind
 from upwatch.notifications.repository import AlertRepository, ProviderRepository
 from upwatch.notifications.rules import suppression
-from upwatch.notifications.transports import DeliveryKit, TransportError, deliver
 
 log = logging.getLogger(__name__)
 

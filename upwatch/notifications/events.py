@@ -69,8 +69,16 @@ def format_duration(seconds: float) -> str:
     return " ".join(parts)
 
 
+TEST_NOTICE = "This is a test message: the notification channel works."
+
+
+def iso(value: datetime) -> str:
+    """ISO 8601 with ``Z`` for UTC, as the API writes times."""
+    return value.isoformat().replace("+00:00", "Z")
+
+
 def _iso(value: datetime | None) -> str | None:
-    return None if value is None else value.isoformat().replace("+00:00", "Z")
+    return None if value is None else iso(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +123,7 @@ class AlertEvent:
         """The body as plain-text lines: what failed, since when, how long, where to look."""
         out: list[str] = []
         if self.kind is EventKind.TEST:
-            out.append("This is a test message: the notification channel works.")
+            out.append(TEST_NOTICE)
         if self.monitor_name:
             target = f" ({self.monitor_target})" if self.monitor_target else ""
             out.append(f"Monitor: {self.monitor_name}{target}")
@@ -136,6 +144,31 @@ class AlertEvent:
     @property
     def text(self) -> str:
         return "\n".join([self.headline, "", *self.lines()])
+
+    def summary(self) -> str:
+        """One sentence under the headline, for the rich formats: what happened."""
+        if self.kind is EventKind.TEST:
+            return TEST_NOTICE
+        if self.kind is EventKind.RESOLVED:
+            return "The monitor is passing its checks again."
+        if self.failure is not None:
+            return self.failure.describe()
+        return "The monitor is failing its checks."
+
+    def facts(self) -> list[tuple[str, str]]:
+        """Name/value pairs for cards and fields; empty values are left out."""
+        pairs: list[tuple[str, str | None]] = [
+            ("Monitor", self.monitor_name),
+            ("Target", self.monitor_target),
+            ("Project", self.project_name),
+        ]
+        if self.kind is EventKind.OPENED and self.incident_id is not None:
+            pairs.append(("Severity", self.severity))
+        pairs.append(("Down since", _iso(self.since)))
+        pairs.append(("Recovered at", _iso(self.resolved_at)))
+        duration = self.duration_seconds
+        pairs.append(("Outage length", None if duration is None else format_duration(duration)))
+        return [(name, value) for name, value in pairs if value]
 
     def to_json(self) -> dict[str, Any]:
         """The JSON body webhooks receive and the alert row stores."""

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from upwatch.kit.inputs import SINGLE_LINE_PATTERN, Input, JsonObject
 from upwatch.notifications.channels import (
-    Channel,
+    ChannelName,
     ChatHookConfig,
     EmailConfig,
     PagerDutyConfig,
@@ -104,7 +104,7 @@ class ProviderUpdate(_ProviderFields):
     """The seed's fields; `config` replaces the stored one and is checked against `type`
     (masked secrets sent back unchanged keep their stored value)."""
 
-    type: Channel | None = None
+    type: ChannelName | None = None
     config: JsonObject | None = None
     projectId: Annotated[str, Field(max_length=32)] | None = None
 
@@ -112,7 +112,7 @@ class ProviderUpdate(_ProviderFields):
 class ProviderOut(BaseModel):
     id: str
     projectId: str
-    type: Channel
+    type: ChannelName
     name: str
     config: dict[str, Any] = Field(description="Secrets are masked")
     isEnabled: bool
@@ -135,7 +135,7 @@ class AlertOut(BaseModel):
 
     id: str
     providerId: str | None
-    providerType: Channel
+    providerType: ChannelName
     providerName: str
     incidentId: str | None
     event: Literal["incident.opened", "incident.resolved", "test"]

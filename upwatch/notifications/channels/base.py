@@ -1,0 +1,346 @@
+"""What every channel shares: the ``Channel`` base, failures, secrets, and HTTP posting.
+
+A channel is one class that says everything about one way of alerting: its config model, which
+fields are secret, which URLs the address guard checks, and how it sends. The registry
+(``registry.py``) maps each provider type to one.
+
+A failed delivery raises ``TransportError``, which says whether retrying can help: a timeout or
+a 503 can pass, a revoked webhook or an invalid routing key cannot. Error messages are stored
+and shown to users, so they are short and never carry a credential (bot tokens, auth tokens,
+routing keys, signing secrets, or the path of a chat webhook URL, which is the credential).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Annotated, Any, ClassVar, Final
+from urllib.parse import quote, unquote
+
+import aiohttp
+from pydantic import Field
+from yarl import URL
+
+from upwatch.config import Settings
+from upwatch.kit.inputs import Input
+from upwatch.kit.mail import SmtpTransport, one_line
+from upwatch.kit.net import ResolutionFailed, TargetRefused
+from upwatch.notifications.events import AlertEvent
+
+MAX_RESPONSE_BYTES: Final = 64 * 1024
+MAX_ERROR_CHARS: Final = 500
+# Room left for the service's own words inside an error message.
+MAX_DETAIL_CHARS: Final = 300
+
+DELIVERY_HEADER: Final = "X-Upwatch-Delivery"
+MASK: Final = "****"
+
+HookUrl = Annotated[
+    str, Field(min_length=1, max_length=2048, pattern=r"^https?://[^\u0000-\u0020\u007f-\u009f]+$")
+]
+
+
+class TransportError(Exception):
+    """A delivery failed; ``retryable`` says whether trying again later can help."""
+
+    def __init__(self, message: str, *, retryable: bool) -> None:
+        super().__init__(message)
+        self.message = message
+        self.retryable = retryable
+
+
+@dataclass(frozen=True)
+class DeliveryKit:
+    settings: Settings
+    http: aiohttp.ClientSession  # a guarded_session(...) created by the caller
+    smtp: SmtpTransport
+
+
+class SecretNotKept(ValueError):
+    """A masked secret was sent back for a new destination."""
+
+    def __init__(self, field: str) -> None:
+        super().__init__(f"config.{field}")
+        self.field = f"config.{field}"
+
+
+# --- Keeping secrets out of responses and error messages ----------------------------------
+
+
+def mask_value(value: str) -> str:
+    """Enough to recognise a secret, not to use it."""
+    if value.startswith(("http://", "https://")):
+        try:
+            url = URL(value)
+            return f"{url.scheme}://{url.host}/{MASK}"
+        except (ValueError, TypeError):
+            return MASK
+    return f"{MASK}{value[-4:]}" if len(value) >= 16 else MASK
+
+
+# scheme://[userinfo@]host followed by the rest of the URL; only scheme and host survive.
+_URL_PATTERN: Final = re.compile(r"""(https?://)(?:[^\s'"<>/?#@]*@)?([^\s'"<>/?#]+)[^\s'"<>]*""")
+
+
+def _variants(secret: str) -> set[str]:
+    """The forms a secret takes in text: raw, and as aiohttp/yarl may have encoded it."""
+    forms = {secret, unquote(secret), quote(secret, safe=""), quote(secret), quote(secret, ":/")}
+    # Shorter strings cannot be told from ordinary words, and are no credential anyway.
+    return {form for form in forms if len(form) >= 3}
+
+
+def url_secrets(url: str) -> list[str]:
+    """The credential parts of a webhook URL: path, query and password."""
+    try:
+        parsed = URL(url)
+    except (ValueError, TypeError):
+        return [url]
+    parts = [parsed.raw_path, parsed.path, parsed.raw_query_string, parsed.query_string]
+    parts.append(parsed.password or "")
+    return [part for part in parts if part and part != "/"]
+
+
+def scrub(text: str, secrets: Iterable[str] = ()) -> str:
+    """``text`` without URL paths or any form of ``secrets``, capped for storage."""
+    text = _URL_PATTERN.sub(lambda match: f"{match[1]}{match[2]}/…", text)
+    forms = set().union(*(_variants(secret) for secret in secrets if secret))
+    for form in sorted(forms, key=len, reverse=True):
+        text = text.replace(form, "[redacted]")
+    if len(text) > MAX_ERROR_CHARS:
+        text = text[: MAX_ERROR_CHARS - 1] + "…"
+    return text
+
+
+def _short(text: str, limit: int = MAX_DETAIL_CHARS) -> str:
+    text = one_line(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def json_bytes(value: Any) -> bytes:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+# --- The base of every channel ------------------------------------------------------------
+
+
+class Channel(ABC):
+    """One notification channel, declared in one place."""
+
+    name: ClassVar[str]  # the provider type, also the name in a plan's notificationChannels
+    label: ClassVar[str]  # how error messages name the channel
+    config_model: ClassVar[type[Input]]
+    # Shown masked in every response; a masked value sent back keeps the stored one.
+    secret_fields: ClassVar[tuple[str, ...]] = ()
+    # Where messages go. A stored secret is only kept for the same destination: otherwise a
+    # member could point the provider at a server of their own and receive the secret with the
+    # next alert.
+    destination_fields: ClassVar[tuple[str, ...]] = ()
+    # URLs the service will contact, refused when saved if the address guard refuses them.
+    url_fields: ClassVar[tuple[str, ...]] = ()
+
+    @abstractmethod
+    async def send(self, config: Mapping[str, Any], event: AlertEvent, kit: DeliveryKit) -> None:
+        """Deliver one message, or raise ``TransportError``."""
+
+    def error(self, text: str, *, retryable: bool, secrets: Iterable[str] = ()) -> TransportError:
+        return TransportError(scrub(f"{self.label}: {text}", secrets), retryable=retryable)
+
+    def required(self, config: Mapping[str, Any], name: str) -> str:
+        """A config field the sending needs; its absence cannot be fixed by retrying."""
+        value = config.get(name)
+        if not isinstance(value, str) or not value:
+            raise TransportError(f"{self.label}: the channel has no {name}", retryable=False)
+        return value
+
+    def validate(self, raw: Mapping[str, Any]) -> dict[str, Any]:
+        """The config as stored; raises ``ValidationError`` with the failing fields."""
+        model = self.config_model.model_validate(dict(raw))
+        return model.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+    def masked(self, config: Mapping[str, Any]) -> dict[str, Any]:
+        shown = dict(config)
+        for name in self.secret_fields:
+            if isinstance(shown.get(name), str):
+                shown[name] = mask_value(shown[name])
+        return shown
+
+    def restore_secrets(self, merged: dict[str, Any], stored: Mapping[str, Any]) -> list[str]:
+        """Put back in ``merged`` each secret sent back masked; the fields restored."""
+        restored: list[str] = []
+        for name in self.secret_fields:
+            old = stored.get(name)
+            if isinstance(old, str) and merged.get(name) == mask_value(old):
+                merged[name] = old
+                restored.append(name)
+        return restored
+
+    def keep_secrets(
+        self, submitted: Mapping[str, Any], stored: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """An update's config where every secret sent back masked is the stored one again.
+
+        Raises ``SecretNotKept`` when the destination changes and a masked secret is sent
+        back: the new destination needs the secret given again.
+        """
+        merged = dict(submitted)
+        restored = self.restore_secrets(merged, stored)
+        moved = any(merged.get(f) != stored.get(f) for f in self.destination_fields)
+        secrets = [r for r in restored if r not in self.destination_fields]
+        if moved and secrets:
+            raise SecretNotKept(secrets[0])
+        return merged
+
+    def urls(self, config: Mapping[str, Any]) -> list[tuple[str, str]]:
+        """(field, URL) pairs the service will contact, for the address policy."""
+        return [
+            (name, value) for name in self.url_fields if isinstance(value := config.get(name), str)
+        ]
+
+
+# --- Channels that POST over HTTP ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Reply:
+    """An HTTP answer, its body capped at ``MAX_RESPONSE_BYTES``."""
+
+    status: int
+    body: bytes
+
+    def json(self) -> Any:
+        try:
+            return json.loads(self.body)
+        except ValueError:
+            return None
+
+
+def retryable_status(status: int) -> bool:
+    return status in (408, 425, 429) or status >= 500
+
+
+def service_error(body: bytes) -> str:
+    """The service's own words about a failure, from the JSON error shapes of the services
+    (Telegram ``description``, Twilio/Discord ``message`` and ``code``, PagerDuty ``errors``,
+    Power Automate ``error.message``) or a plain-text body (Slack's ``no_service``)."""
+    text = body.decode("utf-8", "replace")
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return _short(text)
+    if isinstance(data, dict) and isinstance(data.get("error"), dict):
+        data = data["error"]
+    if not isinstance(data, dict):
+        return _short(text)
+    words = [data[key] for key in ("description", "message") if isinstance(data.get(key), str)]
+    errors = data.get("errors")
+    if isinstance(errors, list):
+        words.extend(str(item) for item in errors)
+    code = data.get("code")
+    if code is not None and not isinstance(code, dict | list):
+        words.append(f"(code {code})")
+    return _short(" ".join(words) if words else text)
+
+
+def _network_failure(exc: BaseException, timeout: float) -> str:
+    """What went wrong on the wire. aiohttp's own strings name the URL, so they are not used
+    where they would; the scrubber catches the rest."""
+    match exc:
+        case aiohttp.ClientConnectorDNSError() | ResolutionFailed():
+            return "DNS lookup failed"
+        case aiohttp.ClientConnectorCertificateError():
+            return "TLS certificate verification failed"
+        case aiohttp.ClientSSLError():
+            return "TLS handshake failed"
+        case aiohttp.ClientConnectorError():
+            if isinstance(exc.os_error, ConnectionRefusedError):
+                return "connection refused"
+            return f"cannot connect ({exc.os_error.strerror or type(exc.os_error).__name__})"
+        case TimeoutError():
+            return f"no answer within {timeout:g} s"
+        case aiohttp.ServerDisconnectedError():
+            return "the server closed the connection"
+        case aiohttp.ClientResponseError():
+            return f"{type(exc).__name__} (HTTP {exc.status})"
+        case _:
+            return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+async def _read_capped(response: aiohttp.ClientResponse) -> bytes:
+    body = bytearray()
+    while len(body) < MAX_RESPONSE_BYTES:
+        chunk = await response.content.read(MAX_RESPONSE_BYTES - len(body))
+        if not chunk:
+            break
+        body += chunk
+    return bytes(body)
+
+
+class HttpChannel(Channel):
+    async def post(
+        self,
+        kit: DeliveryKit,
+        url: str,
+        event: AlertEvent,
+        *,
+        data: bytes | Mapping[str, str],
+        secrets: Iterable[str],
+        headers: Mapping[str, str] | None = None,
+    ) -> Reply:
+        """POST once through the guarded session, without following redirects; a 2xx
+        ``Reply`` or a ``TransportError``.
+
+        ``data`` is the body as bytes, or form fields to be URL-encoded.
+        """
+        secrets = list(secrets)  # errors are raised "from None": aiohttp's carry the URL
+        timeout = kit.settings.alert_timeout_seconds
+        sent = {**(headers or {}), DELIVERY_HEADER: event.delivery_id}
+        try:
+            async with kit.http.post(
+                url,
+                data=data,
+                headers=sent,
+                timeout=aiohttp.ClientTimeout(total=timeout),
+                allow_redirects=False,
+            ) as response:
+                status = response.status
+                try:
+                    body = await _read_capped(response)
+                except (aiohttp.ClientError, OSError, TimeoutError):
+                    if not 200 <= status < 300:
+                        raise
+                    # Accepted already; a retry would deliver the message twice.
+                    body = b""
+        except TargetRefused as exc:
+            raise self.error(
+                f"the address is refused ({exc})", retryable=False, secrets=secrets
+            ) from None
+        except aiohttp.InvalidURL:
+            raise self.error("the URL is not valid", retryable=False, secrets=secrets) from None
+        except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+            text = _network_failure(exc, timeout)
+            raise self.error(text, retryable=True, secrets=secrets) from None
+        except ValueError as exc:
+            # aiohttp refuses a header value with a line break before sending anything.
+            text = f"the request cannot be sent ({exc})"
+            raise self.error(text, retryable=False, secrets=secrets) from None
+        reply = Reply(status, body)
+        if 200 <= status < 300:
+            return reply
+        if 300 <= status < 400:
+            raise self.error(
+                f"HTTP {status}: redirect not followed", retryable=False, secrets=secrets
+            )
+        detail = service_error(body)
+        text = f"HTTP {status}: {detail}" if detail else f"HTTP {status}"
+        raise self.error(text, retryable=retryable_status(status), secrets=secrets)
+
+    async def post_json(
+        self, kit: DeliveryKit, url: str, event: AlertEvent, value: Any, *, secrets: Iterable[str]
+    ) -> Reply:
+        headers = {"Content-Type": "application/json"}
+        return await self.post(
+            kit, url, event, data=json_bytes(value), headers=headers, secrets=secrets
+        )

@@ -1,0 +1,119 @@
+"""A webhook of the user's own: the event's JSON payload, signed when a secret is set."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from collections.abc import Mapping
+from typing import Annotated, Any, Final
+
+from pydantic import Field, field_validator
+
+from upwatch.kit.inputs import SINGLE_LINE_PATTERN, Input
+from upwatch.notifications.channels.base import (
+    DELIVERY_HEADER,
+    DeliveryKit,
+    HookUrl,
+    HttpChannel,
+    json_bytes,
+    mask_value,
+    url_secrets,
+)
+from upwatch.notifications.events import AlertEvent
+
+EVENT_HEADER: Final = "X-Upwatch-Event"
+SIGNATURE_HEADER: Final = "X-Upwatch-Signature"
+# Webhook headers a user may not set: they frame or authenticate the request. Transfer-Encoding
+# is not in the documented list, but a user value would corrupt the framing of our body.
+RESERVED_HEADERS: Final = frozenset(
+    name.lower()
+    for name in (
+        "Content-Type",
+        "Content-Length",
+        "Host",
+        "Transfer-Encoding",
+        SIGNATURE_HEADER,
+        DELIVERY_HEADER,
+        EVENT_HEADER,
+    )
+)
+
+Secret = Annotated[str, Field(min_length=1, max_length=256, pattern=SINGLE_LINE_PATTERN)]
+HeaderName = Annotated[
+    str, Field(min_length=1, max_length=100, pattern=r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+]
+HeaderValue = Annotated[str, Field(max_length=1000, pattern=SINGLE_LINE_PATTERN)]
+
+
+class WebhookConfig(Input):
+    url: HookUrl
+    headers: Annotated[dict[HeaderName, HeaderValue], Field(max_length=20)] | None = None
+    secret: Secret | None = Field(
+        default=None,
+        description="With a secret, each delivery carries `X-Upwatch-Signature: "
+        "sha256=<hex HMAC-SHA256 of the body>`.",
+    )
+
+    @field_validator("headers")
+    @classmethod
+    def _not_reserved(cls, headers: dict[str, str] | None) -> dict[str, str] | None:
+        """Refused here rather than dropped silently when sending."""
+        for name in headers or {}:
+            if name.lower() in RESERVED_HEADERS:
+                raise ValueError(f"{name} is set by Upwatch itself")
+        return headers
+
+
+def signature(secret: str, body: bytes) -> str:
+    """The ``X-Upwatch-Signature`` value: the hex HMAC-SHA256 of exactly the bytes sent."""
+    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+class Webhook(HttpChannel):
+    name = "webhook"
+    label = "webhook"
+    config_model = WebhookConfig
+    # URLs often carry their credential in the path or query.
+    secret_fields = ("url", "secret")
+    destination_fields = ("url",)
+    url_fields = ("url",)
+
+    async def send(self, config: Mapping[str, Any], event: AlertEvent, kit: DeliveryKit) -> None:
+        url = self.required(config, "url")
+        secret = config.get("secret") or ""
+        user_headers = config.get("headers") or {}
+        # Serialized once: the signature covers exactly the bytes that are sent.
+        body = json_bytes(event.payload())
+        headers = {
+            str(name): str(value)
+            for name, value in user_headers.items()
+            if str(name).lower() not in RESERVED_HEADERS
+        }
+        # Header values often hold tokens (Authorization), so they are kept out of errors too.
+        secrets = [secret, *url_secrets(url), *headers.values()]
+        headers["Content-Type"] = "application/json"
+        headers[EVENT_HEADER] = event.kind.value
+        if secret:
+            headers[SIGNATURE_HEADER] = signature(secret, body)
+        await self.post(kit, url, event, data=body, headers=headers, secrets=secrets)
+
+    def masked(self, config: Mapping[str, Any]) -> dict[str, Any]:
+        # Header values are often credentials (Authorization, API keys): masked like secrets.
+        shown = super().masked(config)
+        if isinstance(shown.get("headers"), dict):
+            shown["headers"] = {k: mask_value(str(v)) for k, v in shown["headers"].items()}
+        return shown
+
+    def restore_secrets(self, merged: dict[str, Any], stored: Mapping[str, Any]) -> list[str]:
+        restored = super().restore_secrets(merged, stored)
+        new_headers, old_headers = merged.get("headers"), stored.get("headers")
+        if isinstance(new_headers, dict) and isinstance(old_headers, dict):
+            headers = {}
+            for key, value in new_headers.items():
+                if key in old_headers and value == mask_value(str(old_headers[key])):
+                    headers[key] = old_headers[key]
+                    restored.append(f"headers.{key}")
+                else:
+                    headers[key] = value
+            merged["headers"] = headers
+        return restored
