@@ -20,6 +20,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
+from upwatch.kit.errors import DatabaseUnavailable
 from upwatch.kit.metrics import Metrics
 
 log = logging.getLogger(__name__)
@@ -105,6 +106,12 @@ class Supervisor:
                 log.error("role %s stopped without an error; restarting it", role.name)
             except asyncio.CancelledError:
                 raise
+            except DatabaseUnavailable as exc:
+                # The database logs its outage once itself; a stack per role would only
+                # repeat it.
+                error = f"database unavailable: {exc.reason}"
+                if role.failures == 0:
+                    log.warning("role %s waits for the database", role.name)
             except Exception as exc:
                 error = f"{type(exc).__name__}: {exc}".strip()
                 if role.failures == 0:
