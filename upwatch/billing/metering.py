@@ -67,7 +67,7 @@ class MemoryMeter:
         if not batch:
             return
         try:
-            async with self.db.sessionmaker() as session:
+            async with self.db.worksession() as session:
                 await ApiUsageRepository(session).add(batch)
                 await session.commit()
         except Exception:

@@ -78,7 +78,7 @@ class Engine:
             if self.ready.is_set():
                 return
             now = self.clock.now()
-            async with self.db.sessionmaker() as session:
+            async with self.db.worksession() as session:
                 repository = EngineRepository(session)
                 self.local_region_id = await repository.ensure_region(LOCAL_REGION, "Local", now)
                 await repository.report_alive([self.local_region_id], now)
@@ -147,7 +147,7 @@ class Engine:
 
     async def _report(self, alive: list[str]) -> None:
         now = self.clock.now()
-        async with self.db.sessionmaker() as session:
+        async with self.db.worksession() as session:
             repository = EngineRepository(session)
             await repository.report_alive(alive, now)
             self._online = await repository.online_region_ids(now, self.online_seconds)

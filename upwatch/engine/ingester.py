@@ -133,7 +133,7 @@ class Ingester:
         """Store ``reports`` and move their monitors' status; returns the stored rows."""
         if not reports:
             return []
-        async with self.db.sessionmaker() as session:
+        async with self.db.worksession() as session:
             stored = await self._ingest(session, reports)
             # Wakes the alert sender for alerts written in this transaction.
             await commit_and_notify(session)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sqlite3
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from datetime import UTC, datetime
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from sqlalchemy import JSON, DateTime, MetaData, String, event
 from sqlalchemy.engine import Dialect, ExceptionContext
@@ -26,6 +27,9 @@ from upwatch.config import Settings
 from upwatch.kit.errors import DatabaseUnavailable
 
 log = logging.getLogger(__name__)
+
+
+_T = TypeVar("_T")
 
 
 class UTCDateTime(TypeDecorator[datetime]):
@@ -164,6 +168,46 @@ class Reachability:
             log.warning("database reachable again")
 
 
+class WorkSession(AsyncSession):
+    """A session for background roles whose statements run to their end even when the role
+    is cancelled meanwhile (a stop, a restart): a cancellation that lands inside the driver
+    invalidates the connection, which may then be dropped without being closed, holding a
+    write lock (SQLite stays locked) until the garbage collector finds it. Background
+    statements are short, so finishing them costs a stop little. Requests keep the plain
+    session: a long query there must stay cancellable."""
+
+    _inflight: asyncio.Future[Any] | None = None
+
+    async def _to_the_end(self, work: Awaitable[_T]) -> _T:
+        task = asyncio.ensure_future(work)
+        self._inflight = task
+        return await asyncio.shield(task)
+
+    async def _settled(self) -> None:
+        if self._inflight is not None and not self._inflight.done():
+            await asyncio.wait([self._inflight])
+
+    async def execute(self, *args: Any, **kwargs: Any) -> Any:
+        return await self._to_the_end(super().execute(*args, **kwargs))
+
+    async def get(self, *args: Any, **kwargs: Any) -> Any:
+        return await self._to_the_end(super().get(*args, **kwargs))
+
+    async def flush(self, *args: Any, **kwargs: Any) -> None:
+        await self._to_the_end(super().flush(*args, **kwargs))
+
+    async def commit(self) -> None:
+        await self._to_the_end(super().commit())
+
+    async def rollback(self) -> None:
+        await self._settled()
+        await self._to_the_end(super().rollback())
+
+    async def close(self) -> None:
+        await self._settled()  # never close under a statement still running
+        await self._to_the_end(super().close())
+
+
 class Database:
     def __init__(self, settings: Settings) -> None:
         settings.ensure_data_dir()
@@ -179,6 +223,10 @@ class Database:
         event.listen(sync_engine, "handle_error", self._on_error)
         event.listen(sync_engine, "after_cursor_execute", self._answered)
         self.sessionmaker = async_sessionmaker(self.engine, expire_on_commit=False)
+        # Background roles' sessions (see WorkSession).
+        self.worksession = async_sessionmaker(
+            self.engine, expire_on_commit=False, class_=WorkSession
+        )
 
     def _connect(self, dialect: Dialect, _record: Any, cargs: Any, cparams: Any) -> Any:
         """Connect as SQLAlchemy would; a network error on the way (which drivers raise bare,

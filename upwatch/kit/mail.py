@@ -132,7 +132,7 @@ class Mailer:
     async def deliver_due(self, batch: int = 50) -> int:
         """One pass over due messages; returns how many were attempted."""
         now = self.clock.now()
-        async with self.database.sessionmaker() as session:
+        async with self.database.worksession() as session:
             rows = await MailOutboxRepository(session).due(now, batch)
         attempted = 0
         for message_id, due_at in rows:
@@ -144,7 +144,7 @@ class Mailer:
 
     async def _claim(self, message_id: str, due_at: datetime, now: datetime) -> MailMessage | None:
         """Hide the message from other senders; only one claim on a given due time wins."""
-        async with self.database.sessionmaker() as session:
+        async with self.database.worksession() as session:
             outbox = MailOutboxRepository(session)
             won = await outbox.claim(message_id, due_at, now + timedelta(seconds=CLAIM_SECONDS))
             await session.commit()
@@ -183,6 +183,6 @@ class Mailer:
             outcome = "retry"
             log.warning("mail %s attempt %d failed: %s", message.id, attempts, error)
         self.metrics.mail_deliveries.labels(outcome).inc()
-        async with self.database.sessionmaker() as session:
+        async with self.database.worksession() as session:
             await MailOutboxRepository(session).record(message.id, values)
             await session.commit()

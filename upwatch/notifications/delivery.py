@@ -152,7 +152,7 @@ class AlertSender:
     async def deliver_due(self, batch: int = 50) -> int:
         """One pass over due alerts; returns how many were attempted."""
         now = self.clock.now()
-        async with self.database.sessionmaker() as session:
+        async with self.database.worksession() as session:
             due = await AlertRepository(session).due(now, batch)
         limiter = asyncio.Semaphore(CONCURRENCY)
 
@@ -162,7 +162,7 @@ class AlertSender:
                 claimed_until = self.clock.now() + timedelta(
                     seconds=self.settings.alert_claim_seconds
                 )
-                async with self.database.sessionmaker() as session:
+                async with self.database.worksession() as session:
                     won = await AlertRepository(session).claim(alert_id, due_at, claimed_until)
                     await session.commit()
                 if won:
@@ -185,7 +185,7 @@ class AlertSender:
         return None
 
     async def _attempt(self, alert_id: int, claimed_until: datetime) -> None:
-        async with self.database.sessionmaker() as session:
+        async with self.database.worksession() as session:
             alert = await session.get(Alert, alert_id)
             provider = (
                 await session.get(NotificationProvider, alert.provider_id)
@@ -228,7 +228,7 @@ class AlertSender:
             values.update(status="failed")
             log.error("alert %s failed for good: %s", alert_id, error)
         self.metrics.alert_deliveries.labels(alert.provider_type, outcome).inc()
-        async with self.database.sessionmaker() as session:
+        async with self.database.worksession() as session:
             kept = await AlertRepository(session).record(
                 alert_id,
                 claimed_until,
