@@ -8,6 +8,7 @@ the reason, unless ``UPWATCH_REQUIRE_POSTGRES=1`` (as in CI), which makes it an 
 from __future__ import annotations
 
 import asyncio
+import faulthandler
 import os
 import re
 import socket
@@ -40,6 +41,24 @@ POSTGRES_URL = os.environ.get(
     "UPWATCH_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
 )
 PASSWORD = "correct horse battery"
+# The schemathesis run is one long test: its own bound, above the per-test one (docs/testing.md).
+FUZZ_TIMEOUT = float(os.environ.get("UPWATCH_FUZZ_TIMEOUT", "1200"))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the tests whose fixtures never reach ``database_url``: they run the same whatever
+    the backend, so scripts/test runs them in the SQLite pass only."""
+    for item in items:
+        if "database_url" not in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.db_independent)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A test with its own, longer timeout marker must not be cut by the one
+    faulthandler_timeout of the run: its last-resort bound is the outer timeout of scripts/test."""
+    if item.get_closest_marker("timeout") is not None:
+        faulthandler.cancel_dump_traceback_later()
 
 
 def free_port() -> int:

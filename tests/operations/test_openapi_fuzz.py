@@ -17,7 +17,7 @@ import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
 
-from tests.conftest import BACKEND, PASSWORD, _empty_tables
+from tests.conftest import BACKEND, FUZZ_TIMEOUT, PASSWORD, _empty_tables
 from tests.live_server import LiveServer, clean_env
 
 
@@ -83,6 +83,7 @@ def api_schema(live_server: LiveServer) -> schemathesis.BaseSchema:
 schema = schemathesis.pytest.from_fixture("api_schema")
 
 
+@pytest.mark.timeout(FUZZ_TIMEOUT)
 @schema.parametrize()
 @settings(
     # 10 per operation keeps the whole CI run (about 60 operations, two databases) under 15
