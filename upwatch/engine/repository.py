@@ -1,0 +1,97 @@
+"""Every SQL statement of the engine's data path, on SQLite and PostgreSQL alike."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
+
+from sqlalchemy import Table, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from upwatch.models import CheckResult, CheckTiming, DailyAggregate, HistogramBucket, Monitor
+
+DAY_COUNTS = ("total", "up", "down", "degraded", "response_ms_sum", "response_count")
+# Rows per multi-row statement: well under SQLite's and PostgreSQL's bound-parameter limits.
+CHUNK = 1000
+
+
+def _chunks(rows: list[Mapping[str, Any]]) -> list[list[Mapping[str, Any]]]:
+    return [rows[i : i + CHUNK] for i in range(0, len(rows), CHUNK)]
+
+
+class IngestRepository:
+    """What the ingester writes: results (once per report id), their timings, and the day
+    aggregates as increments."""
+
+    def __init__(self, session: AsyncSession) -> None:
+        self.session = session
+        self._postgresql = session.get_bind().dialect.name == "postgresql"
+
+    def _insert(self, table: Any) -> Any:
+        return pg_insert(table) if self._postgresql else sqlite_insert(table)
+
+    async def lock_monitors(self, monitor_ids: Collection[str]) -> dict[str, Monitor]:
+        """The batch's monitors, locked until commit: two ingesters never move one monitor's
+        state from the same starting point. PostgreSQL locks the rows (in id order, so two
+        batches cannot deadlock on them); SQLite takes its single writer lock first, since a
+        transaction that read before it writes fails if another writer committed meanwhile."""
+        ids = sorted(monitor_ids)
+        query = select(Monitor).where(Monitor.id.in_(ids)).order_by(Monitor.id)
+        if self._postgresql:
+            query = query.with_for_update()
+        else:
+            await self.session.execute(
+                update(Monitor)
+                .where(Monitor.id.in_(ids))
+                .values(status=Monitor.status)
+                .execution_options(synchronize_session=False)
+            )
+        return {m.id: m for m in await self.session.scalars(query)}
+
+    async def insert_results(self, rows: Sequence[Mapping[str, Any]]) -> list[CheckResult]:
+        """Insert results, skipping any whose ``report_id`` is stored already; returns only
+        the rows this call inserted."""
+        if not rows:
+            return []
+        statement = (
+            self._insert(CheckResult)
+            .on_conflict_do_nothing(index_elements=["report_id"])
+            .returning(CheckResult)
+        )
+        return list((await self.session.scalars(statement, list(rows))).all())
+
+    async def insert_timings(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        for chunk in _chunks(list(rows)):
+            await self.session.execute(self._insert(CheckTiming).values(chunk))
+
+    async def add_days(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Add day counts to the stored ones: ``value = value + excluded.value`` in SQL, so
+        the order and number of writers does not matter."""
+        table: Table = DailyAggregate.__table__  # type: ignore[assignment]
+        # Sorted: concurrent writers take the rows' locks in one order (no deadlock).
+        ordered = sorted(rows, key=lambda r: (r["monitor_id"], r["region_id"], r["day"]))
+        for chunk in _chunks(ordered):
+            statement = self._insert(DailyAggregate).values(chunk)
+            await self.session.execute(
+                statement.on_conflict_do_update(
+                    index_elements=["monitor_id", "region_id", "day"],
+                    set_={c: table.c[c] + statement.excluded[c] for c in DAY_COUNTS},
+                )
+            )
+
+    async def add_buckets(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Add histogram bucket counts (monitor, region, day, bucket, count) the same way."""
+        table: Table = HistogramBucket.__table__  # type: ignore[assignment]
+        ordered = sorted(
+            rows, key=lambda r: (r["monitor_id"], r["region_id"], r["day"], r["bucket"])
+        )
+        for chunk in _chunks(ordered):
+            statement = self._insert(HistogramBucket).values(chunk)
+            await self.session.execute(
+                statement.on_conflict_do_update(
+                    index_elements=["monitor_id", "region_id", "day", "bucket"],
+                    set_={"count": table.c.count + statement.excluded.count},
+                )
+            )
