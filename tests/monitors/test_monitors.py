@@ -153,6 +153,21 @@ async def test_check_now_is_stored_and_moves_the_status_like_a_scheduled_check(
     assert checks.headers["X-Total-Count"] == "4"
 
 
+async def test_a_stored_check_carries_the_phase_timings_its_probe_measured(
+    client: httpx.AsyncClient, cast: Cast, target: Target
+) -> None:
+    monitor = await _monitor(client, cast.alice, cast.project_id, url=target.url)
+    url = f"/monitors/{monitor['id']}"
+    checked = (await client.post(f"{url}/check", headers=cast.alice.headers)).json()
+    timings = checked["timings"]
+    assert set(timings) == {"dnsMs", "connectMs", "tlsMs", "firstByteMs", "totalMs"}
+    assert timings["tlsMs"] is None  # plain HTTP
+    assert 0 < timings["firstByteMs"] <= timings["totalMs"]
+    listed = (await client.get(f"{url}/checks", headers=cast.alice.headers)).json()
+    [stored] = [c for c in listed if c["id"] == checked["id"]]
+    assert stored["timings"] == timings
+
+
 async def test_a_missing_keyword_is_a_down_check_that_says_so(
     client: httpx.AsyncClient, cast: Cast, target: Target
 ) -> None:

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
 from upwatch.engine.targets import MonitorSpec
+from upwatch.kit.db import new_id
 from upwatch.probes.outcome import Outcome
 
 
@@ -33,6 +34,9 @@ class CheckReport:
     started_at: float
     checked_at: datetime
     outcome: Outcome
+    # Made where the check ran and kept through every retry and redelivery: the stored
+    # result's unique key, so storing a report twice writes it once.
+    id: str = field(default_factory=new_id)
 
 
 class Broker(Protocol):
@@ -41,7 +45,8 @@ class Broker(Protocol):
 
     async def next_job(self, region_id: str) -> CheckJob: ...
 
-    async def publish_result(self, report: CheckReport) -> None: ...
+    async def publish_result(self, report: CheckReport) -> None:
+        """Queue a result; waits while the result queue is full (back-pressure on workers)."""
 
     async def next_results(self, max_batch: int, max_wait: float) -> list[CheckReport]:
         """Wait for at least one result, then gather more for up to ``max_wait`` seconds."""
@@ -50,12 +55,17 @@ class Broker(Protocol):
 
 
 class MemoryBroker:
-    """In-process queues: one bounded job queue per region, one result queue."""
+    """In-process queues: one bounded job queue per region, one bounded result queue.
 
-    def __init__(self, max_jobs_per_region: int = 100_000) -> None:
+    While the database is away the ingester keeps its batch and the result queue fills; then
+    ``publish_result`` waits, workers stop taking jobs, and the scheduler drops jobs it cannot
+    queue: memory stays bounded and no result that was measured is lost.
+    """
+
+    def __init__(self, max_jobs_per_region: int = 100_000, max_results: int = 20_000) -> None:
         self.max_jobs = max_jobs_per_region
         self._jobs: dict[str, asyncio.Queue[CheckJob]] = {}
-        self._results: asyncio.Queue[CheckReport] = asyncio.Queue()
+        self._results: asyncio.Queue[CheckReport] = asyncio.Queue(max_results)
 
     def _queue(self, region_id: str) -> asyncio.Queue[CheckJob]:
         queue = self._jobs.get(region_id)
@@ -74,7 +84,7 @@ class MemoryBroker:
         return await self._queue(region_id).get()
 
     async def publish_result(self, report: CheckReport) -> None:
-        self._results.put_nowait(report)
+        await self._results.put(report)
 
     async def next_results(self, max_batch: int, max_wait: float) -> list[CheckReport]:
         batch = [await self._results.get()]

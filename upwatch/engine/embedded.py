@@ -57,7 +57,9 @@ class Engine:
         self.local_region_id = ""
         self._online: tuple[str, ...] = ()
         self.scheduler = Scheduler(db, self.broker, clock, self.online_region_ids)
-        self.ingester = Ingester(db, self.broker, self.online_region_ids, automation=automation)
+        self.ingester = Ingester(
+            db, self.broker, self.online_region_ids, automation=automation, metrics=metrics
+        )
         self.concurrency = concurrency
         self.kit: ProbeKit | None = None
         self.worker: Worker | None = None
@@ -104,7 +106,7 @@ class Engine:
             return any(n for q, n in depth().items() if q.startswith("jobs:"))
 
         def has_results() -> bool:
-            return depth().get("results", 0) > 0
+            return depth().get("results", 0) > 0 or bool(self.ingester.pending)
 
         start = supervisor.start
         # The scheduler ticks at least every second; the worker takes a job or waits at most

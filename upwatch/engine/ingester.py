@@ -1,7 +1,13 @@
 """Turning check reports into stored results, daily aggregates and monitor status.
 
-One batch is one transaction: the raw rows go in with one INSERT, the day aggregates with one
-upsert, and each monitor's status moves through the pure status machine.
+One batch is one transaction: the batch's monitors are locked, the results go in with one
+INSERT that skips report ids stored before, and only the rows it inserted move the day
+aggregates (increments in SQL) and each monitor's status (through the pure status machine).
+A batch stored twice therefore counts once, whichever attempt committed.
+
+A batch that fails stays in the ingester (``pending``) and is retried with back-off until the
+database takes it: while it is away, the broker's bounded result queue fills and holds the
+workers back, so memory stays bounded and nothing measured is lost.
 """
 
 from __future__ import annotations
@@ -13,74 +19,29 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import insert, select
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.engine.broker import Broker, CheckReport
 from upwatch.engine.ports import TransitionHandler
+from upwatch.engine.repository import IngestRepository
 from upwatch.engine.status import (
     IncidentAction,
-    MonitorState,
-    MonitorStatus,
-    RegionState,
     Result,
-    Settings,
     apply,
+    decode_state,
+    encode_state,
+    result_status,
+    settings_of,
 )
 from upwatch.kit.db import Database, commit_and_notify
-from upwatch.kit.outbox import stop_if_cancelled
+from upwatch.kit.histogram import Histogram
+from upwatch.kit.metrics import Metrics
+from upwatch.kit.outbox import backoff, stop_if_cancelled
 from upwatch.kit.supervisor import progress
-from upwatch.models import CheckResult, DailyAggregate, Monitor
-from upwatch.monitors.histogram import Histogram
+from upwatch.models import CheckResult, Monitor
 from upwatch.probes.outcome import Outcome
 
 log = logging.getLogger(__name__)
-
-
-def decode_state(monitor: Monitor) -> MonitorState:
-    data = monitor.state or {}
-    regions = {
-        region: RegionState(
-            consecutive_failures=int(r.get("f", 0)),
-            last_ok=r.get("ok"),
-            last_response_ms=r.get("ms"),
-        )
-        for region, r in (data.get("regions") or {}).items()
-    }
-    try:
-        status = MonitorStatus(monitor.status)
-    except ValueError:
-        status = MonitorStatus.PENDING
-    return MonitorState(status=status, regions=regions, open_incident=bool(data.get("incident")))
-
-
-def encode_state(state: MonitorState) -> dict[str, Any]:
-    return {
-        "regions": {
-            region: {"f": r.consecutive_failures, "ok": r.last_ok, "ms": r.last_response_ms}
-            for region, r in state.regions.items()
-        },
-        "incident": state.open_incident,
-    }
-
-
-def settings_of(monitor: Monitor, all_regions: Sequence[str]) -> Settings:
-    return Settings(
-        retries=monitor.retries,
-        degraded_threshold_ms=monitor.degraded_threshold_ms,
-        region_ids=tuple(monitor.region_ids or all_regions),
-        quorum=monitor.quorum,
-    )
-
-
-def result_status(ok: bool, response_ms: float | None, threshold_ms: float | None) -> str:
-    if not ok:
-        return "down"
-    if threshold_ms is not None and response_ms is not None and response_ms > threshold_ms:
-        return "degraded"
-    return "up"
 
 
 @dataclass
@@ -103,6 +64,9 @@ class Ingester:
         max_batch: int = 1000,
         max_wait: float = 0.25,
         automation: TransitionHandler | None = None,
+        metrics: Metrics | None = None,
+        retry_first_seconds: float = 0.5,
+        retry_max_seconds: float = 30.0,
     ) -> None:
         self.automation = automation
         self.db = db
@@ -110,27 +74,63 @@ class Ingester:
         self.region_ids = region_ids
         self.max_batch = max_batch
         self.max_wait = max_wait
-        self.written = 0
+        self.metrics = metrics
+        self.retry_first_seconds = retry_first_seconds
+        self.retry_max_seconds = retry_max_seconds
+        self.written = 0  # results stored, since start
+        self.failures = 0  # failed attempts to store a batch, since start
+        # The batch taken from the broker and not stored yet. On the object, not in run(), so
+        # a supervisor that restarts run() after a crash picks the same batch up again.
+        self.pending: list[CheckReport] = []
+        self._failing = 0  # consecutive failed attempts of the current outage
 
     async def run(self) -> None:
+        """Store batches forever; a batch that fails is kept and retried, never dropped."""
         while True:
             stop_if_cancelled()
-            batch = await self.broker.next_results(self.max_batch, self.max_wait)
+            if not self.pending:
+                self.pending = await self.broker.next_results(self.max_batch, self.max_wait)
+                self._report_pending()
             try:
-                await self.ingest(batch)
-                progress()
-            except Exception:
-                # The batch is lost to this process only if the database keeps refusing it;
-                # put it back once so a transient error costs nothing.
-                log.exception("ingesting %d results failed; retrying once", len(batch))
-                await asyncio.sleep(1)
-                try:
-                    await self.ingest(batch)
-                except Exception:
-                    log.exception("dropping %d results after a second failure", len(batch))
+                await self.ingest(self.pending)
+            except Exception as exc:
+                stop_if_cancelled()
+                self._failed(exc)
+                delay = backoff(self._failing, self.retry_first_seconds, self.retry_max_seconds)
+                await asyncio.sleep(delay.total_seconds())
+                continue
+            if self._failing:
+                log.warning(
+                    "storing results works again after %d failed attempts; nothing was lost",
+                    self._failing,
+                )
+                self._failing = 0
+            self.pending = []
+            self._report_pending()
+            progress()
+
+    def _failed(self, exc: Exception) -> None:
+        self.failures += 1
+        self._failing += 1
+        if self.metrics is not None:
+            self.metrics.ingest_failures.inc()
+        if self._failing == 1:
+            # One line (with its stack) per outage, not one per retry.
+            log.error(
+                "storing %d results failed; keeping them and retrying with back-off "
+                "(up to %.0f s) until the database takes them",
+                len(self.pending),
+                self.retry_max_seconds,
+                exc_info=exc,
+            )
+
+    def _report_pending(self) -> None:
+        if self.metrics is not None:
+            self.metrics.results_pending.set(len(self.pending))
 
     async def ingest(self, reports: Sequence[CheckReport]) -> list[CheckResult]:
-        """Store ``reports`` and move their monitors' status; returns the stored rows."""
+        """Store ``reports`` and move their monitors' status; returns the rows this call
+        inserted (none for reports stored before)."""
         if not reports:
             return []
         async with self.db.worksession() as session:
@@ -143,18 +143,27 @@ class Ingester:
     async def _ingest(
         self, session: AsyncSession, reports: Sequence[CheckReport]
     ) -> list[CheckResult]:
-        ids = {r.monitor_id for r in reports}
-        monitors = {
-            m.id: m for m in (await session.scalars(select(Monitor).where(Monitor.id.in_(ids))))
-        }
-        all_regions = self.region_ids()
-        rows: list[dict[str, Any]] = []
-        days: dict[tuple[str, str, str], _DayTotals] = {}
-        actions: list[tuple[Monitor, IncidentAction, Outcome, datetime]] = []
-        for report in sorted(reports, key=lambda r: r.checked_at):
+        repository = IngestRepository(session)
+        unique = {r.id: r for r in reports}  # a report delivered twice in one batch
+        monitors = await repository.lock_monitors({r.monitor_id for r in unique.values()})
+        kept: list[tuple[Monitor, CheckReport]] = []
+        for report in sorted(unique.values(), key=lambda r: r.checked_at):
             monitor = monitors.get(report.monitor_id)
-            if monitor is None or not monitor.is_active:
-                continue  # deleted or paused since the check was scheduled
+            if monitor is not None and monitor.is_active:
+                kept.append((monitor, report))
+            # else: deleted or paused since the check was scheduled
+        inserted = {
+            row.report_id: row
+            for row in await repository.insert_results([_row(m, r) for m, r in kept])
+        }
+        fresh = [(m, r) for m, r in kept if r.id in inserted]
+        if not fresh:
+            return []
+        all_regions = self.region_ids()
+        days: dict[tuple[str, str, str], _DayTotals] = {}
+        timings: list[dict[str, Any]] = []
+        actions: list[tuple[Monitor, IncidentAction, Outcome, datetime]] = []
+        for monitor, report in fresh:
             outcome = report.outcome
             transition = apply(
                 decode_state(monitor),
@@ -167,92 +176,77 @@ class Ingester:
             monitor.status = transition.state.status.value
             if monitor.last_checked_at is None or report.checked_at > monitor.last_checked_at:
                 monitor.last_checked_at = report.checked_at
-            status = result_status(
-                outcome.ok, outcome.response_time_ms, monitor.degraded_threshold_ms
-            )
-            rows.append(
-                {
-                    "monitor_id": monitor.id,
-                    "region_id": report.region_id,
-                    "status": status,
-                    "status_code": outcome.status_code,
-                    "response_time_ms": outcome.response_time_ms,
-                    "error_kind": outcome.error_kind.value if outcome.error_kind else None,
-                    "error": outcome.error,
-                    "checked_at": report.checked_at,
-                }
-            )
+            row = inserted[report.id]
             key = (monitor.id, report.region_id, report.checked_at.date().isoformat())
             day = days.setdefault(key, _DayTotals())
             day.total += 1
-            setattr(day, status, getattr(day, status) + 1)
+            setattr(day, row.status, getattr(day, row.status) + 1)
             if outcome.response_time_ms is not None:
                 day.response_ms_sum += outcome.response_time_ms
                 day.response_count += 1
                 day.histogram.add(outcome.response_time_ms)
-        if not rows:
-            return []
-        stored = list(
-            (await session.scalars(insert(CheckResult).returning(CheckResult), rows)).all()
+            measured = outcome.timings
+            if measured is not None:
+                timings.append(
+                    {
+                        "result_id": row.id,
+                        "dns_ms": measured.dns_ms,
+                        "connect_ms": measured.connect_ms,
+                        "tls_ms": measured.tls_ms,
+                        "first_byte_ms": measured.first_byte_ms,
+                        "total_ms": measured.total_ms,
+                    }
+                )
+        await repository.insert_timings(timings)
+        await repository.add_days(
+            [
+                {
+                    "monitor_id": monitor_id,
+                    "region_id": region_id,
+                    "day": day_key,
+                    "total": add.total,
+                    "up": add.up,
+                    "down": add.down,
+                    "degraded": add.degraded,
+                    "response_ms_sum": add.response_ms_sum,
+                    "response_count": add.response_count,
+                }
+                for (monitor_id, region_id, day_key), add in days.items()
+            ]
         )
-        await self._add_days(session, days)
+        await repository.add_buckets(
+            [
+                {
+                    "monitor_id": monitor_id,
+                    "region_id": region_id,
+                    "day": day_key,
+                    "bucket": bucket,
+                    "count": count,
+                }
+                for (monitor_id, region_id, day_key), add in days.items()
+                for bucket, count in add.histogram.buckets()
+            ]
+        )
         await session.flush()
         if self.automation is not None:
             # After the insert, so the outage's first failure is among the stored results.
             for monitor, action, outcome, checked_at in actions:
                 await self.automation.carry_out(session, monitor, action, outcome, checked_at)
-        return stored
+        return [inserted[r.id] for _m, r in fresh]
 
-    async def _add_days(
-        self, session: AsyncSession, days: dict[tuple[str, str, str], _DayTotals]
-    ) -> None:
-        """Merge the batch's day totals into the stored ones: one read, one upsert."""
-        monitor_ids = {k[0] for k in days}
-        day_keys = {k[2] for k in days}
-        existing = {
-            (a.monitor_id, a.region_id, a.day): a
-            for a in await session.scalars(
-                select(DailyAggregate).where(
-                    DailyAggregate.monitor_id.in_(monitor_ids), DailyAggregate.day.in_(day_keys)
-                )
-            )
-        }
-        values = []
-        for key, add in days.items():
-            old = existing.get(key)
-            histogram = add.histogram
-            if old is not None:
-                histogram = Histogram.from_json(old.histogram) + histogram
-            values.append(
-                {
-                    "monitor_id": key[0],
-                    "region_id": key[1],
-                    "day": key[2],
-                    "total": add.total + (old.total if old else 0),
-                    "up": add.up + (old.up if old else 0),
-                    "down": add.down + (old.down if old else 0),
-                    "degraded": add.degraded + (old.degraded if old else 0),
-                    "response_ms_sum": add.response_ms_sum + (old.response_ms_sum if old else 0),
-                    "response_count": add.response_count + (old.response_count if old else 0),
-                    "histogram": histogram.to_json(),
-                }
-            )
-        for old in existing.values():
-            session.expunge(old)  # the upsert below writes these rows
-        upsert = pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
-        statement = upsert(DailyAggregate).values(values)
-        columns = (
-            "total",
-            "up",
-            "down",
-            "degraded",
-            "response_ms_sum",
-            "response_count",
-            "histogram",
-        )
-        await session.execute(
-            statement.on_conflict_do_update(
-                index_elements=["monitor_id", "region_id", "day"],
-                set_={c: getattr(statement.excluded, c) for c in columns},
-            )
-        )
+
+def _row(monitor: Monitor, report: CheckReport) -> dict[str, Any]:
+    outcome = report.outcome
+    return {
+        "report_id": report.id,
+        "monitor_id": monitor.id,
+        "region_id": report.region_id,
+        "status": result_status(
+            outcome.ok, outcome.response_time_ms, monitor.degraded_threshold_ms
+        ),
+        "status_code": outcome.status_code,
+        "response_time_ms": outcome.response_time_ms,
+        "error_kind": outcome.error_kind.value if outcome.error_kind else None,
+        "error": outcome.error,
+        "checked_at": report.checked_at,
+    }

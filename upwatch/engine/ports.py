@@ -1,7 +1,7 @@
-"""What the engine calls out to, declared here and implemented by the domains.
+"""What the engine asks of the domains around it, declared here so the arrows point inward.
 
-The engine never imports a domain: incidents implement ``TransitionHandler`` structurally,
-and the composition root (``app.py``) hands the implementation in.
+The engine never imports a domain: a domain implements one of these protocols structurally (no
+base class) and is handed to the engine where the process is assembled.
 """
 
 from __future__ import annotations
@@ -17,6 +17,13 @@ from upwatch.probes.outcome import Outcome
 
 
 class TransitionHandler(Protocol):
+    """Reacts to a status transition that calls for an incident action (open or resolve).
+
+    Called inside the ingester's transaction, after the batch's results are inserted and only
+    for results inserted by this batch, so whatever it writes commits with the state change or
+    not at all, and a retried batch does not act twice.
+    """
+
     async def carry_out(
         self,
         session: AsyncSession,
@@ -24,5 +31,4 @@ class TransitionHandler(Protocol):
         action: IncidentAction,
         outcome: Outcome,
         checked_at: datetime,
-    ) -> object:
-        """React to a monitor's outage opening or closing, in the ingester's transaction."""
+    ) -> object: ...

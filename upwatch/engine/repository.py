@@ -1,4 +1,4 @@
-"""The engine's statements: regions and their presence, the monitors it schedules.
+"""Every SQL statement of the engine, on SQLite and PostgreSQL alike.
 
 Region presence lives in the database: whoever receives a worker's heartbeats (the embedded
 engine today, the ingester in distributed mode) writes the region's ``last_seen_at``, and
@@ -7,14 +7,107 @@ everyone (the scheduler, the API) reads who is online from there, never from a p
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime, timedelta
+from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import Table, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.kit.db import new_id
-from upwatch.models import Monitor, Region
+from upwatch.models import (
+    CheckResult,
+    CheckTiming,
+    DailyAggregate,
+    HistogramBucket,
+    Monitor,
+    Region,
+)
+
+DAY_COUNTS = ("total", "up", "down", "degraded", "response_ms_sum", "response_count")
+
+
+class IngestRepository:
+    """What the ingester writes: results (once per report id), their timings, and the day
+    aggregates as increments."""
+
+    def __init__(self, session: AsyncSession) -> None:
+        self.session = session
+        self._postgresql = session.get_bind().dialect.name == "postgresql"
+
+    def _insert(self, table: Any) -> Any:
+        return pg_insert(table) if self._postgresql else sqlite_insert(table)
+
+    async def lock_monitors(self, monitor_ids: Collection[str]) -> dict[str, Monitor]:
+        """The batch's monitors, locked until commit: two ingesters never move one monitor's
+        state from the same starting point. PostgreSQL locks the rows (in id order, so two
+        batches cannot deadlock on them); SQLite takes its single writer lock first, since a
+        transaction that read before it writes fails if another writer committed meanwhile."""
+        ids = sorted(monitor_ids)
+        query = select(Monitor).where(Monitor.id.in_(ids)).order_by(Monitor.id)
+        if self._postgresql:
+            query = query.with_for_update()
+        else:
+            await self.session.execute(
+                update(Monitor)
+                .where(Monitor.id.in_(ids))
+                .values(status=Monitor.status)
+                .execution_options(synchronize_session=False)
+            )
+        return {m.id: m for m in await self.session.scalars(query)}
+
+    async def insert_results(self, rows: Sequence[Mapping[str, Any]]) -> list[CheckResult]:
+        """Insert results, skipping any whose ``report_id`` is stored already; returns only
+        the rows this call inserted."""
+        if not rows:
+            return []
+        statement = (
+            self._insert(CheckResult)
+            .on_conflict_do_nothing(index_elements=["report_id"])
+            .returning(CheckResult)
+        )
+        return list((await self.session.scalars(statement, list(rows))).all())
+
+    async def insert_timings(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        if rows:
+            await self.session.execute(self._insert(CheckTiming), list(rows))
+
+    async def add_days(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Add day counts to the stored ones: ``value = value + excluded.value`` in SQL, so
+        the order and number of writers does not matter."""
+        if not rows:
+            return
+        table: Table = DailyAggregate.__table__  # type: ignore[assignment]
+        statement = self._insert(DailyAggregate)
+        # Sorted: concurrent writers take the rows' locks in one order (no deadlock). One
+        # statement run for many parameter sets: compiled once and cached, unlike a VALUES list.
+        ordered = sorted(rows, key=lambda r: (r["monitor_id"], r["region_id"], r["day"]))
+        await self.session.execute(
+            statement.on_conflict_do_update(
+                index_elements=["monitor_id", "region_id", "day"],
+                set_={c: table.c[c] + statement.excluded[c] for c in DAY_COUNTS},
+            ),
+            ordered,
+        )
+
+    async def add_buckets(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Add histogram bucket counts (monitor, region, day, bucket, count) the same way."""
+        if not rows:
+            return
+        table: Table = HistogramBucket.__table__  # type: ignore[assignment]
+        statement = self._insert(HistogramBucket)
+        ordered = sorted(
+            rows, key=lambda r: (r["monitor_id"], r["region_id"], r["day"], r["bucket"])
+        )
+        await self.session.execute(
+            statement.on_conflict_do_update(
+                index_elements=["monitor_id", "region_id", "day", "bucket"],
+                set_={"count": table.c.count + statement.excluded.count},
+            ),
+            ordered,
+        )
 
 
 class EngineRepository:

@@ -16,9 +16,9 @@ and change nothing):
 - **DOWN** when at least ``quorum`` regions are down.
 - **UP** when not down and at least one region is up. It is **DEGRADED** instead when
   ``degraded_threshold_ms`` is set and more than half of the up regions that reported a response
-  time were slower than the threshold (strictly). Judging the up regions together, rather than
-  only the region of the latest result, keeps a monitor from flapping between UP and DEGRADED
-  when one far-away region is slow and the others are not.
+  time were slow (``slower_than``: strictly above the threshold). Judging the up regions
+  together, rather than only the region of the latest result, keeps a monitor from flapping
+  between UP and DEGRADED when one far-away region is slow and the others are not.
 - **Otherwise** (no region up, fewer than ``quorum`` down) the evidence is inconclusive and the
   status is kept: a failure within the retries does not flip an UP monitor, a new monitor stays
   PENDING until it has a success or a confirmed outage, and a DOWN monitor stays DOWN until a
@@ -31,13 +31,21 @@ Incident actions: OPEN when the new status is DOWN and no automatic incident is 
 for one outage); RESOLVE when the new status is UP or DEGRADED while one is open (this also
 resolves an incident left open across a pause); NONE otherwise. ``open_incident`` in the new
 state reflects the action.
+
+The rest of the module is the monitor row's side of the machine, also pure: ``decode_state`` and
+``encode_state`` (the state as stored in ``monitors.state``), ``settings_of``, ``result_status``
+(what one stored result says) and ``region_status`` (what one region shows), which use the same
+``slower_than`` rule as the machine so no screen re-derives "degraded" its own way.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
+from typing import Any
+
+from upwatch.models import Monitor
 
 
 class MonitorStatus(StrEnum):
@@ -174,11 +182,16 @@ def _status(
     return MonitorStatus.UP
 
 
+def slower_than(response_ms: float | None, threshold_ms: float | None) -> bool:
+    """The one "slow" rule: a measured time strictly above a set threshold."""
+    return threshold_ms is not None and response_ms is not None and response_ms > threshold_ms
+
+
 def _slow(up: list[RegionState], threshold_ms: float | None) -> bool:
     if threshold_ms is None:
         return False
     timed = [r.last_response_ms for r in up if r.last_response_ms is not None]
-    slow = sum(1 for ms in timed if ms > threshold_ms)
+    slow = sum(1 for ms in timed if slower_than(ms, threshold_ms))
     return 2 * slow > len(timed)
 
 
@@ -188,3 +201,62 @@ def _incident(status: MonitorStatus, open_incident: bool) -> IncidentAction:
     if status in (MonitorStatus.UP, MonitorStatus.DEGRADED) and open_incident:
         return IncidentAction.RESOLVE
     return IncidentAction.NONE
+
+
+def region_status(region: RegionState | None, settings: Settings) -> str:
+    """What one region shows: pending (never checked), down (its verdict), degraded (up and
+    slow), or up. A region failing within its retries shows up: its outage is not confirmed."""
+    if region is None or region.last_ok is None:
+        return "pending"
+    if region.consecutive_failures >= required_failures(settings):
+        return "down"
+    if region.last_ok and slower_than(region.last_response_ms, settings.degraded_threshold_ms):
+        return "degraded"
+    return "up"
+
+
+def result_status(ok: bool, response_ms: float | None, threshold_ms: float | None) -> str:
+    """What one stored result says: down, degraded (up and slow) or up."""
+    if not ok:
+        return "down"
+    return "degraded" if slower_than(response_ms, threshold_ms) else "up"
+
+
+# The state as stored on the monitor row (``monitors.state``), with short keys: it is
+# rewritten by every result.
+
+
+def decode_state(monitor: Monitor) -> MonitorState:
+    data = monitor.state or {}
+    regions = {
+        region: RegionState(
+            consecutive_failures=int(r.get("f", 0)),
+            last_ok=r.get("ok"),
+            last_response_ms=r.get("ms"),
+        )
+        for region, r in (data.get("regions") or {}).items()
+    }
+    try:
+        status = MonitorStatus(monitor.status)
+    except ValueError:
+        status = MonitorStatus.PENDING
+    return MonitorState(status=status, regions=regions, open_incident=bool(data.get("incident")))
+
+
+def encode_state(state: MonitorState) -> dict[str, Any]:
+    return {
+        "regions": {
+            region: {"f": r.consecutive_failures, "ok": r.last_ok, "ms": r.last_response_ms}
+            for region, r in state.regions.items()
+        },
+        "incident": state.open_incident,
+    }
+
+
+def settings_of(monitor: Monitor, all_regions: Sequence[str]) -> Settings:
+    return Settings(
+        retries=monitor.retries,
+        degraded_threshold_ms=monitor.degraded_threshold_ms,
+        region_ids=tuple(monitor.region_ids or all_regions),
+        quorum=monitor.quorum,
+    )

@@ -9,6 +9,7 @@ import time
 from upwatch.engine.broker import Broker, CheckJob, CheckReport
 from upwatch.engine.checks import ProbeKit, run_check
 from upwatch.kit.clock import Clock
+from upwatch.kit.db import new_id
 from upwatch.kit.metrics import Metrics
 from upwatch.kit.outbox import stop_if_cancelled
 from upwatch.kit.supervisor import progress
@@ -73,6 +74,7 @@ class Worker:
                     started_at=started,
                     checked_at=self.clock.now(),
                     outcome=outcome,
+                    id=new_id(),  # here, where the check ran: it follows the report everywhere
                 )
             )
             progress()

@@ -26,6 +26,9 @@ def target_of(monitor: Monitor) -> str | None:
 
 
 class IncidentAutomation:
+    """The engine's ``TransitionHandler`` (``engine/ports.py``), implemented structurally: the
+    engine calls it without importing this domain."""
+
     def __init__(self, outbox: AlertOutbox, public_url: str) -> None:
         self.outbox = outbox
         self.public_url = public_url

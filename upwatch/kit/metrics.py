@@ -54,6 +54,16 @@ class Metrics:
         self.results_written = Counter(
             "upwatch_results_written", "Check results stored", registry=self.registry
         )
+        self.results_pending = Gauge(
+            "upwatch_results_pending",
+            "Results the ingester holds and has not stored yet (its batch, kept across retries)",
+            registry=self.registry,
+        )
+        self.ingest_failures = Counter(
+            "upwatch_ingest_failures",
+            "Failed attempts to store a batch of results (each is retried, never dropped)",
+            registry=self.registry,
+        )
         self.queue_depth = Gauge(
             "upwatch_queue_depth", "Jobs and results waiting", ["queue"], registry=self.registry
         )

@@ -3,7 +3,14 @@
 from upwatch.models.contact import ContactSubmission
 from upwatch.models.incident import Incident, IncidentUpdate
 from upwatch.models.mail import MailMessage
-from upwatch.models.monitor import CheckResult, DailyAggregate, Monitor, Region
+from upwatch.models.monitor import (
+    CheckResult,
+    CheckTiming,
+    DailyAggregate,
+    HistogramBucket,
+    Monitor,
+    Region,
+)
 from upwatch.models.notification import Alert, AlertAttempt, NotificationProvider
 from upwatch.models.project import Project, ProjectInvitation, ProjectMember
 from upwatch.models.subscription import Subscription
@@ -16,8 +23,10 @@ __all__ = [
     "AlertAttempt",
     "ApiUsage",
     "CheckResult",
+    "CheckTiming",
     "ContactSubmission",
     "DailyAggregate",
+    "HistogramBucket",
     "Incident",
     "IncidentUpdate",
     "MailMessage",

@@ -3,7 +3,18 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Boolean, Float, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    SmallInteger,
+    String,
+    Text,
+)
 from sqlalchemy.orm import Mapped, mapped_column
 
 from upwatch.kit.db import Base, IdMixin, TimestampMixin
@@ -67,6 +78,9 @@ class CheckResult(Base):
     monitor_id: Mapped[str] = mapped_column(
         String(32), ForeignKey("monitors.id", ondelete="CASCADE")
     )
+    # Made where the check ran, so a batch stored twice (a retry after the database dropped
+    # the connection mid-commit) inserts each result once.
+    report_id: Mapped[str] = mapped_column(String(32), unique=True)
     region_id: Mapped[str] = mapped_column(String(32))
     status: Mapped[str] = mapped_column(String(10))  # up, down, degraded
     status_code: Mapped[int | None] = mapped_column(Integer)
@@ -76,9 +90,31 @@ class CheckResult(Base):
     checked_at: Mapped[datetime]
 
 
+class CheckTiming(Base):
+    """What a probe measured per phase of one check (milliseconds; None when the phase did not
+    happen). Its own table, keyed by the result, so raw timings can be kept for less time than
+    the results they belong to."""
+
+    __tablename__ = "check_timings"
+
+    result_id: Mapped[int] = mapped_column(
+        BigInteger().with_variant(Integer, "sqlite"),
+        ForeignKey("check_results.id", ondelete="CASCADE"),
+        primary_key=True,
+        autoincrement=False,
+    )
+    dns_ms: Mapped[float | None] = mapped_column(Float)
+    connect_ms: Mapped[float | None] = mapped_column(Float)
+    tls_ms: Mapped[float | None] = mapped_column(Float)
+    first_byte_ms: Mapped[float | None] = mapped_column(Float)
+    total_ms: Mapped[float | None] = mapped_column(Float)
+
+
 class DailyAggregate(Base):
-    """Per monitor, region and UTC day: counts and a response-time histogram, so statistics
-    over long periods never scan raw results."""
+    """Per monitor, region and UTC day: counts, so statistics over long periods never scan raw
+    results. Every column is a sum, added to in SQL (``value = value + excluded.value``), so
+    concurrent writers never lose a count; the response-time histogram is in
+    ``daily_histogram_buckets`` for the same reason."""
 
     __tablename__ = "daily_aggregates"
 
@@ -93,4 +129,18 @@ class DailyAggregate(Base):
     degraded: Mapped[int] = mapped_column(Integer, default=0)
     response_ms_sum: Mapped[float] = mapped_column(Float, default=0.0)
     response_count: Mapped[int] = mapped_column(Integer, default=0)
-    histogram: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+
+
+class HistogramBucket(Base):
+    """One bucket of a day's response-time histogram (``kit.histogram``): a row per non-empty
+    bucket, whose count a batch adds to in SQL."""
+
+    __tablename__ = "daily_histogram_buckets"
+
+    monitor_id: Mapped[str] = mapped_column(
+        String(32), ForeignKey("monitors.id", ondelete="CASCADE"), primary_key=True
+    )
+    region_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    day: Mapped[str] = mapped_column(String(10), primary_key=True)
+    bucket: Mapped[int] = mapped_column(SmallInteger, primary_key=True, autoincrement=False)
+    count: Mapped[int] = mapped_column(Integer, default=0)

@@ -8,8 +8,7 @@ from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from upwatch.engine.ingester import decode_state
-from upwatch.engine.status import Settings, required_failures
+from upwatch.engine.status import decode_state, region_status, settings_of
 from upwatch.models import DailyAggregate, Monitor, User
 from upwatch.monitors import statistics
 from upwatch.monitors.repository import MonitorRepository, RegionRepository
@@ -54,15 +53,7 @@ def _region_status(monitor: Monitor, region_id: str) -> str:
     if not monitor.is_active:
         return "paused"
     region = decode_state(monitor).regions.get(region_id)
-    if region is None or region.last_ok is None:
-        return "pending"
-    if region.last_ok:
-        slow = monitor.degraded_threshold_ms
-        if slow is not None and (region.last_response_ms or 0) > slow:
-            return "degraded"
-        return "up"
-    needed = required_failures(Settings(monitor.retries, None, (region_id,), None))
-    return "down" if region.consecutive_failures >= needed else "up"
+    return region_status(region, settings_of(monitor, (region_id,)))
 
 
 async def monitor_regions(

@@ -12,11 +12,12 @@ from upwatch.accounts.schemas import DeletedOut
 from upwatch.dependencies import RuntimeDep, Session
 from upwatch.kit.errors import Conflict, problem_responses
 from upwatch.kit.pagination import PageParams
-from upwatch.models import CheckResult, Monitor, Region
+from upwatch.models import CheckResult, CheckTiming, Monitor, Region
 from upwatch.monitors import dashboard
 from upwatch.monitors.repository import MonitorRepository, RegionRepository
 from upwatch.monitors.schemas import (
     CheckResultOut,
+    CheckTimingsOut,
     DashboardPerformanceItem,
     DashboardUptimeItem,
     MonitorCreate,
@@ -81,7 +82,7 @@ def monitor_out(monitor: Monitor, runtime: Runtime) -> MonitorOut:
     )
 
 
-def result_out(result: CheckResult) -> CheckResultOut:
+def result_out(result: CheckResult, timing: CheckTiming | None = None) -> CheckResultOut:
     return CheckResultOut(
         id=str(result.id),
         monitorId=result.monitor_id,
@@ -92,6 +93,15 @@ def result_out(result: CheckResult) -> CheckResultOut:
         error=result.error,
         errorKind=result.error_kind,
         checkedAt=result.checked_at,
+        timings=None
+        if timing is None
+        else CheckTimingsOut(
+            dnsMs=timing.dns_ms,
+            connectMs=timing.connect_ms,
+            tlsMs=timing.tls_ms,
+            firstByteMs=timing.first_byte_ms,
+            totalMs=timing.total_ms,
+        ),
     )
 
 
@@ -155,7 +165,9 @@ async def check_now(
     id: str, user: CurrentUser, session: Session, runtime: RuntimeDep
 ) -> CheckResultOut:
     """Run one check now; it is stored and counts toward the status like a scheduled one."""
-    return result_out(await MonitorService(session, runtime).check_now(user, id))
+    stored = await MonitorService(session, runtime).check_now(user, id)
+    timings = await MonitorRepository(session).timings([stored.id])
+    return result_out(stored, timings.get(stored.id))
 
 
 @router.get("/{id}/checks", operation_id="listMonitorChecks")
@@ -175,7 +187,8 @@ async def list_checks(
         monitor.id, from_, to, regionId, page.limit, page.offset
     )
     page.total(total)
-    return [result_out(r) for r in items]
+    timings = await MonitorRepository(session).timings([r.id for r in items])
+    return [result_out(r, timings.get(r.id)) for r in items]
 
 
 @router.get("/{id}/stats", operation_id="monitorStats")

@@ -10,7 +10,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.models import (
     CheckResult,
+    CheckTiming,
     DailyAggregate,
+    HistogramBucket,
     Monitor,
     Project,
     ProjectMember,
@@ -56,7 +58,9 @@ class MonitorRepository:
         return monitor
 
     async def delete(self, monitor: Monitor) -> None:
-        for model in (CheckResult, DailyAggregate):
+        results = select(CheckResult.id).where(CheckResult.monitor_id == monitor.id)
+        await self.session.execute(delete(CheckTiming).where(CheckTiming.result_id.in_(results)))
+        for model in (CheckResult, DailyAggregate, HistogramBucket):
             await self.session.execute(delete(model).where(model.monitor_id == monitor.id))
         await self.session.delete(monitor)
         await self.session.flush()
@@ -94,6 +98,15 @@ class MonitorRepository:
             .offset(offset)
         )
         return rows.all(), int(total or 0)
+
+    async def timings(self, result_ids: Sequence[int]) -> dict[int, CheckTiming]:
+        """The measured phases of these results, by result id (results without none)."""
+        if not result_ids:
+            return {}
+        rows = await self.session.scalars(
+            select(CheckTiming).where(CheckTiming.result_id.in_(result_ids))
+        )
+        return {t.result_id: t for t in rows}
 
     async def recent_results(
         self, monitor_ids: Sequence[str], since: datetime
@@ -153,6 +166,18 @@ class MonitorRepository:
                 )
             )
         ).all()
+
+    async def histogram_buckets(
+        self, monitor_ids: Sequence[str], first_day: str
+    ) -> Sequence[tuple[int, int]]:
+        """(bucket, count) of the monitors' response times from ``first_day`` on, summed in SQL
+        over days and regions: at most one row per bucket, however long the period."""
+        rows = await self.session.execute(
+            select(HistogramBucket.bucket, func.sum(HistogramBucket.count))
+            .where(HistogramBucket.monitor_id.in_(monitor_ids), HistogramBucket.day >= first_day)
+            .group_by(HistogramBucket.bucket)
+        )
+        return [(int(bucket), int(count)) for bucket, count in rows.all()]
 
 
 class RegionRepository:

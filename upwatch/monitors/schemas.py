@@ -123,6 +123,17 @@ class MonitorOut(BaseModel):
     updatedAt: datetime
 
 
+class CheckTimingsOut(BaseModel):
+    """Milliseconds per phase of the check; null when the phase did not happen (no TLS on
+    plain HTTP, no DNS for an address) or was not measured."""
+
+    dnsMs: float | None
+    connectMs: float | None
+    tlsMs: float | None
+    firstByteMs: float | None
+    totalMs: float | None
+
+
 class CheckResultOut(BaseModel):
     id: str
     monitorId: str
@@ -133,6 +144,9 @@ class CheckResultOut(BaseModel):
     error: str | None
     errorKind: str | None
     checkedAt: datetime
+    timings: CheckTimingsOut | None = Field(
+        default=None, description="what the probe measured per phase; null when not measured"
+    )
 
 
 class StatsOut(BaseModel):

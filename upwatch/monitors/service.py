@@ -174,8 +174,10 @@ class MonitorService:
         if period == "24h":
             rows = await self.monitors.recent_results([monitor.id], statistics.since_24h(now))
             return monitor, statistics.from_results(rows)
-        days = await self.monitors.aggregates([monitor.id], statistics.first_day(period, now))
-        return monitor, statistics.from_aggregates(days)
+        first_day = statistics.first_day(period, now)
+        days = await self.monitors.aggregates([monitor.id], first_day)
+        buckets = await self.monitors.histogram_buckets([monitor.id], first_day)
+        return monitor, statistics.from_aggregates(days, buckets)
 
     async def delete_region(self, region_id: str) -> None:
         """Delete a region and take it out of every monitor (the built-in one stays: 409)."""

@@ -1,4 +1,8 @@
-"""Uptime and response-time figures from day aggregates (and raw rows for the last 24 h)."""
+"""Uptime and response-time figures from day aggregates (and raw rows for the last 24 h).
+
+A period's counts come from ``daily_aggregates`` and its histogram from the summed bucket rows
+of ``daily_histogram_buckets``; merged, they give the same figures as the raw values would
+(within the histogram's bucket error for percentiles)."""
 
 from __future__ import annotations
 
@@ -6,8 +10,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
+from upwatch.kit.histogram import Histogram
 from upwatch.models import CheckResult, DailyAggregate
-from upwatch.monitors.histogram import Histogram
 
 PERIOD_DAYS = {"7d": 7, "30d": 30, "90d": 90}
 
@@ -29,7 +33,10 @@ class Figures:
         self.degraded += day.degraded
         self.response_ms_sum += day.response_ms_sum
         self.response_count += day.response_count
-        self.histogram.merge(Histogram.from_json(day.histogram))
+
+    def add_buckets(self, buckets: Iterable[tuple[int, int]]) -> None:
+        """Add stored histogram buckets, (index, count) pairs, of the same days."""
+        self.histogram.merge(Histogram.from_buckets(buckets))
 
     def merge(self, other: Figures) -> None:
         self.total += other.total
@@ -99,10 +106,15 @@ def since_24h(now: datetime) -> datetime:
     return now - timedelta(hours=24)
 
 
-def from_aggregates(days: Iterable[DailyAggregate]) -> Figures:
+def from_aggregates(
+    days: Iterable[DailyAggregate], buckets: Iterable[tuple[int, int]] = ()
+) -> Figures:
+    """Figures of stored days: their counts, and their histogram buckets when percentiles are
+    wanted (uptime alone needs none)."""
     figures = Figures()
     for day in days:
         figures.add_aggregate(day)
+    figures.add_buckets(buckets)
     return figures
 
 

@@ -14,8 +14,9 @@ Buckets are log-scale with growth factor ``GROWTH = 1.05``:
 
 A histogram is a sparse mapping bucket index -> count. Histograms merge by adding counts, so a
 day's histogram can be built from batches in any order and a period's from its days, and the
-percentiles come out as if computed over all values at once. ``to_json`` keeps only non-empty
-buckets, keyed by the index as a string, for a JSON column.
+percentiles come out as if computed over all values at once. ``buckets`` gives the non-empty
+buckets as (index, count) pairs, the form stored per day (one row per bucket, so adding a batch
+is an increment in SQL); ``to_json`` keeps them keyed by the index as a string.
 """
 
 from __future__ import annotations
@@ -109,6 +110,24 @@ class Histogram:
             if seen >= rank:
                 return bucket_value(index)
         raise AssertionError("unreachable: the counts add up to the total")
+
+    def buckets(self) -> list[tuple[int, int]]:
+        """The non-empty buckets as (index, count), by index."""
+        return [(index, self._counts[index]) for index in sorted(self._counts)]
+
+    @classmethod
+    def from_buckets(cls, buckets: Iterable[tuple[int, int]]) -> Histogram:
+        """The histogram of (index, count) pairs; an index may repeat (its counts add up)."""
+        histogram = cls()
+        for index, count in buckets:
+            if not 0 <= index <= MAX_INDEX:
+                raise ValueError(f"not a bucket index: {index!r}")
+            if count < 0:
+                raise ValueError(f"bucket {index} must hold a count, not {count!r}")
+            if count:
+                histogram._counts[index] = histogram._counts.get(index, 0) + count
+                histogram._total += count
+        return histogram
 
     def to_json(self) -> dict[str, int]:
         return {str(index): self._counts[index] for index in sorted(self._counts)}

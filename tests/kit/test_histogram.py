@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from upwatch.monitors.histogram import (
+from upwatch.kit.histogram import (
     MAX_INDEX,
     MAX_MS,
     RELATIVE_ERROR,
@@ -178,3 +178,21 @@ def test_malformed_json_is_refused_rather_than_guessed(data: dict[str, int]) -> 
 
 def test_zero_counts_in_json_are_dropped() -> None:
     assert Histogram.from_json({"5": 0, "6": 2}).to_json() == {"6": 2}
+
+
+@FAST
+@given(value_lists, value_lists)
+def test_buckets_stored_in_any_split_give_back_the_histogram_of_all_values(
+    first: list[float], second: list[float]
+) -> None:
+    # The day's histogram is stored as (bucket, count) rows incremented batch by batch.
+    rows = Histogram(first).buckets() + Histogram(second).buckets()
+    assert Histogram.from_buckets(rows) == Histogram(first + second)
+    assert Histogram.from_buckets(rows).count == len(first) + len(second)
+
+
+def test_buckets_out_of_range_or_negative_are_refused() -> None:
+    with pytest.raises(ValueError, match="not a bucket index"):
+        Histogram.from_buckets([(MAX_INDEX + 1, 1)])
+    with pytest.raises(ValueError, match="must hold a count"):
+        Histogram.from_buckets([(3, -1)])

@@ -1,0 +1,128 @@
+"""Migration 0005 carries stored results and day histograms over, and back."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from alembic import command
+from sqlalchemy import inspect, text
+from sqlalchemy.engine import Connection
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, create_async_engine
+
+from tests.conftest import BACKEND, POSTGRES_URL, _postgres_admin
+from upwatch.config import async_database_url
+from upwatch.kit.histogram import Histogram
+from upwatch.migrations import alembic_config
+from upwatch.models import Monitor, Project, User
+from upwatch.monitors import statistics
+
+OLD_HISTOGRAM = {"0": 1, "3": 2, "40": 5, "120": 1}
+
+
+@pytest.fixture
+async def fresh_engine(tmp_path: Path) -> AsyncIterator[AsyncEngine]:
+    """An empty database of this test's own, to migrate step by step."""
+    if BACKEND == "sqlite":
+        engine = create_async_engine(async_database_url(f"sqlite:///{tmp_path / 'm.db'}"))
+        yield engine
+        await engine.dispose()
+        return
+    name = f"upwatch_migration_{uuid.uuid4().hex[:12]}"
+    try:
+        await _postgres_admin(f'CREATE DATABASE "{name}"')
+    except OSError as exc:
+        pytest.skip(f"PostgreSQL not reachable: {exc}")
+    base, _, _ = POSTGRES_URL.rpartition("/")
+    engine = create_async_engine(async_database_url(f"{base}/{name}"))
+    yield engine
+    await engine.dispose()
+    await _postgres_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+async def _migrate(engine: AsyncEngine, revision: str, down: bool = False) -> None:
+    def step(connection: Connection) -> None:
+        config = alembic_config(connection)
+        if down:
+            command.downgrade(config, revision)
+        else:
+            command.upgrade(config, revision)
+
+    async with engine.begin() as connection:
+        await connection.run_sync(step)
+
+
+async def test_results_and_day_histograms_stored_before_0005_are_carried_over_and_back(
+    fresh_engine: AsyncEngine,
+) -> None:
+    await _migrate(fresh_engine, "0004")
+    checked = datetime(2026, 3, 1, 12, tzinfo=UTC)
+    async with AsyncSession(fresh_engine, expire_on_commit=False) as session:
+        owner = User(email="old@example.com", password_hash=None)
+        session.add(owner)
+        await session.flush()
+        project = Project(name="Old", owner_id=owner.id)
+        session.add(project)
+        await session.flush()
+        monitor = Monitor(
+            project_id=project.id,
+            name="old",
+            type="http",
+            url="http://127.0.0.1:9/",
+            interval_seconds=60,
+            timeout_seconds=5.0,
+        )
+        session.add(monitor)
+        await session.flush()
+        for _ in range(3):
+            await session.execute(
+                text(
+                    "INSERT INTO check_results (monitor_id, region_id, status, checked_at) "
+                    "VALUES (:m, 'r', 'up', :at)"
+                ),
+                {"m": monitor.id, "at": checked if BACKEND == "postgresql" else "2026-03-01"},
+            )
+        await session.execute(
+            text(
+                "INSERT INTO daily_aggregates (monitor_id, region_id, day, total, up, down, "
+                "degraded, response_ms_sum, response_count, histogram) "
+                "VALUES (:m, 'r', '2026-03-01', 9, 9, 0, 0, 900.0, 9, :h)"
+            ),
+            {"m": monitor.id, "h": json.dumps(OLD_HISTOGRAM)},
+        )
+        await session.commit()
+        monitor_id = monitor.id
+
+    await _migrate(fresh_engine, "head")
+    async with fresh_engine.connect() as connection:
+        report_ids = (await connection.execute(text("SELECT report_id FROM check_results"))).all()
+        buckets = (
+            await connection.execute(
+                text("SELECT bucket, count FROM daily_histogram_buckets WHERE monitor_id = :m"),
+                {"m": monitor_id},
+            )
+        ).all()
+        columns = await connection.run_sync(
+            lambda c: {col["name"] for col in inspect(c).get_columns("daily_aggregates")}
+        )
+    ids = [r for (r,) in report_ids]
+    assert len(set(ids)) == 3
+    assert all(len(r) == 32 for r in ids)
+    assert "histogram" not in columns
+    carried = statistics.from_aggregates([], [(int(b), int(n)) for b, n in buckets])
+    before = Histogram.from_json(OLD_HISTOGRAM)
+    assert carried.histogram == before
+    for q in (0.5, 0.95, 0.99):
+        assert carried.percentile(q) == round(before.quantile(q) or 0, 2)
+
+    await _migrate(fresh_engine, "0004", down=True)
+    async with fresh_engine.connect() as connection:
+        restored = (
+            await connection.execute(text("SELECT histogram FROM daily_aggregates"))
+        ).scalar_one()
+    restored = json.loads(restored) if isinstance(restored, str) else restored
+    assert Histogram.from_json(restored) == before
