@@ -22,7 +22,7 @@ from tests.tcp_proxy import TcpProxy
 from upwatch.engine.broker import CheckReport, MemoryBroker
 from upwatch.engine.ingester import Ingester
 from upwatch.engine.status import MonitorStatus, decode_state
-from upwatch.kit.db import Database
+from upwatch.kit.db import Database, WorkSession
 from upwatch.kit.metrics import Metrics
 from upwatch.models import Monitor
 
@@ -179,8 +179,11 @@ async def test_a_batch_retried_after_its_commit_answer_was_lost_is_stored_and_co
             raise CommitAnswerLost("connection closed while committing")
 
     database = Database(make_settings(database_url, tmp_path / "ingester"))
-    database.sessionmaker = async_sessionmaker(
-        database.engine, expire_on_commit=False, sync_session_class=LosesFirstCommitAnswer
+    database.worksession = async_sessionmaker(
+        database.engine,
+        expire_on_commit=False,
+        class_=WorkSession,
+        sync_session_class=LosesFirstCommitAnswer,
     )
     broker = MemoryBroker()
     ingester = fast_retries(database, broker)
