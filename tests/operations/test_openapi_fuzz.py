@@ -49,7 +49,8 @@ SEMANTIC_REJECTIONS: dict[tuple[str, str], str] = {
     ("POST", "/users"): "an invitation token no invitation has is a 422 (docs/api.md, "
     "Projects and membership)",
     ("PATCH", "/monitors/{id}"): "targets at internal addresses are refused, and what a "
-    "monitor's type checks may not be null (contract §7); regions must exist",
+    "monitor's type checks may not be null (contract §7); regions must exist, and masked "
+    "secret headers do not follow `url` to another server (docs/api.md, Monitors)",
     ("PATCH", "/incidents/{id}"): "monitorId must be a monitor of the incident's project "
     "(contract §8)",
     ("PATCH", "/notification-providers/{id}"): "config is validated per type, URLs at "

@@ -131,3 +131,27 @@ async def test_a_provider_type_comes_with_its_config_as_the_schema_says(
         f"/notification-providers/{provider}", headers=cast.alice.headers, json={"type": "webhook"}
     )
     assert "config" in _refusal(response, "config")
+
+
+async def test_a_number_is_not_taken_for_a_date_time_in_a_body_or_a_query(
+    client: httpx.AsyncClient, cast: Cast
+) -> None:
+    incident = await _created(client, cast, "/incidents", title="Checkout errors")
+    for value in (1700000000, "1700000000", "0.5"):
+        response = await client.patch(
+            f"/incidents/{incident}", headers=cast.alice.headers, json={"startedAt": value}
+        )
+        assert "ISO 8601" in _refusal(response, "startedAt")
+    monitor = await _created(
+        client, cast, "/monitors", name="Resolver", type="dns", host="example.com"
+    )
+    response = await client.get(
+        f"/monitors/{monitor}/checks", headers=cast.alice.headers, params={"to": "0.5"}
+    )
+    assert_problem(response, 422)
+    listed = await client.get(
+        f"/monitors/{monitor}/checks",
+        headers=cast.alice.headers,
+        params={"to": "2026-11-22T06:00:00Z"},
+    )
+    assert listed.status_code == 200, listed.text

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Query, status
@@ -23,6 +22,7 @@ from upwatch.monitors.schemas import (
     MonitorRegionsOut,
     MonitorUpdate,
     Period,
+    QueryTime,
     RegionIn,
     RegionOut,
     StatsOut,
@@ -177,8 +177,8 @@ async def list_checks(
     session: Session,
     runtime: RuntimeDep,
     page: PageParams,
-    from_: Annotated[datetime | None, Query(alias="from")] = None,
-    to: Annotated[datetime | None, Query()] = None,
+    from_: Annotated[QueryTime | None, Query(alias="from")] = None,
+    to: Annotated[QueryTime | None, Query()] = None,
     regionId: Annotated[str | None, Query(max_length=32)] = None,
 ) -> list[CheckResultOut]:
     """Stored check results, newest first, optionally within [from, to] and for one region."""

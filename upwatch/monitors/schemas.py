@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, BeforeValidator, Field
 
-from upwatch.kit.inputs import SINGLE_LINE_PATTERN, Input
+from upwatch.kit.inputs import SINGLE_LINE_PATTERN, Input, iso_text_only
 from upwatch.kit.partial import Omittable
 
 MonitorType = Literal["http", "tcp", "dns", "tls", "heartbeat"]
@@ -15,6 +15,8 @@ HttpMethod = Literal["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 RecordType = Literal["A", "AAAA", "CNAME", "MX", "TXT", "NS"]
 Status = Literal["up", "down", "degraded", "paused", "pending"]
 Period = Literal["24h", "7d", "30d", "90d"]
+# A query bound: ISO 8601 text as published, never a number read as Unix time.
+QueryTime = Annotated[datetime, BeforeValidator(iso_text_only)]
 
 Name = Annotated[str, Field(min_length=1, max_length=100, pattern=SINGLE_LINE_PATTERN)]
 HeaderText = Annotated[str, Field(max_length=1000, pattern=SINGLE_LINE_PATTERN)]
