@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from alembic import command
-from sqlalchemy import inspect, text
+from sqlalchemy import column, insert, inspect, table, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, create_async_engine
 
@@ -76,8 +76,29 @@ async def test_results_and_day_histograms_stored_before_0005_are_carried_over_an
             interval_seconds=60,
             timeout_seconds=5.0,
         )
-        session.add(monitor)
-        await session.flush()
+        # The monitor row as 0004 knew it: columns of later migrations stay out.
+        monitor.id = uuid.uuid4().hex
+        stamp = checked if BACKEND == "postgresql" else "2026-03-01 12:00:00"
+        row = {
+            "id": monitor.id,
+            "project_id": project.id,
+            "name": "old",
+            "type": "http",
+            "url": "http://127.0.0.1:9/",
+            "method": "GET",
+            "headers": "{}",
+            "expected_status_codes": "[]",
+            "interval_seconds": 60,
+            "timeout_seconds": 5.0,
+            "retries": 0,
+            "region_ids": "[]",
+            "is_active": True,
+            "status": "pending",
+            "state": "{}",
+            "created_at": stamp,
+            "updated_at": stamp,
+        }
+        await session.execute(insert(table("monitors", *(column(name) for name in row))), row)
         for _ in range(3):
             await session.execute(
                 text(

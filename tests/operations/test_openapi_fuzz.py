@@ -11,11 +11,13 @@ import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import ClassVar
 
 import httpx
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
+from schemathesis.core.parameters import ParameterLocation
 
 from tests.conftest import BACKEND, FUZZ_TIMEOUT, PASSWORD, _empty_tables
 from tests.live_server import LiveServer, clean_env
@@ -37,24 +39,42 @@ def live_server(
         asyncio.run(_empty_tables(database_url))
 
 
-# Operations where input the schema allows is still refused by a rule the contract sets, so
-# "schema-valid data must be accepted" cannot hold there: an unknown reset token is a 400
-# (contract §4), a time zone must exist in the IANA database (contract §5), and an
-# invitation token that no invitation has is a 422 (docs/api.md, "Projects and membership").
-SEMANTIC_REJECTIONS = {
-    ("POST", "/auth/reset-password"): [schemathesis.checks.positive_data_acceptance],
-    ("PUT", "/users/settings"): [schemathesis.checks.positive_data_acceptance],
-    ("POST", "/auth/signup"): [schemathesis.checks.positive_data_acceptance],
-    ("POST", "/users"): [schemathesis.checks.positive_data_acceptance],
+# "Valid request rejected" (positive_data_acceptance) cannot hold where a rule of the contract
+# refuses input the schema allows; each operation here states its rule in its description.
+SEMANTIC_REJECTIONS: dict[tuple[str, str], str] = {
+    ("POST", "/auth/reset-password"): "an unknown reset token is a 400 (contract §4)",
+    ("PUT", "/users/settings"): "a time zone must be an IANA zone name (contract §5)",
+    ("POST", "/auth/signup"): "an invitation token no invitation has is a 422 (docs/api.md, "
+    "Projects and membership)",
+    ("POST", "/users"): "an invitation token no invitation has is a 422 (docs/api.md, "
+    "Projects and membership)",
+    ("PATCH", "/monitors/{id}"): "targets at internal addresses are refused, and what a "
+    "monitor's type checks may not be null (contract §7); regions must exist, and masked "
+    "secret headers do not follow `url` to another server (docs/api.md, Monitors)",
+    ("PATCH", "/incidents/{id}"): "monitorId must be a monitor of the incident's project "
+    "(contract §8)",
+    ("PATCH", "/notification-providers/{id}"): "config is validated per type, URLs at "
+    "internal addresses are refused (contract §9)",
 }
 
 
 class Credentials:
-    """A live account for authenticated operations, replaced when a case revokes it."""
+    """A live account for authenticated operations, replaced when a case revokes it, with a
+    project, a monitor, an incident and a provider of its own: generated requests to
+    `/monitors/{id}` and the like reach a resource that exists, not only a 404."""
+
+    # Path prefix -> the resource whose id its `{id}` takes.
+    RESOURCES: ClassVar[dict[str, str]] = {
+        "/projects/{id}": "project",
+        "/monitors/{id}": "monitor",
+        "/incidents/{id}": "incident",
+        "/notification-providers/{id}": "provider",
+    }
 
     def __init__(self, server: LiveServer) -> None:
         self.server = server
         self._token: str | None = None
+        self._ids: dict[str, str] = {}
 
     def headers(self) -> dict[str, str]:
         if self._token is None:
@@ -68,6 +88,50 @@ class Credentials:
 
     def forget(self) -> None:
         self._token = None
+        self._ids.clear()
+
+    def resource_for(self, path: str) -> tuple[str, str] | None:
+        """(kind, id) of this account's resource that ``path``'s `{id}` names, if any."""
+        kind = next((k for p, k in self.RESOURCES.items() if path.startswith(p)), None)
+        if kind is None:
+            return None
+        if kind not in self._ids:
+            self._ids[kind] = self._create(kind)
+        return kind, self._ids[kind]
+
+    def gone(self, kind: str) -> None:
+        """The resource was deleted (a project takes everything in it along)."""
+        if kind == "project":
+            self._ids.clear()
+        self._ids.pop(kind, None)
+
+    def _post(self, path: str, body: dict[str, object]) -> str:
+        response = httpx.post(f"{self.server.url}{path}", headers=self.headers(), json=body)
+        assert response.status_code == 201, response.text
+        return str(response.json()["id"])
+
+    def _create(self, kind: str) -> str:
+        if kind == "project":
+            # The free plan holds one project, which a generated POST /projects may have made.
+            mine = httpx.get(f"{self.server.url}/projects", headers=self.headers()).json()
+            return str(mine[0]["id"]) if mine else self._post("/projects", {"name": "Fuzz"})
+        project = {"projectId": self.resource_for("/projects/{id}")[1]}  # type: ignore[index]
+        if kind == "monitor":
+            return self._post(
+                "/monitors",
+                {**project, "name": "Fuzz", "type": "http", "url": "https://example.com/"},
+            )
+        if kind == "incident":
+            return self._post("/incidents", {**project, "title": "Fuzz"})
+        return self._post(
+            "/notification-providers",
+            {
+                **project,
+                "name": "Fuzz",
+                "type": "webhook",
+                "config": {"url": "https://hooks.example.com/upwatch"},
+            },
+        )
 
 
 @pytest.fixture(scope="module")
@@ -99,9 +163,23 @@ schema = schemathesis.pytest.from_fixture("api_schema")
 def test_every_operation_answers_within_its_documented_contract(
     case: schemathesis.Case, live_server: LiveServer, credentials: Credentials
 ) -> None:
-    excluded = SEMANTIC_REJECTIONS.get((case.method, case.path), [])
-    case.call_and_validate(
+    resource = None
+    negative_path = case.meta is not None and case.meta.is_negative_at(ParameterLocation.PATH)
+    if "id" in case.path_parameters and not negative_path:
+        resource = credentials.resource_for(case.path)
+        if resource is not None:
+            case.path_parameters["id"] = resource[1]
+    excluded = (
+        [schemathesis.checks.positive_data_acceptance]
+        if (case.method, case.path) in SEMANTIC_REJECTIONS
+        else []
+    )
+    response = case.call_and_validate(
         base_url=live_server.url, headers=credentials.headers(), excluded_checks=excluded
     )
     if case.path == "/users/me" and case.method in {"PUT", "DELETE"}:
         credentials.forget()
+    deleted = case.method == "DELETE" and response.status_code == 200
+    # The resource itself went (not a member of its project): the next case needs a new one.
+    if resource is not None and deleted and case.path.count("{") == 1:
+        credentials.gone(resource[0])

@@ -77,7 +77,8 @@ async def _join_invited_project(
     responses=problem_responses(409),
 )
 async def signup(body: SignupRequest, session: Session, runtime: RuntimeDep) -> AuthResponse:
-    """Register with e-mail and password; answers with tokens and the new user."""
+    """Register with e-mail and password; answers with tokens and the new user. An
+    `invitationToken` that no pending invitation has is a 422 and creates no account."""
     service = AccountService(session, runtime)
     user = await service.signup(body)
     await _join_invited_project(session, runtime, user, body.invitationToken)
@@ -129,8 +130,8 @@ async def forgot_password(
 async def reset_password(
     body: ResetPasswordRequest, session: Session, runtime: RuntimeDep
 ) -> MessageOut:
-    """Set a new password with a reset token (valid one hour, once). Every existing token of
-    the account stops working."""
+    """Set a new password with a reset token (valid one hour, once): an unknown, expired or
+    used token is a 400 (contract §4). Every existing token of the account stops working."""
     await AccountService(session, runtime).reset_password(body.token, body.newPassword)
     return MessageOut(message="Password has been reset")
 
@@ -147,7 +148,8 @@ async def create_user(
     body: CreateUserRequest, session: Session, runtime: RuntimeDep, caller: OptionalUser
 ) -> CreatedUserOut:
     """Create an account; without a password it is an OAuth-style account that cannot log
-    in with one. Roles other than `user` and `isEmailVerified` need an admin token."""
+    in with one. Roles other than `user` and `isEmailVerified` need an admin token. An
+    `invitationToken` that no pending invitation has is a 422 and creates no account."""
     user = await AccountService(session, runtime).create_user(body, caller)
     await _join_invited_project(session, runtime, user, body.invitationToken)
     return CreatedUserOut(
@@ -186,7 +188,8 @@ async def update_settings(
     body: UpdateSettingsRequest, user: CurrentUser, session: Session, runtime: RuntimeDep
 ) -> UserSettingsOut:
     """Merge the given settings into the caller's settings record. The fields may be sent
-    directly or wrapped as `{"settings": {...}}`."""
+    directly or wrapped as `{"settings": {...}}`; fields left out or null stay as they are.
+    `timezone` must be an IANA time zone name (422, contract §5)."""
     user = await AccountService(session, runtime).update_settings(user, body.fields())
     return preferences.settings_view(user.settings)
 

@@ -115,6 +115,8 @@ class CreateUserRequest(Input):
 
 
 class NotificationSwitchesIn(Input):
+    """Switches left out or null stay as they are."""
+
     email: bool | None = None
     sms: bool | None = None
     slack: bool | None = None
@@ -124,6 +126,8 @@ class NotificationSwitchesIn(Input):
 
 
 class ProfileSettingsIn(Input):
+    """Fields left out or null stay as they are."""
+
     theme: Theme | None = None
     notifications: NotificationSwitchesIn | None = None
     preferredNotification: Channel | None = None
@@ -134,6 +138,8 @@ class ProfileSettingsIn(Input):
 
 
 class UpdateProfileRequest(Input):
+    """Fields left out or null stay as they are (`settings` merges like `PUT /users/settings`)."""
+
     email: Email | None = None
     password: Password | None = None
     firstName: Name | None = None
@@ -147,6 +153,8 @@ class UpdateProfileRequest(Input):
 
 
 class UserSettingsFields(Input):
+    """Fields left out or null stay as they are."""
+
     language: Language | None = None
     timezone: TimeZone | None = None
     theme: Theme | None = None

@@ -55,6 +55,8 @@ class EmptyBody(Input):
 
 
 class AdminUserUpdate(Input):
+    """Fields left out or null stay as they are."""
+
     roles: list[Role] | None = Field(default=None, min_length=1, max_length=4)
     plan: str | None = Field(default=None, min_length=1, max_length=50)
     subscriptionStatus: SubscriptionState | None = None

@@ -7,6 +7,7 @@ from pydantic import BaseModel, Field
 
 from upwatch.accounts.schemas import Email
 from upwatch.kit.inputs import SINGLE_LINE_PATTERN, Input
+from upwatch.kit.partial import Omittable
 
 
 class ContactRequest(Input):
@@ -17,10 +18,13 @@ class ContactRequest(Input):
 
 
 class ContactUpdate(Input):
-    """Optional body of the admin follow-up; an absent ``contacted`` means true."""
+    """Optional body of the admin follow-up; `contacted` left out means true, `admin_notes`
+    left out stays as it is and null clears it."""
 
-    contacted: bool = True
-    admin_notes: Annotated[str, Field(max_length=10_000)] | None = None
+    contacted: Omittable[bool] = Field(default=None, description="Left out: true")
+    admin_notes: Annotated[str, Field(max_length=10_000)] | None = Field(
+        default=None, description="null clears the notes"
+    )
 
 
 class ContactSubmissionOut(BaseModel):

@@ -65,7 +65,7 @@ class ContactService:
         submission = await self.submissions.get(submission_id)
         if submission is None:
             raise NotFound("no such contact submission")
-        submission.contacted = body.contacted
+        submission.contacted = body.contacted if body.contacted is not None else True
         if "admin_notes" in body.model_fields_set:
             submission.admin_notes = body.admin_notes
         await self.session.flush()

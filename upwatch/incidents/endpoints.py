@@ -130,7 +130,9 @@ async def get_incident(
 async def update_incident(
     id: str, body: IncidentPatch, user: CurrentUser, session: Session, runtime: RuntimeDep
 ) -> IncidentOut:
-    """Change an incident. A new `status` adds a timeline entry; moving to `resolved` sets
+    """Change an incident; fields left out stay as they are, and only `monitorId` may be
+    null (it unlinks the monitor). `monitorId` must be a monitor of the incident's project
+    (422, contract §8). A new `status` adds a timeline entry; moving to `resolved` sets
     `resolvedAt`, moving away from it clears it."""
     incident = await IncidentService(session, runtime).update(user, id, body)
     return await _with_timeline(session, incident)

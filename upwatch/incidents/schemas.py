@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, Field
 
 from upwatch.kit.inputs import SINGLE_LINE_PATTERN, Input, Instant
+from upwatch.kit.partial import Omittable
 
 IncidentStatus = Literal["investigating", "identified", "monitoring", "resolved"]
 Severity = Literal["low", "medium", "high", "critical"]
@@ -27,14 +28,15 @@ class IncidentCreate(Input):
 
 
 class IncidentPatch(Input):
-    """Change an incident; a new `status` adds an entry to its timeline."""
+    """Change an incident; fields left out stay as they are, and only `monitorId` may be
+    null (it unlinks the monitor). A new `status` adds an entry to its timeline."""
 
-    title: Title | None = None
-    status: IncidentStatus | None = None
-    severity: Severity | None = None
-    description: Description | None = None
+    title: Omittable[Title] = None
+    status: Omittable[IncidentStatus] = None
+    severity: Omittable[Severity] = None
+    description: Omittable[Description] = None
     monitorId: Id | None = Field(default=None, description="null unlinks the monitor")
-    startedAt: Instant | None = None
+    startedAt: Omittable[Instant] = None
 
 
 class IncidentUpdateCreate(Input):

@@ -83,18 +83,14 @@ class IncidentService:
             ("description", "description"),
             ("startedAt", "started_at"),
         ):
-            if field in given:
-                value = getattr(body, field)
-                if value is None:
-                    raise ValidationFailed.on(field, "may not be null")
+            value = getattr(body, field)
+            if value is not None:  # the schema refuses null; left out means unchanged
                 setattr(incident, attribute, value)
         if "monitorId" in given:
             if body.monitorId is not None:
                 await self._monitor_of(incident.project_id, body.monitorId)
             incident.monitor_id = body.monitorId
-        if "status" in given:
-            if body.status is None:
-                raise ValidationFailed.on("status", "may not be null")
+        if body.status is not None:
             now = self.runtime.clock.now()
             if move_status(incident, body.status, now):
                 await self.incidents.add_update(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime
 from types import UnionType
 from typing import Annotated, Any, Union, get_args, get_origin
@@ -11,6 +12,7 @@ from pydantic import (
     AfterValidator,
     AwareDatetime,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     field_validator,
@@ -111,6 +113,17 @@ class Input(BaseModel):
         return value
 
 
+_NUMBER = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*")
+
+
+def iso_text_only(value: Any) -> Any:
+    """Refuse numbers, which pydantic would read as Unix time: the schema publishes
+    `format: date-time` (ISO 8601 text), and the contract's timestamps are ISO 8601."""
+    if isinstance(value, int | float) or (isinstance(value, str) and _NUMBER.fullmatch(value)):
+        raise ValueError("an ISO 8601 date-time is expected, e.g. 2026-11-22T06:00:00Z")
+    return value
+
+
 def _to_utc(value: datetime) -> datetime:
     try:
         return value.astimezone(UTC)
@@ -119,4 +132,4 @@ def _to_utc(value: datetime) -> datetime:
 
 
 # A point in time with its offset (ISO 8601, e.g. 2026-11-22T06:00:00Z), kept in UTC.
-Instant = Annotated[AwareDatetime, AfterValidator(_to_utc)]
+Instant = Annotated[AwareDatetime, BeforeValidator(iso_text_only), AfterValidator(_to_utc)]

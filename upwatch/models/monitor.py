@@ -44,6 +44,9 @@ class Monitor(IdMixin, TimestampMixin, Base):
     url: Mapped[str | None] = mapped_column(String(2048))
     method: Mapped[str] = mapped_column(String(10), default="GET")
     headers: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    # Names of headers the user marked secret (Authorization, Cookie, Proxy-Authorization
+    # always are); their values are masked in responses.
+    secret_headers: Mapped[list[str]] = mapped_column(JSON, default=list)
     body: Mapped[str | None] = mapped_column(Text)
     expected_status_codes: Mapped[list[int]] = mapped_column(JSON, default=list)
     keyword: Mapped[str | None] = mapped_column(String(500))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Annotated
 
 from fastapi import APIRouter, Query, status
@@ -13,7 +13,7 @@ from upwatch.dependencies import RuntimeDep, Session
 from upwatch.kit.errors import Conflict, problem_responses
 from upwatch.kit.pagination import PageParams
 from upwatch.models import CheckResult, CheckTiming, Monitor, Region
-from upwatch.monitors import dashboard
+from upwatch.monitors import dashboard, secrets
 from upwatch.monitors.repository import MonitorRepository, RegionRepository
 from upwatch.monitors.schemas import (
     CheckResultOut,
@@ -25,6 +25,7 @@ from upwatch.monitors.schemas import (
     MonitorRegionsOut,
     MonitorUpdate,
     Period,
+    QueryTime,
     RegionIn,
     RegionOut,
     StatsOut,
@@ -59,7 +60,11 @@ def monitor_out(monitor: Monitor, runtime: Runtime) -> MonitorOut:
         type=monitor.type,
         url=monitor.url,
         method=monitor.method,
-        headers={str(k): str(v) for k, v in (monitor.headers or {}).items()},
+        headers=secrets.masked(
+            {str(k): str(v) for k, v in (monitor.headers or {}).items()},
+            monitor.secret_headers or [],
+        ),
+        secretHeaders=list(monitor.secret_headers or []),
         body=monitor.body,
         expectedStatusCodes=list(monitor.expected_status_codes or []),
         keyword=monitor.keyword,
@@ -115,7 +120,10 @@ async def create_monitor(
     body: MonitorCreate, user: CurrentUser, session: Session, runtime: RuntimeDep
 ) -> MonitorOut:
     """Create a monitor in a project the caller belongs to (limits `monitorCount` and
-    `checkFrequencyMinutes`). Its first check runs within a few seconds."""
+    `checkFrequencyMinutes`). Its first check runs within a few seconds. A `url` or `host` at
+    an internal address is refused (422, contract §7), and `regionIds` must name existing
+    regions. Values of `Authorization`, `Cookie`, `Proxy-Authorization` and of the headers
+    named in `secretHeaders` are masked in every answer."""
     return monitor_out(await MonitorService(session, runtime).create(user, body), runtime)
 
 
@@ -146,8 +154,14 @@ async def get_monitor(
 async def update_monitor(
     id: str, body: MonitorUpdate, user: CurrentUser, session: Session, runtime: RuntimeDep
 ) -> MonitorOut:
-    """Change a monitor; `isActive: false` pauses it, `true` resumes it (checked within a few
-    seconds)."""
+    """Change a monitor; fields left out stay as they are, and `isActive: false` pauses it,
+    `true` resumes it (checked within a few seconds). Rules the schema cannot state, since
+    they depend on the monitor's type (contract §7), answer 422 naming the field: what the
+    type checks may not be null (`url` of http, `host` and `port` of tcp, `host` of dns and
+    tls); a `url` or `host` at an internal address is refused; `regionIds` must name existing
+    regions; `timeoutSeconds` must stay below `intervalSeconds`. Secret header values are
+    masked in the answer; sent back masked they keep the stored value, but not when `url`
+    moves to another server (give the secret again)."""
     return monitor_out(await MonitorService(session, runtime).update(user, id, body), runtime)
 
 
@@ -177,8 +191,8 @@ async def list_checks(
     session: Session,
     runtime: RuntimeDep,
     page: PageParams,
-    from_: Annotated[datetime | None, Query(alias="from")] = None,
-    to: Annotated[datetime | None, Query()] = None,
+    from_: Annotated[QueryTime | None, Query(alias="from")] = None,
+    to: Annotated[QueryTime | None, Query()] = None,
     regionId: Annotated[str | None, Query(max_length=32)] = None,
 ) -> list[CheckResultOut]:
     """Stored check results, newest first, optionally within [from, to] and for one region."""

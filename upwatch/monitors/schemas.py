@@ -5,15 +5,18 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, BeforeValidator, Field
 
-from upwatch.kit.inputs import SINGLE_LINE_PATTERN, Input
+from upwatch.kit.inputs import SINGLE_LINE_PATTERN, Input, iso_text_only
+from upwatch.kit.partial import Omittable
 
 MonitorType = Literal["http", "tcp", "dns", "tls", "heartbeat"]
 HttpMethod = Literal["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 RecordType = Literal["A", "AAAA", "CNAME", "MX", "TXT", "NS"]
 Status = Literal["up", "down", "degraded", "paused", "pending"]
 Period = Literal["24h", "7d", "30d", "90d"]
+# A query bound: ISO 8601 text as published, never a number read as Unix time.
+QueryTime = Annotated[datetime, BeforeValidator(iso_text_only)]
 
 Name = Annotated[str, Field(min_length=1, max_length=100, pattern=SINGLE_LINE_PATTERN)]
 HeaderText = Annotated[str, Field(max_length=1000, pattern=SINGLE_LINE_PATTERN)]
@@ -22,6 +25,29 @@ Host = Annotated[str, Field(min_length=1, max_length=253, pattern=r"^[A-Za-z0-9.
 Url = Annotated[
     str, Field(min_length=1, max_length=2048, pattern=r"^https?://[^\u0000-\u0020\u007f-\u009f]+$")
 ]
+Headers = Annotated[
+    dict[str, HeaderText],
+    Field(
+        max_length=50,
+        description="Values of Authorization, Cookie, Proxy-Authorization and of the headers "
+        "named in `secretHeaders` are masked in responses; sent back masked, they keep the "
+        "stored value",
+    ),
+]
+HeaderName = Annotated[
+    str, Field(min_length=1, max_length=100, pattern=r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+]
+SecretHeaders = Annotated[
+    list[HeaderName],
+    Field(
+        max_length=50,
+        description="Names of further headers whose values are secret (any letter case)",
+    ),
+]
+StatusCodes = Annotated[list[StatusCode], Field(max_length=50)]
+Interval = Annotated[int, Field(ge=10, le=86_400)]
+Timeout = Annotated[float, Field(gt=0, le=60)]
+Retries = Annotated[int, Field(ge=0, le=10)]
 
 
 class MonitorFields(Input):
@@ -30,17 +56,18 @@ class MonitorFields(Input):
     name: Name | None = None
     url: Url | None = None
     method: HttpMethod | None = None
-    headers: Annotated[dict[str, HeaderText], Field(max_length=50)] | None = None
+    headers: Headers | None = None
+    secretHeaders: SecretHeaders | None = None
     body: Annotated[str, Field(max_length=65_536)] | None = None
-    expectedStatusCodes: Annotated[list[StatusCode], Field(max_length=50)] | None = None
+    expectedStatusCodes: StatusCodes | None = None
     keyword: Annotated[str, Field(min_length=1, max_length=500)] | None = None
     host: Host | None = None
     port: Annotated[int, Field(ge=1, le=65535)] | None = None
     recordType: RecordType | None = None
     expectedValue: Annotated[str, Field(max_length=500)] | None = None
-    intervalSeconds: Annotated[int, Field(ge=10, le=86_400)] | None = None
-    timeoutSeconds: Annotated[float, Field(gt=0, le=60)] | None = None
-    retries: Annotated[int, Field(ge=0, le=10)] | None = None
+    intervalSeconds: Interval | None = None
+    timeoutSeconds: Timeout | None = None
+    retries: Retries | None = None
     degradedThresholdMs: Annotated[float, Field(gt=0, le=600_000)] | None = None
     quorum: Annotated[int, Field(ge=1, le=50)] | None = None
     regionIds: (
@@ -91,7 +118,26 @@ MonitorCreate = Annotated[NewMonitor, Field(discriminator="type")]
 
 
 class MonitorUpdate(MonitorFields):
-    pass
+    """Fields left out stay as they are. `null` clears `keyword`, `body`, `expectedValue`,
+    `degradedThresholdMs` and `quorum`, restores the default `recordType` (A) and TLS `port`
+    (443), and leaves `regionIds` and `isActive` unchanged. The target a monitor's type checks
+    may not be null: `url` of an http monitor, `host` and `port` of a tcp monitor, `host` of
+    a dns or tls monitor (422)."""
+
+    name: Omittable[Name] = None
+    method: Omittable[HttpMethod] = None
+    headers: Omittable[Headers] = Field(default=None, description="`{}` removes every header")
+    secretHeaders: Omittable[SecretHeaders] = Field(
+        default=None,
+        description="A header stays secret until its value is replaced or removed: unmarking "
+        "it alone does not reveal the stored value",
+    )
+    expectedStatusCodes: Omittable[StatusCodes] = Field(
+        default=None, description="`[]` means 200-399"
+    )
+    intervalSeconds: Omittable[Interval] = None
+    timeoutSeconds: Omittable[Timeout] = None
+    retries: Omittable[Retries] = None
 
 
 class MonitorOut(BaseModel):
@@ -101,7 +147,8 @@ class MonitorOut(BaseModel):
     type: MonitorType
     url: str | None
     method: str
-    headers: dict[str, str]
+    headers: dict[str, str] = Field(description="Secret values are masked")
+    secretHeaders: list[str]
     body: str | None
     expectedStatusCodes: list[int]
     keyword: str | None

@@ -12,7 +12,7 @@ from upwatch.kit.errors import Conflict, NotFound, ValidationFailed
 from upwatch.kit.net import TargetRefused
 from upwatch.kit.security import new_opaque_token
 from upwatch.models import CheckResult, Monitor, User
-from upwatch.monitors import statistics
+from upwatch.monitors import secrets, statistics
 from upwatch.monitors.repository import MonitorRepository, RegionRepository
 from upwatch.monitors.schemas import MonitorFields, MonitorUpdate, NewMonitor
 from upwatch.projects.repository import ProjectRepository
@@ -84,6 +84,7 @@ class MonitorService:
             url=body.url,
             method=body.method or "GET",
             headers=body.headers or {},
+            secret_headers=secrets.unique(body.secretHeaders or []),
             body=body.body,
             expected_status_codes=body.expectedStatusCodes or [],
             keyword=body.keyword,
@@ -111,11 +112,11 @@ class MonitorService:
         access = await self.projects.access(caller, monitor.project_id)
         assert access is not None
         await self._check_fields(body, access.project.owner_id)
+        self._update_headers(monitor, body)
         simple = {
             "name": "name",
             "url": "url",
             "method": "method",
-            "headers": "headers",
             "body": "body",
             "expectedStatusCodes": "expected_status_codes",
             "keyword": "keyword",
@@ -129,13 +130,16 @@ class MonitorService:
             "degradedThresholdMs": "degraded_threshold_ms",
             "quorum": "quorum",
         }
-        required = {"name", "method", "intervalSeconds", "timeoutSeconds", "retries"}
-        required |= TARGET_FIELDS.get(monitor.type, set())
+        # Fields null is refused for on every type are refused by the schema (Omittable);
+        # what null is refused for depends on the type, so it is checked here.
+        needed = TARGET_FIELDS.get(monitor.type, set())
         for field, attribute in simple.items():
             if field in body.model_fields_set:
                 value = getattr(body, field)
-                if value is None and field in required:
-                    raise ValidationFailed.on(field, f"a {monitor.type} monitor needs {field}")
+                if value is None and field in needed:
+                    raise ValidationFailed.on(
+                        field, f"may not be null: a {monitor.type} monitor checks its {field}"
+                    )
                 setattr(monitor, attribute, value)
         if body.regionIds is not None:
             monitor.region_ids = list(dict.fromkeys(body.regionIds))
@@ -151,6 +155,37 @@ class MonitorService:
         await self.session.refresh(monitor)
         self._notify(monitor.id)
         return monitor
+
+    def _update_headers(self, monitor: Monitor, body: MonitorUpdate) -> None:
+        """Headers and their secrecy; a masked secret sent back keeps the stored value."""
+        stored = {str(k): str(v) for k, v in (monitor.headers or {}).items()}
+        marked = list(monitor.secret_headers or [])
+        new_url = body.url if "url" in body.model_fields_set else monitor.url
+        headers = stored
+        if body.headers is not None:
+            try:
+                headers = secrets.keep_secrets(body.headers, stored, marked, monitor.url, new_url)
+            except secrets.SecretNotKept as exc:
+                raise ValidationFailed.on(
+                    f"headers.{exc.name}", "give the secret again when url points elsewhere"
+                ) from exc
+        else:
+            carried = secrets.moved_with_secrets(stored, marked, monitor.url, new_url)
+            if carried is not None:
+                raise ValidationFailed.on(
+                    "url", f"give the secret {carried} header again when url points elsewhere"
+                )
+        # A stored secret stays secret while its value is kept: unmarking alone reveals nothing.
+        still_secret = [
+            name
+            for name, value in headers.items()
+            if name.lower() in secrets.secret_names(marked)
+            and name.lower() not in secrets.ALWAYS_SECRET
+            and stored.get(name) == value
+        ]
+        wanted = body.secretHeaders if body.secretHeaders is not None else marked
+        monitor.headers = headers
+        monitor.secret_headers = secrets.unique([*wanted, *still_secret])
 
     async def delete(self, caller: User, monitor_id: str) -> None:
         monitor = await self.visible(caller, monitor_id)

@@ -80,8 +80,12 @@ async def get_provider(
 async def update_provider(
     id: str, body: ProviderUpdate, user: CurrentUser, session: Session, runtime: RuntimeDep
 ) -> ProviderOut:
-    """Change a provider. A new `config` replaces the stored one (send a masked secret back
-    unchanged to keep it). Quiet hours need both ends; send both as null to remove them."""
+    """Change a provider; fields left out stay as they are. A new `config` replaces the
+    stored one and is validated against the provider's type, or the new `type` sent with it
+    (a `type` requires a `config`; 422 when the config does not suit the type or a URL in it
+    points at an internal address, contract §9). Send a masked secret back unchanged to keep
+    it (not towards a new destination). `name`, `isEnabled`, `type` and `projectId` may not
+    be null. Quiet hours need both ends; send both as null to remove them."""
     return provider_out(await ProviderService(session, runtime).update(user, id, body))
 
 

@@ -5,9 +5,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, GetJsonSchemaHandler
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
 
 from upwatch.kit.inputs import SINGLE_LINE_PATTERN, Input, JsonObject
+from upwatch.kit.partial import Omittable
 from upwatch.notifications.channels import (
     ChannelName,
     ChatHookConfig,
@@ -100,13 +103,31 @@ NewProvider = (
 ProviderCreate = Annotated[NewProvider, Field(discriminator="type")]
 
 
-class ProviderUpdate(_ProviderFields):
-    """The seed's fields; `config` replaces the stored one and is checked against `type`
-    (masked secrets sent back unchanged keep their stored value)."""
+class ProviderUpdate(Input):
+    """The seed's fields; fields left out stay as they are. `config` replaces the stored one
+    and is checked against the provider's (possibly new) `type`, so changing `type` requires a
+    `config` for the new type; masked secrets sent back unchanged keep their stored value.
+    Quiet hours need both ends; both null removes them. `name`, `isEnabled`, `type` and
+    `projectId` may not be null."""
 
-    type: ChannelName | None = None
-    config: JsonObject | None = None
-    projectId: Annotated[str, Field(max_length=32)] | None = None
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        schema = handler(core_schema)
+        # The rule above in JSON Schema (OpenAPI 3.1): a `type` comes with a `config`.
+        handler.resolve_ref_schema(schema)["dependentRequired"] = {"type": ["config"]}
+        return schema
+
+    name: Omittable[Name] = None
+    isEnabled: Omittable[bool] = None
+    quietHoursStart: QuietTime | None = Field(default=None, description="null removes")
+    quietHoursEnd: QuietTime | None = Field(default=None, description="null removes")
+    type: Omittable[ChannelName] = None
+    config: JsonObject | None = Field(
+        default=None, description="The whole config for the type; null or left out: unchanged"
+    )
+    projectId: Omittable[Annotated[str, Field(max_length=32)]] = None
 
 
 class ProviderOut(BaseModel):

@@ -18,6 +18,8 @@ class ProjectCreate(Input):
 
 
 class ProjectUpdate(Input):
+    """Fields left out or null stay as they are."""
+
     name: ProjectName | None = None
     description: Description | None = None
 

@@ -1,0 +1,200 @@
+"""Secret HTTP monitor headers: masked in every response, still sent by the probe."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from aiohttp import web
+
+from tests.conftest import Cast, assert_problem
+
+TOKEN = "Bearer s3cr3t-token-abcdef-9876"
+API_KEY = "key-0123456789-wxyz"
+SESSION = "session=feedface0123456789"
+
+
+class EchoTarget:
+    """A real HTTP server on loopback that remembers the headers of its last request."""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, str] = {}
+        self.url = ""
+        self._runner: web.AppRunner | None = None
+
+    async def handle(self, request: web.Request) -> web.Response:
+        self.seen = dict(request.headers)
+        return web.Response(text="ok")
+
+    async def start(self) -> None:
+        app = web.Application()
+        app.router.add_route("*", "/{tail:.*}", self.handle)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.url = f"http://127.0.0.1:{self._runner.addresses[0][1]}/health"
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+
+@pytest.fixture
+async def target() -> AsyncIterator[EchoTarget]:
+    server = EchoTarget()
+    await server.start()
+    yield server
+    await server.stop()
+
+
+@pytest.fixture
+def settings_overrides(tmp_path: Path) -> dict[str, Any]:
+    plans = tmp_path / "plans.toml"
+    plans.write_text("[plans.free]\ncheckFrequencyMinutes = 0\n")
+    return {"allow_private_targets": True, "plans_file": plans}
+
+
+async def _monitor(client: httpx.AsyncClient, cast: Cast, url: str) -> dict[str, Any]:
+    response = await client.post(
+        "/monitors",
+        headers=cast.alice.headers,
+        json={
+            "projectId": cast.project_id,
+            "name": "API",
+            "type": "http",
+            "url": url,
+            "intervalSeconds": 3600,
+            "headers": {
+                "Authorization": TOKEN,
+                "cookie": SESSION,
+                "X-Api-Key": API_KEY,
+                "Accept": "application/json",
+            },
+            "secretHeaders": ["x-api-key"],
+        },
+    )
+    assert response.status_code == 201, response.text
+    return response.json()
+
+
+def _assert_masked(monitor: dict[str, Any]) -> None:
+    assert monitor["headers"] == {
+        "Authorization": "****9876",
+        "cookie": "****6789",
+        "X-Api-Key": "****wxyz",
+        "Accept": "application/json",
+    }
+
+
+async def test_secret_header_values_are_masked_in_create_get_and_list_responses(
+    client: httpx.AsyncClient, cast: Cast, target: EchoTarget
+) -> None:
+    created = await _monitor(client, cast, target.url)
+    _assert_masked(created)
+    assert created["secretHeaders"] == ["x-api-key"]
+    fetched = await client.get(f"/monitors/{created['id']}", headers=cast.bob.headers)
+    _assert_masked(fetched.json())
+    listed = await client.get(
+        "/monitors", headers=cast.bob.headers, params={"projectId": cast.project_id}
+    )
+    _assert_masked(listed.json()[0])
+    assert all(secret not in listed.text for secret in (TOKEN, API_KEY, SESSION))
+
+
+async def test_the_probe_still_sends_the_real_values(
+    client: httpx.AsyncClient, cast: Cast, target: EchoTarget
+) -> None:
+    monitor = await _monitor(client, cast, target.url)
+    checked = await client.post(f"/monitors/{monitor['id']}/check", headers=cast.alice.headers)
+    assert checked.json()["status"] == "up", checked.text
+    assert target.seen["Authorization"] == TOKEN
+    assert target.seen["Cookie"] == SESSION
+    assert target.seen["X-Api-Key"] == API_KEY
+
+
+async def test_an_update_that_sends_the_masks_back_keeps_the_stored_values(
+    client: httpx.AsyncClient, cast: Cast, target: EchoTarget
+) -> None:
+    monitor = await _monitor(client, cast, target.url)
+    echoed = {**monitor, "name": "API v2", "url": target.url.replace("/health", "/v2")}
+    updated = await client.patch(
+        f"/monitors/{monitor['id']}", headers=cast.bob.headers, json=echoed
+    )
+    assert updated.status_code == 200, updated.text
+    _assert_masked(updated.json())
+    await client.post(f"/monitors/{monitor['id']}/check", headers=cast.alice.headers)
+    assert target.seen["Authorization"] == TOKEN
+    assert target.seen["X-Api-Key"] == API_KEY
+
+
+async def test_a_new_value_replaces_a_secret_and_is_masked_too(
+    client: httpx.AsyncClient, cast: Cast, target: EchoTarget
+) -> None:
+    monitor = await _monitor(client, cast, target.url)
+    headers = {**monitor["headers"], "Authorization": "Bearer rotated-token-0000-1111"}
+    updated = await client.patch(
+        f"/monitors/{monitor['id']}", headers=cast.alice.headers, json={"headers": headers}
+    )
+    assert updated.json()["headers"]["Authorization"] == "****1111"
+    await client.post(f"/monitors/{monitor['id']}/check", headers=cast.alice.headers)
+    assert target.seen["Authorization"] == "Bearer rotated-token-0000-1111"
+    assert target.seen["X-Api-Key"] == API_KEY
+
+
+async def test_unmarking_a_header_does_not_reveal_its_stored_value(
+    client: httpx.AsyncClient, cast: Cast, target: EchoTarget
+) -> None:
+    monitor = await _monitor(client, cast, target.url)
+    updated = await client.patch(
+        f"/monitors/{monitor['id']}", headers=cast.bob.headers, json={"secretHeaders": []}
+    )
+    assert updated.json()["headers"]["X-Api-Key"] == "****wxyz"
+    assert updated.json()["secretHeaders"] == ["X-Api-Key"]
+
+
+async def test_masked_secrets_are_not_carried_to_another_server(
+    client: httpx.AsyncClient, cast: Cast, target: EchoTarget
+) -> None:
+    monitor = await _monitor(client, cast, target.url)
+    elsewhere = "http://127.0.0.2:9/collect"
+    echoed = await client.patch(
+        f"/monitors/{monitor['id']}",
+        headers=cast.bob.headers,
+        json={"url": elsewhere, "headers": monitor["headers"]},
+    )
+    assert assert_problem(echoed, 422)["errors"][0]["field"] == "headers.Authorization"
+    url_only = await client.patch(
+        f"/monitors/{monitor['id']}", headers=cast.bob.headers, json={"url": elsewhere}
+    )
+    assert assert_problem(url_only, 422)["errors"][0]["field"] == "url"
+    given_again = await client.patch(
+        f"/monitors/{monitor['id']}",
+        headers=cast.bob.headers,
+        json={"url": elsewhere, "headers": {"Authorization": "Bearer for-the-new-server"}},
+    )
+    assert given_again.status_code == 200, given_again.text
+    assert given_again.json()["headers"] == {"Authorization": "****rver"}
+
+
+async def test_another_tenant_never_sees_the_monitor_or_its_headers(
+    client: httpx.AsyncClient, cast: Cast, target: EchoTarget
+) -> None:
+    monitor = await _monitor(client, cast, target.url)
+    assert_problem(
+        await client.get(f"/monitors/{monitor['id']}", headers=cast.charlie.headers), 404
+    )
+    listed = await client.get("/monitors", headers=cast.charlie.headers)
+    assert listed.json() == []
+    assert all(secret not in listed.text for secret in (TOKEN, API_KEY))
+    assert_problem(
+        await client.patch(
+            f"/monitors/{monitor['id']}",
+            headers=cast.charlie.headers,
+            json={"headers": monitor["headers"]},
+        ),
+        404,
+    )

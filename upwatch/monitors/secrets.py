@@ -1,0 +1,94 @@
+"""Secret HTTP monitor headers: masked in every response, kept when sent back masked.
+
+The convention of notification-provider secrets (``upwatch/notifications/channels.py``): a
+response shows ``****`` plus at most the last four characters; an update that sends that mask
+back for the same header keeps the stored value; but a masked secret is not carried to a new
+destination (another scheme, host or port of `url`), or a member could point the monitor at
+a server of their own and receive the credential with the next check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from yarl import URL
+
+from upwatch.notifications.channels import mask_value
+
+# Credentials by definition; the user marks any other header with `secretHeaders`.
+ALWAYS_SECRET = frozenset({"authorization", "cookie", "proxy-authorization"})
+
+
+class SecretNotKept(ValueError):
+    """A masked secret header was sent back for a new destination."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.name = name
+
+
+def secret_names(marked: Iterable[str]) -> frozenset[str]:
+    """Lower-cased names of the headers whose values are secret."""
+    return ALWAYS_SECRET | {name.lower() for name in marked}
+
+
+def unique(names: Iterable[str]) -> list[str]:
+    """Each name once, whatever its letter case (the first spelling stays)."""
+    first: dict[str, str] = {}
+    for name in names:
+        first.setdefault(name.lower(), name)
+    return list(first.values())
+
+
+def masked(headers: Mapping[str, str], marked: Iterable[str]) -> dict[str, str]:
+    secret = secret_names(marked)
+    return {
+        name: mask_value(value) if name.lower() in secret else value
+        for name, value in headers.items()
+    }
+
+
+def _origin(url: str | None) -> tuple[str, str, int | None] | None:
+    if url is None:
+        return None
+    try:
+        parsed = URL(url)
+    except (ValueError, TypeError):
+        return None
+    return (parsed.scheme, (parsed.host or "").lower(), parsed.port)
+
+
+def keep_secrets(
+    submitted: Mapping[str, str],
+    stored: Mapping[str, str],
+    marked: Iterable[str],
+    old_url: str | None,
+    new_url: str | None,
+) -> dict[str, str]:
+    """The headers to store: each secret sent back as its mask is the stored value again.
+
+    Raises ``SecretNotKept`` when a kept secret would go to another origin than before.
+    """
+    secret = secret_names(marked)
+    merged: dict[str, str] = {}
+    kept: list[str] = []
+    for name, value in submitted.items():
+        old = stored.get(name)
+        if name.lower() in secret and old is not None and value == mask_value(old):
+            merged[name] = old
+            kept.append(name)
+        else:
+            merged[name] = value
+    if kept and _origin(old_url) != _origin(new_url):
+        raise SecretNotKept(kept[0])
+    return merged
+
+
+def moved_with_secrets(
+    stored: Mapping[str, str], marked: Iterable[str], old_url: str | None, new_url: str | None
+) -> str | None:
+    """The first stored secret header that a new `url` alone would carry to another origin."""
+    if _origin(old_url) == _origin(new_url):
+        return None
+    secret = secret_names(marked)
+    return next((name for name in stored if name.lower() in secret), None)
