@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
-from urllib.parse import unquote_to_bytes
+from urllib.parse import parse_qsl, unquote_to_bytes
 
-from upwatch.kit.errors import BadRequest, PayloadTooLarge, ProblemError, problem_response
+from upwatch.kit.errors import (
+    BadRequest,
+    PayloadTooLarge,
+    ProblemError,
+    ValidationFailed,
+    problem_response,
+)
 from upwatch.kit.metrics import ASGIApp, Message, Receive, Scope, Send
 
 
@@ -26,6 +32,15 @@ class RequestGuard:
         raw_path = scope.get("raw_path") or scope["path"].encode()
         if b"\x00" in unquote_to_bytes(raw_path) + unquote_to_bytes(scope["query_string"]):
             await _send_problem(send, BadRequest("NUL characters are not allowed in the URL"))
+            return
+        # Every query parameter takes one value: a repeated one is refused rather than read
+        # as its last value (the API has no list parameters).
+        names = [name for name, _ in parse_qsl(scope["query_string"].decode("latin-1"), True)]
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:
+            await _send_problem(
+                send, ValidationFailed.on(repeated[0], "may be given once in the query")
+            )
             return
         for name, value in scope.get("headers", []):
             if name == b"content-length" and value.isdigit() and int(value) > self.max_body_bytes:

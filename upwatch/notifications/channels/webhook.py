@@ -45,9 +45,25 @@ HeaderName = Annotated[
 HeaderValue = Annotated[str, Field(max_length=1000, pattern=SINGLE_LINE_PATTERN)]
 
 
+def _names_by_pattern(schema: dict[str, Any]) -> None:
+    """Publish the header-name rule as `propertyNames`: as `patternProperties` (pydantic's
+    way) a name that misses the pattern would be schema-valid, yet the server refuses it."""
+    patterns = schema.pop("patternProperties", None)
+    if patterns:
+        [(pattern, value_schema)] = patterns.items()
+        schema["propertyNames"] = {"pattern": pattern, "minLength": 1, "maxLength": 100}
+        schema["additionalProperties"] = value_schema
+
+
 class WebhookConfig(Input):
     url: HookUrl
-    headers: Annotated[dict[HeaderName, HeaderValue], Field(max_length=20)] | None = None
+    headers: (
+        Annotated[
+            dict[HeaderName, HeaderValue],
+            Field(max_length=20, json_schema_extra=_names_by_pattern),
+        ]
+        | None
+    ) = None
     secret: Secret | None = Field(
         default=None,
         description="With a secret, each delivery carries `X-Upwatch-Signature: "
