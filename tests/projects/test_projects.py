@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 from tests.conftest import PASSWORD, Account, Cast, Mailbox, SignUp, assert_problem
+from tests.factories import create_monitor
 
 Promote = Callable[[Account, str], Awaitable[None]]
 Verify = Callable[[Account], Awaitable[None]]
@@ -489,6 +490,55 @@ async def test_an_admin_may_delete_any_project(
     await make_admin(admin, "admin")
     response = await client.delete(f"/projects/{cast.project_id}", headers=admin.headers)
     assert response.status_code == 200
+
+
+async def test_an_admins_lists_show_only_its_own_projects_yet_it_opens_any_by_id(
+    client: httpx.AsyncClient, cast: Cast, make_admin: Promote
+) -> None:
+    # The one access rule: lists are member-only for everyone, administrators reach any
+    # project (and what is in it) by id.
+    admin = cast.charlie
+    await make_admin(admin, "admin")
+    project = cast.project_id
+    monitor = await create_monitor(
+        client, cast.alice, project, type="heartbeat", intervalSeconds=3600
+    )
+    incident = await client.post(
+        "/incidents", headers=cast.alice.headers, json={"title": "Slow", "projectId": project}
+    )
+    provider = await client.post(
+        "/notification-providers",
+        headers=cast.alice.headers,
+        json={
+            "projectId": project,
+            "type": "email",
+            "name": "Team",
+            "config": {"to": ["ops@example.com"]},
+        },
+    )
+    assert (incident.status_code, provider.status_code) == (201, 201), provider.text
+    by_id = [
+        f"/projects/{project}",
+        f"/monitors/{monitor['id']}",
+        f"/incidents/{incident.json()['id']}",
+        f"/notification-providers/{provider.json()['id']}",
+    ]
+    for url in by_id:
+        assert (await client.get(url, headers=admin.headers)).status_code == 200, url
+    lists = [
+        ("/projects", {}),
+        ("/monitors", {"projectId": project}),
+        ("/incidents", {"projectId": project}),
+        ("/notification-providers/user", {"projectId": project}),
+        ("/dashboard/uptime", {}),
+    ]
+    for url, params in lists:
+        listed = await client.get(url, headers=admin.headers, params=params)
+        assert (listed.status_code, listed.json()) == (200, []), url
+    # Bob, a member, lists the same rows.
+    for url, params in lists:
+        listed = await client.get(url, headers=cast.bob.headers, params=params)
+        assert len(listed.json()) == 1, url
 
 
 async def test_deleting_an_account_removes_its_projects_and_memberships(

@@ -8,7 +8,8 @@ from datetime import datetime, timedelta
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from upwatch.models import CheckResult, Incident, IncidentUpdate, ProjectMember, User
+from upwatch.models import CheckResult, Incident, IncidentUpdate, User
+from upwatch.projects.repository import readable_project_ids
 
 # How far back the start of an outage is looked for.
 OUTAGE_LOOKBACK = timedelta(days=7)
@@ -30,9 +31,9 @@ class IncidentRepository:
         limit: int,
         offset: int,
     ) -> tuple[Sequence[Incident], int]:
-        """Incidents in projects the caller belongs to (the projects' membership rule)."""
-        member_of = select(ProjectMember.project_id).where(ProjectMember.user_id == caller.id)
-        query = select(Incident).where(Incident.project_id.in_(member_of))
+        """Incidents in the projects the caller lists (``readable_project_ids``: members only,
+        administrators included)."""
+        query = select(Incident).where(Incident.project_id.in_(readable_project_ids(caller)))
         if project_id is not None:
             query = query.where(Incident.project_id == project_id)
         if status is not None:

@@ -15,10 +15,10 @@ from upwatch.models import (
     HistogramBucket,
     Monitor,
     Project,
-    ProjectMember,
     Region,
     User,
 )
+from upwatch.projects.repository import readable_project_ids
 
 
 class MonitorRepository:
@@ -34,9 +34,9 @@ class MonitorRepository:
     async def visible_to(
         self, caller: User, project_id: str | None, limit: int, offset: int
     ) -> tuple[Sequence[Monitor], int]:
-        """Monitors in projects the caller belongs to (the same membership rule as projects)."""
-        member_of = select(ProjectMember.project_id).where(ProjectMember.user_id == caller.id)
-        query = select(Monitor).where(Monitor.project_id.in_(member_of))
+        """Monitors in the projects the caller lists (``readable_project_ids``: members only,
+        administrators included)."""
+        query = select(Monitor).where(Monitor.project_id.in_(readable_project_ids(caller)))
         if project_id is not None:
             query = query.where(Monitor.project_id == project_id)
         total = await self.session.scalar(select(func.count()).select_from(query.subquery()))
@@ -121,8 +121,8 @@ class MonitorRepository:
         ).all()
 
     async def visible_all(self, caller: User) -> Sequence[Monitor]:
-        member_of = select(ProjectMember.project_id).where(ProjectMember.user_id == caller.id)
-        query = select(Monitor).where(Monitor.project_id.in_(member_of))
+        """Every monitor the caller lists (the dashboard), by ``readable_project_ids``."""
+        query = select(Monitor).where(Monitor.project_id.in_(readable_project_ids(caller)))
         return (await self.session.scalars(query.order_by(Monitor.created_at, Monitor.id))).all()
 
     async def counts_since(

@@ -9,7 +9,8 @@ from sqlalchemy import and_, exists, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
-from upwatch.models import Alert, AlertAttempt, NotificationProvider, ProjectMember, User
+from upwatch.models import Alert, AlertAttempt, NotificationProvider, User
+from upwatch.projects.repository import readable_project_ids
 
 
 class ProviderRepository:
@@ -22,9 +23,11 @@ class ProviderRepository:
     async def visible_to(
         self, caller: User, project_id: str | None, limit: int, offset: int
     ) -> tuple[Sequence[NotificationProvider], int]:
-        """Providers in projects the caller belongs to (the projects' membership rule)."""
-        member_of = select(ProjectMember.project_id).where(ProjectMember.user_id == caller.id)
-        query = select(NotificationProvider).where(NotificationProvider.project_id.in_(member_of))
+        """Providers in the projects the caller lists (``readable_project_ids``: members only,
+        administrators included)."""
+        query = select(NotificationProvider).where(
+            NotificationProvider.project_id.in_(readable_project_ids(caller))
+        )
         if project_id is not None:
             query = query.where(NotificationProvider.project_id == project_id)
         total = await self.session.scalar(select(func.count()).select_from(query.subquery()))

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import Select, delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.models import Project, ProjectInvitation, ProjectMember, User
@@ -32,6 +32,16 @@ class ProjectAccess:
         return self.role == "owner" or self.caller.is_admin
 
 
+def readable_project_ids(caller: User) -> Select[str]:
+    """The ids of the projects ``caller`` lists: those it belongs to (an owner has a membership
+    row too). Every list of project-scoped rows filters by this one subquery.
+
+    Administrators are no exception here: their lists show only their own projects, while
+    ``ProjectRepository.access`` lets them reach any project by id. A list over every tenant
+    would be a different feature (an admin view), not a wider member list."""
+    return select(ProjectMember.project_id).where(ProjectMember.user_id == caller.id)
+
+
 class ProjectRepository:
     def __init__(self, session: AsyncSession) -> None:
         self.session = session
@@ -44,8 +54,9 @@ class ProjectRepository:
     # ---- the access rule ----
 
     async def access(self, caller: User, project_id: str) -> ProjectAccess | None:
-        """The project if ``caller`` may see it: members see their projects, administrators
-        any project. None (to be answered 404) for everyone else."""
+        """The project if ``caller`` may open it by id: members their projects, administrators
+        any project (unlike lists, see ``readable_project_ids``). None (to be answered 404)
+        for everyone else."""
         row = (
             await self.session.execute(
                 select(Project, ProjectMember.role)
@@ -68,6 +79,8 @@ class ProjectRepository:
     async def of_member(
         self, caller: User, limit: int, offset: int
     ) -> Sequence[tuple[Project, str]]:
+        """The caller's projects with its role in each. The join on the caller's membership is
+        ``readable_project_ids`` with the role kept, so administrators see only their own."""
         rows = await self.session.execute(
             select(Project, ProjectMember.role)
             .join(ProjectMember, ProjectMember.project_id == Project.id)
@@ -80,9 +93,7 @@ class ProjectRepository:
 
     async def count_of_member(self, caller: User) -> int:
         total = await self.session.scalar(
-            select(func.count())
-            .select_from(ProjectMember)
-            .where(ProjectMember.user_id == caller.id)
+            select(func.count()).select_from(readable_project_ids(caller).subquery())
         )
         return int(total or 0)
 
