@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -34,7 +33,7 @@ from upwatch.engine.status import (
     settings_of,
 )
 from upwatch.kit.db import Database, commit_and_notify
-from upwatch.kit.histogram import Histogram
+from upwatch.kit.histogram import DayTotals
 from upwatch.kit.metrics import Metrics
 from upwatch.kit.outbox import backoff, stop_if_cancelled
 from upwatch.kit.supervisor import progress
@@ -42,17 +41,6 @@ from upwatch.models import CheckResult, Monitor
 from upwatch.probes.outcome import Outcome
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class _DayTotals:
-    total: int = 0
-    up: int = 0
-    down: int = 0
-    degraded: int = 0
-    response_ms_sum: float = 0.0
-    response_count: int = 0
-    histogram: Histogram = field(default_factory=Histogram)
 
 
 class Ingester:
@@ -160,7 +148,7 @@ class Ingester:
         if not fresh:
             return []
         all_regions = self.region_ids()
-        days: dict[tuple[str, str, str], _DayTotals] = {}
+        days: dict[tuple[str, str, str], DayTotals] = {}
         timings: list[dict[str, Any]] = []
         actions: list[tuple[Monitor, IncidentAction, Outcome, datetime]] = []
         for monitor, report in fresh:
@@ -178,7 +166,7 @@ class Ingester:
                 monitor.last_checked_at = report.checked_at
             row = inserted[report.id]
             key = (monitor.id, report.region_id, report.checked_at.date().isoformat())
-            day = days.setdefault(key, _DayTotals())
+            day = days.setdefault(key, DayTotals())
             day.total += 1
             setattr(day, row.status, getattr(day, row.status) + 1)
             if outcome.response_time_ms is not None:

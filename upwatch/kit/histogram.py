@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 
 GROWTH = 1.05
 MAX_MS = 600_000.0
@@ -155,3 +156,18 @@ class Histogram:
 
     def __repr__(self) -> str:
         return f"Histogram(count={self._total}, buckets={self.to_json()})"
+
+
+@dataclass
+class DayTotals:
+    """Checks of one monitor in one region over a span (a day, or days summed): the counts by
+    status, the response-time sum and the histogram. The ingester adds results to it; the
+    statistics add stored days to it."""
+
+    total: int = 0
+    up: int = 0
+    down: int = 0
+    degraded: int = 0
+    response_ms_sum: float = 0.0
+    response_count: int = 0
+    histogram: Histogram = field(default_factory=Histogram)

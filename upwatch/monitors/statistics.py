@@ -7,25 +7,17 @@ of ``daily_histogram_buckets``; merged, they give the same figures as the raw va
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
-from upwatch.kit.histogram import Histogram
+from upwatch.kit.histogram import DayTotals, Histogram
 from upwatch.models import CheckResult, DailyAggregate
 
 PERIOD_DAYS = {"7d": 7, "30d": 30, "90d": 90}
 
 
 @dataclass
-class Figures:
-    total: int = 0
-    up: int = 0
-    down: int = 0
-    degraded: int = 0
-    response_ms_sum: float = 0.0
-    response_count: int = 0
-    histogram: Histogram = field(default_factory=Histogram)
-
+class Figures(DayTotals):
     def add_aggregate(self, day: DailyAggregate) -> None:
         self.total += day.total
         self.up += day.up

@@ -45,6 +45,34 @@ def retry_delay(settings: Settings, attempts: int) -> timedelta:
     return backoff(attempts, settings.alert_retry_seconds, settings.alert_retry_max_seconds)
 
 
+def new_alert(
+    provider: NotificationProvider,
+    project_id: str,
+    incident_id: str | None,
+    event: AlertEvent,
+    status: str,
+    reason: str | None,
+    now: datetime,
+    attempts: int = 0,
+) -> Alert:
+    """The alert row for ``event`` to ``provider``, its facts captured now."""
+    return Alert(
+        provider_id=provider.id,
+        provider_type=provider.type,
+        provider_name=provider.name,
+        project_id=project_id,
+        incident_id=incident_id,
+        event=event.kind.value,
+        facts=event.to_json(),
+        status=status,
+        reason=reason,
+        attempts=attempts,
+        next_attempt_at=now,
+        sent_at=now if status == "sent" else None,
+        created_at=now,
+    )
+
+
 class AlertOutbox:
     """Writes alerts in the transaction of the change they report."""
 
@@ -91,19 +119,14 @@ class AlertOutbox:
                 now=now,
                 ends_a_delivered_alert=provider.id in alerted,
             )
-            alert = Alert(
-                provider_id=provider.id,
-                provider_type=provider.type,
-                provider_name=provider.name,
-                project_id=project.id,
-                incident_id=incident_id,
-                event=facts.kind.value,
-                facts=facts.to_json(),
+            alert = new_alert(
+                provider,
+                project.id,
+                incident_id,
+                facts,
                 status="pending" if reason is None else "suppressed",
                 reason=reason,
-                attempts=0,
-                next_attempt_at=now,
-                created_at=now,
+                now=now,
             )
             repository.add(alert)
             alerts.append(alert)

@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from upwatch.billing.service import PlanLimits
 from upwatch.kit.errors import FieldError, Forbidden, NotFound, TooManyRequests, ValidationFailed
 from upwatch.kit.net import TargetRefused
-from upwatch.models import Alert, AlertAttempt, NotificationProvider, Project, User
+from upwatch.models import AlertAttempt, NotificationProvider, Project, User
 from upwatch.notifications.channels import (
     SecretNotKept,
     field_errors,
@@ -19,6 +19,7 @@ from upwatch.notifications.channels import (
     urls_of,
     validate_config,
 )
+from upwatch.notifications.delivery import new_alert
 from upwatch.notifications.events import AlertEvent, EventKind
 from upwatch.notifications.repository import AlertRepository, ProviderRepository
 from upwatch.notifications.schemas import NewProvider, ProviderUpdate
@@ -190,20 +191,15 @@ class ProviderService:
             severity="low",
         )
         failure = await self.runtime.alerts.send(provider, event)
-        alert = Alert(
-            provider_id=provider.id,
-            provider_type=provider.type,
-            provider_name=provider.name,
-            project_id=project.id,
-            incident_id=None,
-            event=EventKind.TEST.value,
-            facts=event.to_json(),
+        alert = new_alert(
+            provider,
+            project.id,
+            None,
+            event,
             status="sent" if failure is None else "failed",
             reason=failure.message if failure else None,
+            now=now,
             attempts=1,
-            next_attempt_at=now,
-            sent_at=now if failure is None else None,
-            created_at=now,
         )
         AlertRepository(self.session).add(alert)
         await self.session.flush()
