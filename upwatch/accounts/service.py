@@ -55,7 +55,7 @@ def accept_reset_request(runtime: Runtime, email: str, client: str) -> bool:
 async def send_reset_link(runtime: Runtime, email: str) -> None:
     """Runs after the response: whether the account exists never shows in response time."""
     try:
-        async with runtime.db.sessionmaker() as session:
+        async with runtime.db.worksession() as session:
             await AccountService(session, runtime).mail_reset_link(email)
             await commit_and_notify(session)
     except Exception:
