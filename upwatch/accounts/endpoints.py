@@ -11,10 +11,8 @@ from upwatch.accounts.schemas import (
     AuthResponse,
     CreatedUserOut,
     CreateUserRequest,
-    DeletedOut,
     ForgotPasswordRequest,
     LoginRequest,
-    MessageOut,
     ProfileOut,
     RefreshRequest,
     ResetPasswordRequest,
@@ -28,6 +26,7 @@ from upwatch.accounts.schemas import (
 from upwatch.accounts.service import AccountService, accept_reset_request, send_reset_link
 from upwatch.dependencies import ClientAddress, RuntimeDep, Session
 from upwatch.kit.errors import NotFound, ValidationFailed, problem_responses
+from upwatch.kit.schemas import DeletedOut, MessageOut
 from upwatch.models import User
 from upwatch.projects.service import accept_invitation
 from upwatch.runtime import Runtime

@@ -7,12 +7,12 @@ from typing import Annotated
 from fastapi import APIRouter, Body, status
 
 from upwatch.accounts.dependencies import AdminUser
-from upwatch.accounts.schemas import MessageOut
 from upwatch.contact.schemas import ContactRequest, ContactSubmissionOut, ContactUpdate
 from upwatch.contact.service import ContactService
 from upwatch.dependencies import ClientAddress, RuntimeDep, Session
 from upwatch.kit.errors import problem_responses
 from upwatch.kit.pagination import PageParams
+from upwatch.kit.schemas import MessageOut
 from upwatch.models import ContactSubmission
 
 router = APIRouter(

@@ -5,9 +5,9 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from upwatch.accounts.schemas import Email
 from upwatch.kit.inputs import SINGLE_LINE_PATTERN, Input
 from upwatch.kit.partial import Omittable
+from upwatch.kit.schemas import Email
 
 
 class ContactRequest(Input):

@@ -8,7 +8,6 @@ from typing import Annotated
 from fastapi import APIRouter, Query, status
 
 from upwatch.accounts.dependencies import CurrentUser
-from upwatch.accounts.schemas import DeletedOut
 from upwatch.dependencies import RuntimeDep, Session
 from upwatch.incidents.repository import IncidentRepository
 from upwatch.incidents.schemas import (
@@ -22,6 +21,7 @@ from upwatch.incidents.schemas import (
 from upwatch.incidents.service import IncidentService
 from upwatch.kit.errors import problem_responses
 from upwatch.kit.pagination import PageParams
+from upwatch.kit.schemas import DeletedOut
 from upwatch.models import Alert, AlertAttempt, Incident, IncidentUpdate
 from upwatch.notifications.schemas import AlertAttemptOut, AlertOut
 

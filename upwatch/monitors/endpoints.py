@@ -8,10 +8,10 @@ from typing import Annotated
 from fastapi import APIRouter, Query, status
 
 from upwatch.accounts.dependencies import AdminUser, CurrentUser
-from upwatch.accounts.schemas import DeletedOut
 from upwatch.dependencies import RuntimeDep, Session
 from upwatch.kit.errors import Conflict, problem_responses
 from upwatch.kit.pagination import PageParams
+from upwatch.kit.schemas import DeletedOut
 from upwatch.models import CheckResult, CheckTiming, Monitor, Region
 from upwatch.monitors import dashboard, secrets
 from upwatch.monitors.repository import MonitorRepository, RegionRepository

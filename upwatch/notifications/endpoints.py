@@ -7,10 +7,10 @@ from typing import Annotated
 from fastapi import APIRouter, Query, status
 
 from upwatch.accounts.dependencies import CurrentUser
-from upwatch.accounts.schemas import DeletedOut
 from upwatch.dependencies import RuntimeDep, Session
 from upwatch.kit.errors import problem_responses
 from upwatch.kit.pagination import PageParams
+from upwatch.kit.schemas import DeletedOut
 from upwatch.models import NotificationProvider
 from upwatch.notifications.channels import masked
 from upwatch.notifications.repository import ProviderRepository

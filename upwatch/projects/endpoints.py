@@ -5,10 +5,10 @@ from __future__ import annotations
 from fastapi import APIRouter, status
 
 from upwatch.accounts.dependencies import CurrentUser
-from upwatch.accounts.schemas import DeletedOut
 from upwatch.dependencies import RuntimeDep, Session
 from upwatch.kit.errors import problem_responses
 from upwatch.kit.pagination import PageParams
+from upwatch.kit.schemas import DeletedOut
 from upwatch.models import ProjectInvitation, ProjectMember
 from upwatch.projects.repository import ProjectAccess
 from upwatch.projects.schemas import (

@@ -5,8 +5,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from upwatch.accounts.schemas import Email
 from upwatch.kit.inputs import SINGLE_LINE_PATTERN, Input
+from upwatch.kit.schemas import Email
 
 ProjectName = Annotated[str, Field(min_length=1, max_length=100, pattern=SINGLE_LINE_PATTERN)]
 Description = Annotated[str, Field(max_length=1000)]
