@@ -36,23 +36,12 @@ users = APIRouter(prefix="/users", tags=["users"], responses=problem_responses(4
 
 
 def user_out(user: User) -> UserOut:
-    return UserOut(
-        id=user.id,
-        email=user.email,
-        roles=user.roles,
-        firstName=user.first_name,
-        lastName=user.last_name,
-        image=user.image,
-    )
+    return UserOut.model_validate(user)
 
 
 def profile_out(user: User) -> ProfileOut:
-    return ProfileOut(
-        **user_out(user).model_dump(),
-        isEmailVerified=user.is_email_verified,
-        settings=preferences.profile_view(user.settings),
-        isPasswordUser=user.is_password_user,
-    )
+    settings = preferences.profile_view(user.settings)
+    return ProfileOut.model_validate(user, context={"settings": settings})
 
 
 async def _join_invited_project(
@@ -151,11 +140,7 @@ async def create_user(
     `invitationToken` that no pending invitation has is a 422 and creates no account."""
     user = await AccountService(session, runtime).create_user(body, caller)
     await _join_invited_project(session, runtime, user, body.invitationToken)
-    return CreatedUserOut(
-        **user_out(user).model_dump(),
-        isEmailVerified=user.is_email_verified,
-        isPasswordUser=user.is_password_user,
-    )
+    return CreatedUserOut.model_validate(user)
 
 
 @users.get("/me", operation_id="getProfile", responses=problem_responses(401))

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, Field
 
 from upwatch.kit.inputs import Input, JsonObject
-from upwatch.kit.schemas import Email, Password, Role
+from upwatch.kit.schemas import Email, Password, Role, RowOut
 
 Language = Literal["en", "es", "fr", "de", "it", "pt", "ru", "zh", "ja", "ko"]
 Theme = Literal["light", "dark"]
@@ -155,18 +155,18 @@ class UpdateSettingsRequest(UserSettingsFields):
 # ---- responses ----
 
 
-class UserOut(BaseModel):
+class UserOut(RowOut):
     id: str
     email: str
     roles: list[Role]
-    firstName: str
-    lastName: str
+    first_name: str
+    last_name: str
     image: str
 
 
 class CreatedUserOut(UserOut):
-    isEmailVerified: bool
-    isPasswordUser: bool
+    is_email_verified: bool
+    is_password_user: bool
 
 
 class AuthResponse(BaseModel):
@@ -199,16 +199,21 @@ class ProfileSettingsOut(BaseModel):
     webhookConfig: dict[str, Any]
 
 
-class ProfileOut(BaseModel):
+class ProfileOut(RowOut):
     id: str
     email: str
     roles: list[Role]
-    isEmailVerified: bool
-    firstName: str
-    lastName: str
+    is_email_verified: bool
+    first_name: str
+    last_name: str
     image: str
     settings: ProfileSettingsOut
-    isPasswordUser: bool
+    is_password_user: bool
+
+    @classmethod
+    def derived(cls, row: Any, context: Any) -> dict[str, Any]:
+        """Stored settings completed with defaults (``context``: that view)."""
+        return {"settings": context["settings"]}
 
 
 class SettingsNotifications(BaseModel):

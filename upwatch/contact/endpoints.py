@@ -21,17 +21,7 @@ router = APIRouter(
 
 
 def submission_out(item: ContactSubmission) -> ContactSubmissionOut:
-    return ContactSubmissionOut(
-        id=item.id,
-        name=item.name,
-        email=item.email,
-        subject=item.subject,
-        message=item.message,
-        contacted=item.contacted,
-        admin_notes=item.admin_notes,
-        createdAt=item.created_at,
-        updatedAt=item.updated_at,
-    )
+    return ContactSubmissionOut.model_validate(item)
 
 
 @router.post(

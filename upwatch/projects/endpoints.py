@@ -30,16 +30,7 @@ router = APIRouter(
 
 
 def project_out(access: ProjectAccess) -> ProjectOut:
-    p = access.project
-    return ProjectOut(
-        id=p.id,
-        name=p.name,
-        description=p.description,
-        ownerId=p.owner_id,
-        role=access.role,
-        createdAt=p.created_at,
-        updatedAt=p.updated_at,
-    )
+    return ProjectOut.model_validate(access.project, context={"role": access.role})
 
 
 @router.post(
