@@ -98,3 +98,23 @@ def test_the_layer_rule_sees_a_forbidden_arrow() -> None:
     assert LAYERS[layer_of("upwatch.monitors.service")] > LAYERS[layer_of("upwatch.kit.db")]
     assert layer_of("upwatch.runtime") == "ports"
     assert layer_of("upwatch.app") == "root"
+
+
+def test_the_kit_imports_no_domain() -> None:
+    # Shapes several domains use (Email, Role, DeletedOut, ...) live in kit/schemas.py.
+    wrong = [
+        f"{source} -> {target}"
+        for source, target in arrows()
+        if source.startswith("upwatch.kit") and layer_of(target) == "domain"
+    ]
+    assert wrong == []
+
+
+def test_no_domain_takes_shared_shapes_from_the_accounts_schemas() -> None:
+    wrong = [
+        f"{source} -> {target}"
+        for source, target in arrows()
+        if target.startswith("upwatch.accounts.schemas")
+        and not source.startswith("upwatch.accounts")
+    ]
+    assert wrong == []

@@ -11,10 +11,8 @@ from upwatch.accounts.schemas import (
     AuthResponse,
     CreatedUserOut,
     CreateUserRequest,
-    DeletedOut,
     ForgotPasswordRequest,
     LoginRequest,
-    MessageOut,
     ProfileOut,
     RefreshRequest,
     ResetPasswordRequest,
@@ -28,6 +26,7 @@ from upwatch.accounts.schemas import (
 from upwatch.accounts.service import AccountService, accept_reset_request, send_reset_link
 from upwatch.dependencies import ClientAddress, RuntimeDep, Session
 from upwatch.kit.errors import NotFound, ValidationFailed, problem_responses
+from upwatch.kit.schemas import DeletedOut, MessageOut
 from upwatch.models import User
 from upwatch.projects.service import accept_invitation
 from upwatch.runtime import Runtime
@@ -37,23 +36,12 @@ users = APIRouter(prefix="/users", tags=["users"], responses=problem_responses(4
 
 
 def user_out(user: User) -> UserOut:
-    return UserOut(
-        id=user.id,
-        email=user.email,
-        roles=user.roles,
-        firstName=user.first_name,
-        lastName=user.last_name,
-        image=user.image,
-    )
+    return UserOut.model_validate(user)
 
 
 def profile_out(user: User) -> ProfileOut:
-    return ProfileOut(
-        **user_out(user).model_dump(),
-        isEmailVerified=user.is_email_verified,
-        settings=preferences.profile_view(user.settings),
-        isPasswordUser=user.is_password_user,
-    )
+    settings = preferences.profile_view(user.settings)
+    return ProfileOut.model_validate(user, context={"settings": settings})
 
 
 async def _join_invited_project(
@@ -152,11 +140,7 @@ async def create_user(
     `invitationToken` that no pending invitation has is a 422 and creates no account."""
     user = await AccountService(session, runtime).create_user(body, caller)
     await _join_invited_project(session, runtime, user, body.invitationToken)
-    return CreatedUserOut(
-        **user_out(user).model_dump(),
-        isEmailVerified=user.is_email_verified,
-        isPasswordUser=user.is_password_user,
-    )
+    return CreatedUserOut.model_validate(user)
 
 
 @users.get("/me", operation_id="getProfile", responses=problem_responses(401))

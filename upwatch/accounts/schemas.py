@@ -6,34 +6,14 @@ import zoneinfo
 from functools import lru_cache
 from typing import Annotated, Any, Literal
 
-from email_validator import EmailNotValidError, validate_email
 from pydantic import AfterValidator, BaseModel, Field
 
 from upwatch.kit.inputs import Input, JsonObject
+from upwatch.kit.schemas import Email, Password, Role, RowOut
 
-Role = Literal["user", "admin", "project_manager", "super_admin"]
 Language = Literal["en", "es", "fr", "de", "it", "pt", "ru", "zh", "ja", "ko"]
 Theme = Literal["light", "dark"]
 Channel = Literal["email", "slack", "discord", "teams", "webhook"]
-
-
-def normalize_email(value: str) -> str:
-    """Trim, validate the syntax, lower-case: one spelling per address.
-
-    Domains need not be globally deliverable: self-hosted operators use internal mail
-    domains (``ops@corp.internal``) and RFC 2606 ``.test`` names in trial installs, and no
-    DNS lookup happens on a request.
-    """
-    try:
-        checked = validate_email(
-            value.strip(),
-            check_deliverability=False,
-            globally_deliverable=False,
-            test_environment=True,
-        )
-    except EmailNotValidError as exc:
-        raise ValueError(f"not a valid e-mail address ({exc})") from exc
-    return checked.normalized.lower()
 
 
 @lru_cache(maxsize=1)
@@ -51,12 +31,6 @@ def unique_roles(value: list[str]) -> list[str]:
     return list(dict.fromkeys(value))
 
 
-Email = Annotated[
-    str,
-    Field(max_length=320, json_schema_extra={"format": "email"}),
-    AfterValidator(normalize_email),
-]
-Password = Annotated[str, Field(min_length=8, max_length=128)]
 Name = Annotated[str, Field(max_length=100)]
 # Empty, or an http(s) address: the image is shown by clients, so no javascript: URLs.
 # Explicit ranges, not \s: the validator (Rust regex) and client generators (Python re, JS)
@@ -181,18 +155,18 @@ class UpdateSettingsRequest(UserSettingsFields):
 # ---- responses ----
 
 
-class UserOut(BaseModel):
+class UserOut(RowOut):
     id: str
     email: str
     roles: list[Role]
-    firstName: str
-    lastName: str
+    first_name: str
+    last_name: str
     image: str
 
 
 class CreatedUserOut(UserOut):
-    isEmailVerified: bool
-    isPasswordUser: bool
+    is_email_verified: bool
+    is_password_user: bool
 
 
 class AuthResponse(BaseModel):
@@ -206,10 +180,6 @@ class TokenPair(BaseModel):
     access_token: str
     refresh_token: str
     token_type: Literal["bearer"] = "bearer"  # noqa: S105  (a scheme name)
-
-
-class MessageOut(BaseModel):
-    message: str
 
 
 class ProfileNotifications(BaseModel):
@@ -229,16 +199,21 @@ class ProfileSettingsOut(BaseModel):
     webhookConfig: dict[str, Any]
 
 
-class ProfileOut(BaseModel):
+class ProfileOut(RowOut):
     id: str
     email: str
     roles: list[Role]
-    isEmailVerified: bool
-    firstName: str
-    lastName: str
+    is_email_verified: bool
+    first_name: str
+    last_name: str
     image: str
     settings: ProfileSettingsOut
-    isPasswordUser: bool
+    is_password_user: bool
+
+    @classmethod
+    def derived(cls, row: Any, context: Any) -> dict[str, Any]:
+        """Stored settings completed with defaults (``context``: that view)."""
+        return {"settings": context["settings"]}
 
 
 class SettingsNotifications(BaseModel):
@@ -260,8 +235,3 @@ class UserSettingsOut(BaseModel):
     discordConfig: dict[str, Any]
     teamsConfig: dict[str, Any]
     webhookConfig: dict[str, Any]
-
-
-class DeletedOut(BaseModel):
-    id: str
-    deleted: Literal[True] = True

@@ -6,6 +6,7 @@ import logging
 from collections.abc import Sequence
 from datetime import timedelta
 
+from pydantic.alias_generators import to_snake
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.accounts import preferences
@@ -251,16 +252,9 @@ class AccountService:
             user.is_email_verified = body.isEmailVerified
         if body.roles is not None:
             user.roles = list(body.roles)
-        for field, attribute in (
-            ("firstName", "first_name"),
-            ("lastName", "last_name"),
-            ("image", "image"),
-            ("provider", "provider"),
-            ("providerId", "provider_id"),
-        ):
-            value = getattr(body, field)
-            if value is not None:
-                setattr(user, attribute, value)
+        plain = {"firstName", "lastName", "image", "provider", "providerId"}
+        for field, value in body.model_dump(include=plain, exclude_none=True).items():
+            setattr(user, to_snake(field), value)
         if body.settings is not None:
             user.settings = preferences.merge(
                 user.settings, body.settings.model_dump(exclude_unset=True)

@@ -4,7 +4,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
-from upwatch.accounts.schemas import Role
+from upwatch.kit.schemas import Role
 
 
 class AdminUserItem(BaseModel):

@@ -4,8 +4,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from upwatch.accounts.schemas import Role
 from upwatch.kit.inputs import Input
+from upwatch.kit.schemas import Role
 
 SubscriptionState = Literal["active", "past_due", "canceled", "trialing"]
 

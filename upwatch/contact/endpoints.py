@@ -7,12 +7,12 @@ from typing import Annotated
 from fastapi import APIRouter, Body, status
 
 from upwatch.accounts.dependencies import AdminUser
-from upwatch.accounts.schemas import MessageOut
 from upwatch.contact.schemas import ContactRequest, ContactSubmissionOut, ContactUpdate
 from upwatch.contact.service import ContactService
 from upwatch.dependencies import ClientAddress, RuntimeDep, Session
 from upwatch.kit.errors import problem_responses
 from upwatch.kit.pagination import PageParams
+from upwatch.kit.schemas import MessageOut
 from upwatch.models import ContactSubmission
 
 router = APIRouter(
@@ -21,17 +21,7 @@ router = APIRouter(
 
 
 def submission_out(item: ContactSubmission) -> ContactSubmissionOut:
-    return ContactSubmissionOut(
-        id=item.id,
-        name=item.name,
-        email=item.email,
-        subject=item.subject,
-        message=item.message,
-        contacted=item.contacted,
-        admin_notes=item.admin_notes,
-        createdAt=item.created_at,
-        updatedAt=item.updated_at,
-    )
+    return ContactSubmissionOut.model_validate(item)
 
 
 @router.post(

@@ -3,11 +3,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from upwatch.accounts.schemas import Email
 from upwatch.kit.inputs import SINGLE_LINE_PATTERN, Input
 from upwatch.kit.partial import Omittable
+from upwatch.kit.schemas import Email, RowOut
 
 
 class ContactRequest(Input):
@@ -27,13 +27,13 @@ class ContactUpdate(Input):
     )
 
 
-class ContactSubmissionOut(BaseModel):
+class ContactSubmissionOut(RowOut):
     id: str
     name: str
     email: str
     subject: str
     message: str
     contacted: bool
-    admin_notes: str | None
-    createdAt: datetime
-    updatedAt: datetime
+    admin_notes: str | None = Field(alias="admin_notes")  # snake_case in the seed API
+    created_at: datetime
+    updated_at: datetime

@@ -8,7 +8,6 @@ from typing import Annotated
 from fastapi import APIRouter, Query, status
 
 from upwatch.accounts.dependencies import CurrentUser
-from upwatch.accounts.schemas import DeletedOut
 from upwatch.dependencies import RuntimeDep, Session
 from upwatch.incidents.repository import IncidentRepository
 from upwatch.incidents.schemas import (
@@ -17,13 +16,13 @@ from upwatch.incidents.schemas import (
     IncidentPatch,
     IncidentStatus,
     IncidentUpdateCreate,
-    IncidentUpdateOut,
 )
 from upwatch.incidents.service import IncidentService
 from upwatch.kit.errors import problem_responses
 from upwatch.kit.pagination import PageParams
+from upwatch.kit.schemas import DeletedOut
 from upwatch.models import Alert, AlertAttempt, Incident, IncidentUpdate
-from upwatch.notifications.schemas import AlertAttemptOut, AlertOut
+from upwatch.notifications.schemas import AlertOut
 
 router = APIRouter(
     prefix="/incidents",
@@ -33,29 +32,7 @@ router = APIRouter(
 
 
 def incident_out(incident: Incident, updates: Sequence[IncidentUpdate]) -> IncidentOut:
-    return IncidentOut(
-        id=incident.id,
-        title=incident.title,
-        status=incident.status,
-        severity=incident.severity,
-        projectId=incident.project_id,
-        monitorId=incident.monitor_id,
-        description=incident.description,
-        automatic=incident.automatic,
-        startedAt=incident.started_at,
-        resolvedAt=incident.resolved_at,
-        createdAt=incident.created_at,
-        updatedAt=incident.updated_at,
-        updates=[
-            IncidentUpdateOut(
-                id=str(u.id),
-                status=u.status,
-                message=u.message,
-                createdAt=u.created_at,
-            )
-            for u in updates
-        ],
-    )
+    return IncidentOut.model_validate(incident, context={"updates": updates})
 
 
 async def _with_timeline(session: Session, incident: Incident) -> IncidentOut:
@@ -64,28 +41,7 @@ async def _with_timeline(session: Session, incident: Incident) -> IncidentOut:
 
 
 def alert_out(alert: Alert, attempts: Sequence[AlertAttempt]) -> AlertOut:
-    return AlertOut(
-        id=str(alert.id),
-        providerId=alert.provider_id,
-        providerType=alert.provider_type,
-        providerName=alert.provider_name,
-        incidentId=alert.incident_id,
-        event=alert.event,
-        status=alert.status,
-        reason=alert.reason,
-        attempts=[
-            AlertAttemptOut(
-                attempt=a.attempt,
-                outcome=a.outcome,
-                error=a.error,
-                durationMs=a.duration_ms,
-                attemptedAt=a.attempted_at,
-            )
-            for a in attempts
-        ],
-        createdAt=alert.created_at,
-        sentAt=alert.sent_at,
-    )
+    return AlertOut.model_validate(alert, context={"attempts": attempts})
 
 
 @router.post("", status_code=status.HTTP_201_CREATED, operation_id="createIncident")

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import ConfigDict, Field
 
 from upwatch.kit.inputs import SINGLE_LINE_PATTERN, Input, Instant
 from upwatch.kit.partial import Omittable
+from upwatch.kit.schemas import RowOut
 
 IncidentStatus = Literal["investigating", "identified", "monitoring", "resolved"]
 Severity = Literal["low", "medium", "high", "critical"]
@@ -44,24 +45,32 @@ class IncidentUpdateCreate(Input):
     message: Annotated[str, Field(min_length=1, max_length=5000)]
 
 
-class IncidentUpdateOut(BaseModel):
+class IncidentUpdateOut(RowOut):
+    # Timeline keys are integers in the database, strings in the API.
+    model_config = ConfigDict(coerce_numbers_to_str=True)
+
     id: str
     status: IncidentStatus
     message: str
-    createdAt: datetime
+    created_at: datetime
 
 
-class IncidentOut(BaseModel):
+class IncidentOut(RowOut):
     id: str
     title: str
     status: IncidentStatus
     severity: Severity
-    projectId: str
-    monitorId: str | None
+    project_id: str
+    monitor_id: str | None
     description: str
     automatic: bool = Field(description="Opened by a monitor turning down")
-    startedAt: datetime
-    resolvedAt: datetime | None
-    createdAt: datetime
-    updatedAt: datetime
+    started_at: datetime
+    resolved_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
     updates: list[IncidentUpdateOut] = Field(description="The timeline, oldest first")
+
+    @classmethod
+    def derived(cls, row: Any, context: Any) -> dict[str, Any]:
+        """The timeline is rows of its own (``context``: those of this incident)."""
+        return {"updates": context["updates"]}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from pydantic.alias_generators import to_snake
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.incidents.repository import IncidentRepository
@@ -77,15 +78,10 @@ class IncidentService:
     async def update(self, caller: User, incident_id: str, body: IncidentPatch) -> Incident:
         incident = await self.visible(caller, incident_id)
         given = body.model_fields_set
-        for field, attribute in (
-            ("title", "title"),
-            ("severity", "severity"),
-            ("description", "description"),
-            ("startedAt", "started_at"),
-        ):
-            value = getattr(body, field)
-            if value is not None:  # the schema refuses null; left out means unchanged
-                setattr(incident, attribute, value)
+        # The schema refuses null for these; left out means unchanged.
+        plain = {"title", "severity", "description", "startedAt"}
+        for field, value in body.model_dump(exclude_unset=True, include=plain).items():
+            setattr(incident, to_snake(field), value)
         if "monitorId" in given:
             if body.monitorId is not None:
                 await self._monitor_of(incident.project_id, body.monitorId)

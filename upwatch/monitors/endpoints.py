@@ -8,16 +8,15 @@ from typing import Annotated
 from fastapi import APIRouter, Query, status
 
 from upwatch.accounts.dependencies import AdminUser, CurrentUser
-from upwatch.accounts.schemas import DeletedOut
 from upwatch.dependencies import RuntimeDep, Session
 from upwatch.kit.errors import Conflict, problem_responses
 from upwatch.kit.pagination import PageParams
+from upwatch.kit.schemas import DeletedOut
 from upwatch.models import CheckResult, CheckTiming, Monitor, Region
-from upwatch.monitors import dashboard, secrets
+from upwatch.monitors import dashboard
 from upwatch.monitors.repository import MonitorRepository, RegionRepository
 from upwatch.monitors.schemas import (
     CheckResultOut,
-    CheckTimingsOut,
     DashboardPerformanceItem,
     DashboardUptimeItem,
     MonitorCreate,
@@ -48,66 +47,11 @@ heartbeats = APIRouter(
 
 
 def monitor_out(monitor: Monitor, runtime: Runtime) -> MonitorOut:
-    heartbeat = (
-        f"{runtime.settings.public_url}/heartbeat/{monitor.heartbeat_token}"
-        if monitor.heartbeat_token
-        else None
-    )
-    return MonitorOut(
-        id=monitor.id,
-        projectId=monitor.project_id,
-        name=monitor.name,
-        type=monitor.type,
-        url=monitor.url,
-        method=monitor.method,
-        headers=secrets.masked(
-            {str(k): str(v) for k, v in (monitor.headers or {}).items()},
-            monitor.secret_headers or [],
-        ),
-        secretHeaders=list(monitor.secret_headers or []),
-        body=monitor.body,
-        expectedStatusCodes=list(monitor.expected_status_codes or []),
-        keyword=monitor.keyword,
-        host=monitor.host,
-        port=monitor.port,
-        recordType=monitor.record_type,
-        expectedValue=monitor.expected_value,
-        intervalSeconds=monitor.interval_seconds,
-        timeoutSeconds=monitor.timeout_seconds,
-        retries=monitor.retries,
-        degradedThresholdMs=monitor.degraded_threshold_ms,
-        quorum=monitor.quorum,
-        regionIds=list(monitor.region_ids or []),
-        isActive=monitor.is_active,
-        status=monitor.status,
-        lastCheckedAt=monitor.last_checked_at,
-        heartbeatUrl=heartbeat,
-        createdAt=monitor.created_at,
-        updatedAt=monitor.updated_at,
-    )
+    return MonitorOut.model_validate(monitor, context={"public_url": runtime.settings.public_url})
 
 
 def result_out(result: CheckResult, timing: CheckTiming | None = None) -> CheckResultOut:
-    return CheckResultOut(
-        id=str(result.id),
-        monitorId=result.monitor_id,
-        regionId=result.region_id,
-        status=result.status,
-        statusCode=result.status_code,
-        responseTimeMs=result.response_time_ms,
-        error=result.error,
-        errorKind=result.error_kind,
-        checkedAt=result.checked_at,
-        timings=None
-        if timing is None
-        else CheckTimingsOut(
-            dnsMs=timing.dns_ms,
-            connectMs=timing.connect_ms,
-            tlsMs=timing.tls_ms,
-            firstByteMs=timing.first_byte_ms,
-            totalMs=timing.total_ms,
-        ),
-    )
+    return CheckResultOut.model_validate(result, context={"timing": timing})
 
 
 @router.post(
@@ -262,17 +206,8 @@ async def dashboard_performance(
 
 
 def region_out(region: Region, runtime: Runtime) -> RegionOut:
-    return RegionOut(
-        id=region.id,
-        code=region.code,
-        name=region.name,
-        builtin=region.builtin,
-        # What workers last reported to the database, not what this process remembers.
-        online=region.last_seen_at is not None
-        and region.last_seen_at
-        >= runtime.clock.now() - timedelta(seconds=runtime.settings.region_online_seconds),
-        lastSeenAt=region.last_seen_at,
-    )
+    since = runtime.clock.now() - timedelta(seconds=runtime.settings.region_online_seconds)
+    return RegionOut.model_validate(region, context={"since": since})
 
 
 @regions.get("", operation_id="listRegions")

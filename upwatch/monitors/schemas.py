@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from upwatch.kit.inputs import SINGLE_LINE_PATTERN, Input, iso_text_only
 from upwatch.kit.partial import Omittable
+from upwatch.kit.schemas import RowOut
+from upwatch.monitors import secrets
 
 MonitorType = Literal["http", "tcp", "dns", "tls", "heartbeat"]
 HttpMethod = Literal["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
@@ -140,60 +142,80 @@ class MonitorUpdate(MonitorFields):
     retries: Omittable[Retries] = None
 
 
-class MonitorOut(BaseModel):
+class MonitorOut(RowOut):
     id: str
-    projectId: str
+    project_id: str
     name: str
     type: MonitorType
     url: str | None
     method: str
     headers: dict[str, str] = Field(description="Secret values are masked")
-    secretHeaders: list[str]
+    secret_headers: list[str]
     body: str | None
-    expectedStatusCodes: list[int]
+    expected_status_codes: list[int]
     keyword: str | None
     host: str | None
     port: int | None
-    recordType: str | None
-    expectedValue: str | None
-    intervalSeconds: int
-    timeoutSeconds: float
+    record_type: str | None
+    expected_value: str | None
+    interval_seconds: int
+    timeout_seconds: float
     retries: int
-    degradedThresholdMs: float | None
+    degraded_threshold_ms: float | None
     quorum: int | None
-    regionIds: list[str]
-    isActive: bool
+    region_ids: list[str]
+    is_active: bool
     status: Status
-    lastCheckedAt: datetime | None
-    heartbeatUrl: str | None = Field(description="heartbeat monitors: where the job reports")
-    createdAt: datetime
-    updatedAt: datetime
+    last_checked_at: datetime | None
+    heartbeat_url: str | None = Field(description="heartbeat monitors: where the job reports")
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def derived(cls, row: Any, context: Any) -> dict[str, Any]:
+        """Secret header values masked; the heartbeat token as the address the job reports
+        to (``context``: the server's public URL)."""
+        token = row.heartbeat_token
+        return {
+            "headers": secrets.masked(
+                {str(k): str(v) for k, v in (row.headers or {}).items()}, row.secret_headers or []
+            ),
+            "heartbeat_url": f"{context['public_url']}/heartbeat/{token}" if token else None,
+        }
 
 
-class CheckTimingsOut(BaseModel):
+class CheckTimingsOut(RowOut):
     """Milliseconds per phase of the check; null when the phase did not happen (no TLS on
     plain HTTP, no DNS for an address) or was not measured."""
 
-    dnsMs: float | None
-    connectMs: float | None
-    tlsMs: float | None
-    firstByteMs: float | None
-    totalMs: float | None
+    dns_ms: float | None
+    connect_ms: float | None
+    tls_ms: float | None
+    first_byte_ms: float | None
+    total_ms: float | None
 
 
-class CheckResultOut(BaseModel):
+class CheckResultOut(RowOut):
+    # Result keys are integers in the database, strings in the API.
+    model_config = ConfigDict(coerce_numbers_to_str=True)
+
     id: str
-    monitorId: str
-    regionId: str
+    monitor_id: str
+    region_id: str
     status: Literal["up", "down", "degraded"]
-    statusCode: int | None
-    responseTimeMs: float | None
+    status_code: int | None
+    response_time_ms: float | None
     error: str | None
-    errorKind: str | None
-    checkedAt: datetime
+    error_kind: str | None
+    checked_at: datetime
     timings: CheckTimingsOut | None = Field(
         default=None, description="what the probe measured per phase; null when not measured"
     )
+
+    @classmethod
+    def derived(cls, row: Any, context: Any) -> dict[str, Any]:
+        """The timings are another row (``context``: that row or None)."""
+        return {"timings": context["timing"]}
 
 
 class StatsOut(BaseModel):
@@ -214,13 +236,19 @@ class RegionIn(Input):
     name: Name
 
 
-class RegionOut(BaseModel):
+class RegionOut(RowOut):
     id: str
     code: str
     name: str
     builtin: bool
     online: bool = Field(description="a worker for this region reported in the last minute")
-    lastSeenAt: datetime | None
+    last_seen_at: datetime | None
+
+    @classmethod
+    def derived(cls, row: Any, context: Any) -> dict[str, Any]:
+        """``context``: since when a report counts as online. What workers last reported to
+        the database, not what this process remembers."""
+        return {"online": row.last_seen_at is not None and row.last_seen_at >= context["since"]}
 
 
 class MonitorRegionStats(BaseModel):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from pydantic.alias_generators import to_snake
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.billing.service import PlanLimits
@@ -21,6 +22,8 @@ from upwatch.runtime import Runtime
 DEFAULT_TIMEOUT_SECONDS = 10.0
 # What each type checks; an update may change these but not remove them.
 TARGET_FIELDS = {"http": {"url"}, "tcp": {"host", "port"}, "dns": {"host"}, "tls": {"host"}}
+# Update fields with rules of their own; every other one is stored as sent, by column name.
+SEPARATELY_UPDATED = {"headers", "secretHeaders", "regionIds", "isActive"}
 
 
 class MonitorService:
@@ -113,34 +116,16 @@ class MonitorService:
         assert access is not None
         await self._check_fields(body, access.project.owner_id)
         self._update_headers(monitor, body)
-        simple = {
-            "name": "name",
-            "url": "url",
-            "method": "method",
-            "body": "body",
-            "expectedStatusCodes": "expected_status_codes",
-            "keyword": "keyword",
-            "host": "host",
-            "port": "port",
-            "recordType": "record_type",
-            "expectedValue": "expected_value",
-            "intervalSeconds": "interval_seconds",
-            "timeoutSeconds": "timeout_seconds",
-            "retries": "retries",
-            "degradedThresholdMs": "degraded_threshold_ms",
-            "quorum": "quorum",
-        }
         # Fields null is refused for on every type are refused by the schema (Omittable);
         # what null is refused for depends on the type, so it is checked here.
         needed = TARGET_FIELDS.get(monitor.type, set())
-        for field, attribute in simple.items():
-            if field in body.model_fields_set:
-                value = getattr(body, field)
-                if value is None and field in needed:
-                    raise ValidationFailed.on(
-                        field, f"may not be null: a {monitor.type} monitor checks its {field}"
-                    )
-                setattr(monitor, attribute, value)
+        sent = body.model_dump(exclude_unset=True, exclude=SEPARATELY_UPDATED)
+        for field, value in sent.items():
+            if value is None and field in needed:
+                raise ValidationFailed.on(
+                    field, f"may not be null: a {monitor.type} monitor checks its {field}"
+                )
+            setattr(monitor, to_snake(field), value)
         if body.regionIds is not None:
             monitor.region_ids = list(dict.fromkeys(body.regionIds))
         if monitor.timeout_seconds >= monitor.interval_seconds:

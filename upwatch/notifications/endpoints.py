@@ -7,12 +7,11 @@ from typing import Annotated
 from fastapi import APIRouter, Query, status
 
 from upwatch.accounts.dependencies import CurrentUser
-from upwatch.accounts.schemas import DeletedOut
 from upwatch.dependencies import RuntimeDep, Session
 from upwatch.kit.errors import problem_responses
 from upwatch.kit.pagination import PageParams
+from upwatch.kit.schemas import DeletedOut
 from upwatch.models import NotificationProvider
-from upwatch.notifications.channels import masked
 from upwatch.notifications.repository import ProviderRepository
 from upwatch.notifications.schemas import ProviderCreate, ProviderOut, ProviderUpdate
 from upwatch.notifications.service import ProviderService
@@ -25,18 +24,7 @@ router = APIRouter(
 
 
 def provider_out(provider: NotificationProvider) -> ProviderOut:
-    return ProviderOut(
-        id=provider.id,
-        projectId=provider.project_id,
-        type=provider.type,
-        name=provider.name,
-        config=masked(provider.type, provider.config or {}),
-        isEnabled=provider.is_enabled,
-        quietHoursStart=provider.quiet_hours_start,
-        quietHoursEnd=provider.quiet_hours_end,
-        createdAt=provider.created_at,
-        updatedAt=provider.updated_at,
-    )
+    return ProviderOut.model_validate(provider)
 
 
 @router.post(

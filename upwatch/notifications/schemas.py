@@ -5,12 +5,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, GetJsonSchemaHandler
+from pydantic import ConfigDict, Field, GetJsonSchemaHandler
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
 from upwatch.kit.inputs import SINGLE_LINE_PATTERN, Input, JsonObject
 from upwatch.kit.partial import Omittable
+from upwatch.kit.schemas import RowOut
 from upwatch.notifications.channels import (
     ChannelName,
     ChatHookConfig,
@@ -19,6 +20,7 @@ from upwatch.notifications.channels import (
     TelegramConfig,
     TwilioConfig,
     WebhookConfig,
+    masked,
 )
 
 Name = Annotated[str, Field(min_length=1, max_length=100, pattern=SINGLE_LINE_PATTERN)]
@@ -130,38 +132,51 @@ class ProviderUpdate(Input):
     projectId: Omittable[Annotated[str, Field(max_length=32)]] = None
 
 
-class ProviderOut(BaseModel):
+class ProviderOut(RowOut):
     id: str
-    projectId: str
+    project_id: str
     type: ChannelName
     name: str
     config: dict[str, Any] = Field(description="Secrets are masked")
-    isEnabled: bool
-    quietHoursStart: str | None
-    quietHoursEnd: str | None
-    createdAt: datetime
-    updatedAt: datetime
+    is_enabled: bool
+    quiet_hours_start: str | None
+    quiet_hours_end: str | None
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def derived(cls, row: Any, context: Any) -> dict[str, Any]:
+        """Secrets masked, as in every response."""
+        return {"config": masked(row.type, row.config or {})}
 
 
-class AlertAttemptOut(BaseModel):
+class AlertAttemptOut(RowOut):
     attempt: int
     outcome: Literal["sent", "retry", "failed"]
     error: str | None
-    durationMs: float | None
-    attemptedAt: datetime
+    duration_ms: float | None
+    attempted_at: datetime
 
 
-class AlertOut(BaseModel):
+class AlertOut(RowOut):
     """One alert to one provider and what became of it."""
 
+    # Alert keys are integers in the database, strings in the API.
+    model_config = ConfigDict(coerce_numbers_to_str=True)
+
     id: str
-    providerId: str | None
-    providerType: ChannelName
-    providerName: str
-    incidentId: str | None
+    provider_id: str | None
+    provider_type: ChannelName
+    provider_name: str
+    incident_id: str | None
     event: Literal["incident.opened", "incident.resolved", "test"]
     status: Literal["pending", "sent", "failed", "suppressed"]
     reason: str | None = Field(description="Why it was suppressed, or why it failed")
     attempts: list[AlertAttemptOut]
-    createdAt: datetime
-    sentAt: datetime | None
+    created_at: datetime
+    sent_at: datetime | None
+
+    @classmethod
+    def derived(cls, row: Any, context: Any) -> dict[str, Any]:
+        """The attempts are rows of their own (``context``: those of this alert)."""
+        return {"attempts": context["attempts"]}

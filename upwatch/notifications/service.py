@@ -6,6 +6,7 @@ import uuid
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic.alias_generators import to_snake
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.billing.service import PlanLimits
@@ -161,10 +162,11 @@ class ProviderService:
         provider.type = channel
         provider.project_id = project.id
         provider.quiet_hours_start, provider.quiet_hours_end = start, end
-        if body.name is not None:
-            provider.name = body.name
-        if body.isEnabled is not None:
-            provider.is_enabled = body.isEnabled
+        # The schema refuses null for these; left out means unchanged.
+        for field, value in body.model_dump(
+            exclude_unset=True, include={"name", "isEnabled"}
+        ).items():
+            setattr(provider, to_snake(field), value)
         await self.session.flush()
         await self.session.refresh(provider)
         return provider

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pydantic import TypeAdapter, ValidationError
 
 from upwatch.accounts.repository import UserRepository
-from upwatch.accounts.schemas import Email, Password
 from upwatch.config import Settings
 from upwatch.kit.db import Database
 from upwatch.kit.plans import PlanCatalog
+from upwatch.kit.schemas import Email, Password
 from upwatch.kit.security import Passwords
 from upwatch.migrations import upgrade
 from upwatch.models import User

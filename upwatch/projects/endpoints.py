@@ -5,10 +5,10 @@ from __future__ import annotations
 from fastapi import APIRouter, status
 
 from upwatch.accounts.dependencies import CurrentUser
-from upwatch.accounts.schemas import DeletedOut
 from upwatch.dependencies import RuntimeDep, Session
 from upwatch.kit.errors import problem_responses
 from upwatch.kit.pagination import PageParams
+from upwatch.kit.schemas import DeletedOut
 from upwatch.models import ProjectInvitation, ProjectMember
 from upwatch.projects.repository import ProjectAccess
 from upwatch.projects.schemas import (
@@ -30,16 +30,7 @@ router = APIRouter(
 
 
 def project_out(access: ProjectAccess) -> ProjectOut:
-    p = access.project
-    return ProjectOut(
-        id=p.id,
-        name=p.name,
-        description=p.description,
-        ownerId=p.owner_id,
-        role=access.role,
-        createdAt=p.created_at,
-        updatedAt=p.updated_at,
-    )
+    return ProjectOut.model_validate(access.project, context={"role": access.role})
 
 
 @router.post(

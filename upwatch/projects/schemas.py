@@ -1,12 +1,12 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from upwatch.accounts.schemas import Email
 from upwatch.kit.inputs import SINGLE_LINE_PATTERN, Input
+from upwatch.kit.schemas import Email, RowOut
 
 ProjectName = Annotated[str, Field(min_length=1, max_length=100, pattern=SINGLE_LINE_PATTERN)]
 Description = Annotated[str, Field(max_length=1000)]
@@ -24,14 +24,19 @@ class ProjectUpdate(Input):
     description: Description | None = None
 
 
-class ProjectOut(BaseModel):
+class ProjectOut(RowOut):
     id: str
     name: str
     description: str
-    ownerId: str
+    owner_id: str
     role: Literal["owner", "member", "admin"] = Field(description="the caller's role here")
-    createdAt: datetime
-    updatedAt: datetime
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def derived(cls, row: Any, context: Any) -> dict[str, Any]:
+        """The caller's role is not the project's (``context``: that role)."""
+        return {"role": context["role"]}
 
 
 class InviteRequest(Input):

@@ -50,10 +50,8 @@ class ProjectService:
         access = await self.visible(caller, project_id)
         if not access.can_manage_members:
             raise Forbidden("only the owner, a project manager or an admin may edit the project")
-        if body.name is not None:
-            access.project.name = body.name
-        if body.description is not None:
-            access.project.description = body.description
+        for field, value in body.model_dump(exclude_unset=True, exclude_none=True).items():
+            setattr(access.project, field, value)
         await self.session.flush()
         await self.session.refresh(access.project)
         return access

@@ -11,9 +11,9 @@ from typing import Annotated, Any
 import aiosmtplib
 from pydantic import Field
 
-from upwatch.accounts.schemas import Email as Address
 from upwatch.kit.inputs import Input
 from upwatch.kit.mail import PermanentMailError, one_line
+from upwatch.kit.schemas import Email as Address
 from upwatch.notifications.channels.base import Channel, DeliveryKit, TransportError
 from upwatch.notifications.events import AlertEvent
 
