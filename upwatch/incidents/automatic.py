@@ -104,21 +104,9 @@ class IncidentAutomation:
                 resolved_at=None,
             )
         )
-        await repository.add_update(
-            IncidentUpdate(
-                incident_id=incident.id,
-                status="investigating",
-                message=f"Opened automatically: {failure.describe()}",
-                created_at=checked_at,
-            )
-        )
-        await self.outbox.enqueue(
-            session,
-            project,
-            self._event(EventKind.OPENED, project, monitor, incident, failure, checked_at),
-            incident.id,
-            checked_at,
-        )
+        opened = f"Opened automatically: {failure.describe()}"
+        subject = (project, monitor, incident)
+        await self._announce(session, EventKind.OPENED, opened, subject, failure, checked_at)
         return incident
 
     async def _resolve(
@@ -132,19 +120,34 @@ class IncidentAutomation:
         incident.status = "resolved"
         incident.resolved_at = checked_at
         length = format_duration((checked_at - incident.started_at).total_seconds())
-        await repository.add_update(
+        resolved = f"Resolved automatically: {monitor.name} is up again after {length}."
+        subject = (project, monitor, incident)
+        await self._announce(session, EventKind.RESOLVED, resolved, subject, None, checked_at)
+        return incident
+
+    async def _announce(
+        self,
+        session: AsyncSession,
+        kind: EventKind,
+        message: str,
+        subject: tuple[Project, Monitor, Incident],
+        failure: Failure | None,
+        checked_at: datetime,
+    ) -> None:
+        """The incident's timeline entry and its alerts, in the ingester's transaction."""
+        project, monitor, incident = subject
+        await IncidentRepository(session).add_update(
             IncidentUpdate(
                 incident_id=incident.id,
-                status="resolved",
-                message=f"Resolved automatically: {monitor.name} is up again after {length}.",
+                status=incident.status,
+                message=message,
                 created_at=checked_at,
             )
         )
         await self.outbox.enqueue(
             session,
             project,
-            self._event(EventKind.RESOLVED, project, monitor, incident, None, checked_at),
+            self._event(kind, project, monitor, incident, failure, checked_at),
             incident.id,
             checked_at,
         )
-        return incident

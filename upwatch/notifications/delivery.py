@@ -119,15 +119,8 @@ class AlertOutbox:
                 now=now,
                 ends_a_delivered_alert=provider.id in alerted,
             )
-            alert = new_alert(
-                provider,
-                project.id,
-                incident_id,
-                facts,
-                status="pending" if reason is None else "suppressed",
-                reason=reason,
-                now=now,
-            )
+            status = "pending" if reason is None else "suppressed"
+            alert = new_alert(provider, project.id, incident_id, facts, status, reason, now)
             repository.add(alert)
             alerts.append(alert)
         await session.flush()

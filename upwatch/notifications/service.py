@@ -193,16 +193,8 @@ class ProviderService:
             severity="low",
         )
         failure = await self.runtime.alerts.send(provider, event)
-        alert = new_alert(
-            provider,
-            project.id,
-            None,
-            event,
-            status="sent" if failure is None else "failed",
-            reason=failure.message if failure else None,
-            now=now,
-            attempts=1,
-        )
+        status, reason = ("sent", None) if failure is None else ("failed", failure.message)
+        alert = new_alert(provider, project.id, None, event, status, reason, now, attempts=1)
         AlertRepository(self.session).add(alert)
         await self.session.flush()
         self.session.add(
