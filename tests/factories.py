@@ -58,3 +58,28 @@ async def create_monitor(
     assert response.status_code == 201, response.text
     result: dict[str, Any] = response.json()
     return result
+
+
+async def _created(
+    client: httpx.AsyncClient, headers: dict[str, str], path: str, body: dict[str, Any]
+) -> dict[str, Any]:
+    response = await client.post(path, headers=headers, json=body)
+    assert response.status_code == 201, response.text
+    result: dict[str, Any] = response.json()
+    return result
+
+
+async def create_incident(
+    client: httpx.AsyncClient, account: Account, project_id: str, **fields: Any
+) -> dict[str, Any]:
+    """A manual incident titled "Checkout is slow", unless ``fields`` say otherwise."""
+    body = {"title": "Checkout is slow", "projectId": project_id, **fields}
+    return await _created(client, account.headers, "/incidents", body)
+
+
+async def create_provider(
+    client: httpx.AsyncClient, headers: dict[str, str], project_id: str, **fields: Any
+) -> dict[str, Any]:
+    """A notification provider of ``fields`` (type, name, config, ...) in the project."""
+    body = {"projectId": project_id, **fields}
+    return await _created(client, headers, "/notification-providers", body)

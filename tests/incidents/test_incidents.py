@@ -8,35 +8,21 @@ import httpx
 import pytest
 
 from tests.conftest import Account, Cast, assert_problem
+from tests.factories import create_incident, create_monitor
 
-
-async def _incident(
-    client: httpx.AsyncClient, account: Account, project_id: str, **fields: Any
-) -> dict[str, Any]:
-    response = await client.post(
-        "/incidents",
-        headers=account.headers,
-        json={"title": "Checkout is slow", "projectId": project_id, **fields},
-    )
-    assert response.status_code == 201, response.text
-    body: dict[str, Any] = response.json()
-    return body
+_incident = create_incident
 
 
 async def _paused_monitor(client: httpx.AsyncClient, account: Account, project_id: str) -> str:
-    response = await client.post(
-        "/monitors",
-        headers=account.headers,
-        json={
-            "projectId": project_id,
-            "name": "Shop",
-            "type": "http",
-            "url": "https://shop.example/health",
-            "isActive": False,  # never checked: no automatic incident gets in the way
-        },
+    monitor = await create_monitor(
+        client,
+        account,
+        project_id,
+        url="https://shop.example/health",
+        intervalSeconds=300,  # the free plan's shortest
+        isActive=False,  # never checked: no automatic incident gets in the way
     )
-    assert response.status_code == 201, response.text
-    return str(response.json()["id"])
+    return str(monitor["id"])
 
 
 async def test_creating_an_incident_answers_201_with_its_defaults_and_first_timeline_entry(

@@ -22,7 +22,7 @@ from tests.conftest import (
     eventually,
     free_port,
 )
-from tests.factories import Target
+from tests.factories import Target, create_provider
 from tests.receivers import Received, Receiver
 from upwatch.app import create_app
 from upwatch.config import Settings
@@ -72,11 +72,7 @@ def assert_signed(received: Received, secret: str) -> None:
 async def _add_provider(
     client: httpx.AsyncClient, headers: dict[str, str], project_id: str, **fields: Any
 ) -> str:
-    response = await client.post(
-        "/notification-providers", headers=headers, json={"projectId": project_id, **fields}
-    )
-    assert response.status_code == 201, response.text
-    return str(response.json()["id"])
+    return str((await create_provider(client, headers, project_id, **fields))["id"])
 
 
 async def _check(client: httpx.AsyncClient, headers: dict[str, str], monitor_id: str) -> str:

@@ -8,6 +8,7 @@ import httpx
 import pytest
 
 from tests.conftest import Account, Cast, assert_problem
+from tests.factories import create_provider
 
 SID = "AC" + "0123456789abcdef" * 2
 TOKEN = "f" * 32
@@ -55,10 +56,8 @@ async def _create(
 async def _provider(
     client: httpx.AsyncClient, account: Account, project_id: str, kind: str = "webhook", **f: Any
 ) -> dict[str, Any]:
-    response = await _create(client, account, project_id, kind, **f)
-    assert response.status_code == 201, response.text
-    body: dict[str, Any] = response.json()
-    return body
+    body = {"type": kind, "name": f"{kind} alerts", "config": CONFIGS[kind], **f}
+    return await create_provider(client, account.headers, project_id, **body)
 
 
 async def _upgrade(client: httpx.AsyncClient, account: Account) -> None:
