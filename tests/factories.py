@@ -83,3 +83,13 @@ async def create_provider(
     """A notification provider of ``fields`` (type, name, config, ...) in the project."""
     body = {"projectId": project_id, **fields}
     return await _created(client, headers, "/notification-providers", body)
+
+
+async def sent_back(
+    client: httpx.AsyncClient, update_schema: str, read: dict[str, Any]
+) -> dict[str, Any]:
+    """What a client sends back of a resource it read: the fields its update body takes (the
+    properties of ``update_schema`` in the OpenAPI document); read-only ones are refused."""
+    document = (await client.get("/openapi.json")).json()
+    writable = document["components"]["schemas"][update_schema]["properties"]
+    return {name: value for name, value in read.items() if name in writable}

@@ -11,7 +11,14 @@ from collections.abc import Callable
 
 import pytest
 
-from upwatch.kit.net import NetworkGuard, ResolutionFailed, TargetRefused, is_public
+from upwatch.config import Settings
+from upwatch.kit.net import (
+    ALLOW_PRIVATE_SETTING,
+    NetworkGuard,
+    ResolutionFailed,
+    TargetRefused,
+    is_public,
+)
 
 STRICT = NetworkGuard(allow_private=False)
 LENIENT = NetworkGuard(allow_private=True)
@@ -181,3 +188,24 @@ async def test_everything_is_allowed_when_private_targets_are_allowed(
     LENIENT.check_literal("localhost")
     assert await LENIENT.resolve("intranet.example.com", 80) == ["10.0.0.5"]
     assert await LENIENT.resolve("::1", 80) == ["::1"]
+
+
+@pytest.mark.parametrize("host", ["10.1.2.3", "localhost", "[::1]"])
+def test_a_refusal_names_the_setting_that_lifts_it(host: str) -> None:
+    with pytest.raises(TargetRefused, match=f"{ALLOW_PRIVATE_SETTING}=true"):
+        STRICT.check_literal(host)
+
+
+async def test_a_refusal_the_setting_would_not_lift_does_not_name_it() -> None:
+    loopback_only = NetworkGuard(allow_private=True, loopback_only=True)
+    with pytest.raises(TargetRefused) as refused:
+        await loopback_only.resolve("10.1.2.3", 80)
+    assert "only loopback targets are reached here" in str(refused.value)
+    assert ALLOW_PRIVATE_SETTING not in str(refused.value)
+
+
+def test_the_setting_named_in_refusals_is_the_one_the_service_reads(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(ALLOW_PRIVATE_SETTING, "true")
+    assert Settings(_env_file=None).allow_private_targets  # type: ignore[call-arg]

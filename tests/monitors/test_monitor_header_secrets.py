@@ -11,6 +11,7 @@ import pytest
 from aiohttp import web
 
 from tests.conftest import Cast, assert_problem
+from tests.factories import sent_back
 
 TOKEN = "Bearer s3cr3t-token-abcdef-9876"
 API_KEY = "key-0123456789-wxyz"
@@ -120,7 +121,11 @@ async def test_an_update_that_sends_the_masks_back_keeps_the_stored_values(
     client: httpx.AsyncClient, cast: Cast, target: EchoTarget
 ) -> None:
     monitor = await _monitor(client, cast, target.url)
-    echoed = {**monitor, "name": "API v2", "url": target.url.replace("/health", "/v2")}
+    echoed = {
+        **await sent_back(client, "MonitorUpdate", monitor),
+        "name": "API v2",
+        "url": target.url.replace("/health", "/v2"),
+    }
     updated = await client.patch(
         f"/monitors/{monitor['id']}", headers=cast.bob.headers, json=echoed
     )

@@ -92,7 +92,7 @@ async def test_creating_an_http_monitor_answers_201_with_every_field(
         ({"type": "tcp", "host": "example.com"}, "port"),
         ({"type": "http", "url": "ftp://example.com"}, "url"),
         ({"type": "http", "url": "https://example.com", "intervalSeconds": 5}, "intervalSeconds"),
-        ({"type": "carrier-pigeon"}, "body"),
+        ({"type": "carrier-pigeon"}, "type"),
         ({"type": "http", "url": "https://example.com", "regionIds": ["nowhere"]}, "regionIds"),
     ],
 )

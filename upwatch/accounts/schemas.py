@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, Field
 
-from upwatch.kit.inputs import Input, JsonObject
+from upwatch.kit.inputs import Input, JsonObject, worded
 from upwatch.kit.schemas import Email, Password, Role, RowOut
 
 Language = Literal["en", "es", "fr", "de", "it", "pt", "ru", "zh", "ja", "ko"]
@@ -33,10 +33,15 @@ def unique_roles(value: list[str]) -> list[str]:
 
 Name = Annotated[str, Field(max_length=100)]
 # Empty, or an http(s) address: the image is shown by clients, so no javascript: URLs.
-# Explicit ranges, not \s: the validator (Rust regex) and client generators (Python re, JS)
-# disagree on what \s covers.
 ImageUrl = Annotated[
-    str, Field(max_length=2048, pattern=r"^(https?://[^\u0000-\u0020\u007f-\u009f]+)?$")
+    str,
+    Field(
+        max_length=2048,
+        pattern=worded(
+            r"^(https?://[^\u0000-\u0020\u007f-\u009f]+)?$",
+            "empty, or an http:// or https:// address without spaces or control characters",
+        ),
+    ),
 ]
 Roles = Annotated[list[Role], Field(min_length=1, max_length=4), AfterValidator(unique_roles)]
 TimeZone = Annotated[str, Field(max_length=64), AfterValidator(check_timezone)]
@@ -111,21 +116,6 @@ class ProfileSettingsIn(Input):
     webhookConfig: ConfigObject | None = None
 
 
-class UpdateProfileRequest(Input):
-    """Fields left out or null stay as they are (`settings` merges like `PUT /users/settings`)."""
-
-    email: Email | None = None
-    password: Password | None = None
-    firstName: Name | None = None
-    lastName: Name | None = None
-    image: ImageUrl | None = None
-    provider: Annotated[str, Field(max_length=50)] | None = None
-    providerId: Annotated[str, Field(max_length=255)] | None = None
-    isEmailVerified: bool | None = None
-    roles: Roles | None = None
-    settings: ProfileSettingsIn | None = None
-
-
 class UserSettingsFields(Input):
     """Fields left out or null stay as they are."""
 
@@ -139,17 +129,6 @@ class UserSettingsFields(Input):
     discordConfig: ConfigObject | None = None
     teamsConfig: ConfigObject | None = None
     webhookConfig: ConfigObject | None = None
-
-
-class UpdateSettingsRequest(UserSettingsFields):
-    """The settings fields, given directly or wrapped as ``{"settings": {...}}``."""
-
-    settings: UserSettingsFields | None = None
-
-    def fields(self) -> dict[str, Any]:
-        own = self.model_dump(exclude_unset=True, exclude={"settings"})
-        wrapped = self.settings.model_dump(exclude_unset=True) if self.settings else {}
-        return {**own, **wrapped}
 
 
 # ---- responses ----
@@ -235,3 +214,36 @@ class UserSettingsOut(BaseModel):
     discordConfig: dict[str, Any]
     teamsConfig: dict[str, Any]
     webhookConfig: dict[str, Any]
+
+
+# ---- updates, after the responses they change ----
+
+
+class UpdateProfileRequest(Input):
+    """Fields left out or null stay as they are (`settings` merges like `PUT /users/settings`)."""
+
+    resource = ProfileOut
+
+    email: Email | None = None
+    password: Password | None = None
+    firstName: Name | None = None
+    lastName: Name | None = None
+    image: ImageUrl | None = None
+    provider: Annotated[str, Field(max_length=50)] | None = None
+    providerId: Annotated[str, Field(max_length=255)] | None = None
+    isEmailVerified: bool | None = None
+    roles: Roles | None = None
+    settings: ProfileSettingsIn | None = None
+
+
+class UpdateSettingsRequest(UserSettingsFields):
+    """The settings fields, given directly or wrapped as ``{"settings": {...}}``."""
+
+    resource = UserSettingsOut
+
+    settings: UserSettingsFields | None = None
+
+    def fields(self) -> dict[str, Any]:
+        own = self.model_dump(exclude_unset=True, exclude={"settings"})
+        wrapped = self.settings.model_dump(exclude_unset=True) if self.settings else {}
+        return {**own, **wrapped}

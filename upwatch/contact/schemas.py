@@ -17,16 +17,6 @@ class ContactRequest(Input):
     message: Annotated[str, Field(min_length=1, max_length=5000)]
 
 
-class ContactUpdate(Input):
-    """Optional body of the admin follow-up; `contacted` left out means true, `admin_notes`
-    left out stays as it is and null clears it."""
-
-    contacted: Omittable[bool] = Field(default=None, description="Left out: true")
-    admin_notes: Annotated[str, Field(max_length=10_000)] | None = Field(
-        default=None, description="null clears the notes"
-    )
-
-
 class ContactSubmissionOut(RowOut):
     id: str
     name: str
@@ -37,3 +27,15 @@ class ContactSubmissionOut(RowOut):
     admin_notes: str | None = Field(alias="admin_notes")  # snake_case in the seed API
     created_at: datetime
     updated_at: datetime
+
+
+class ContactUpdate(Input):
+    """Optional body of the admin follow-up; `contacted` left out means true, `admin_notes`
+    left out stays as it is and null clears it."""
+
+    resource = ContactSubmissionOut
+
+    contacted: Omittable[bool] = Field(default=None, description="Left out: true")
+    admin_notes: Annotated[str, Field(max_length=10_000)] | None = Field(
+        default=None, description="null clears the notes"
+    )

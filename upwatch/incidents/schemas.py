@@ -28,18 +28,6 @@ class IncidentCreate(Input):
     startedAt: Instant | None = Field(default=None, description="Default: now")
 
 
-class IncidentPatch(Input):
-    """Change an incident; fields left out stay as they are, and only `monitorId` may be
-    null (it unlinks the monitor). A new `status` adds an entry to its timeline."""
-
-    title: Omittable[Title] = None
-    status: Omittable[IncidentStatus] = None
-    severity: Omittable[Severity] = None
-    description: Omittable[Description] = None
-    monitorId: Id | None = Field(default=None, description="null unlinks the monitor")
-    startedAt: Omittable[Instant] = None
-
-
 class IncidentUpdateCreate(Input):
     status: IncidentStatus | None = Field(default=None, description="Default: unchanged")
     message: Annotated[str, Field(min_length=1, max_length=5000)]
@@ -74,3 +62,17 @@ class IncidentOut(RowOut):
     def derived(cls, row: Any, context: Any) -> dict[str, Any]:
         """The timeline is rows of its own (``context``: those of this incident)."""
         return {"updates": context["updates"]}
+
+
+class IncidentPatch(Input):
+    """Change an incident; fields left out stay as they are, and only `monitorId` may be
+    null (it unlinks the monitor). A new `status` adds an entry to its timeline."""
+
+    resource = IncidentOut
+
+    title: Omittable[Title] = None
+    status: Omittable[IncidentStatus] = None
+    severity: Omittable[Severity] = None
+    description: Omittable[Description] = None
+    monitorId: Id | None = Field(default=None, description="null unlinks the monitor")
+    startedAt: Omittable[Instant] = None

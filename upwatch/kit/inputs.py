@@ -1,12 +1,16 @@
-"""The base of every request body model, and the free-form JSON object type."""
+"""The base of every request body model, the free-form JSON object type, and the patterns of
+request strings with what each means in words."""
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from types import UnionType
-from typing import Annotated, Any, Union, get_args, get_origin
+from functools import partial
+from types import MappingProxyType, UnionType
+from typing import Annotated, Any, ClassVar, Final, Self, Union, get_args, get_origin
 
 from pydantic import (
     AfterValidator,
@@ -15,14 +19,47 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    GetCoreSchemaHandler,
+    ModelWrapValidatorHandler,
+    ValidationError,
+    ValidationInfo,
+    ValidatorFunctionWrapHandler,
     field_validator,
     model_validator,
 )
+from pydantic_core import InitErrorDetails, PydanticCustomError, core_schema
+from pydantic_core.core_schema import ErrorType
+
+_PATTERN_WORDS: dict[str, str] = {}
+# What each pattern of a request string allows, in words: error messages say this instead of
+# the regular expression (kit/errors.py). Filled by ``worded``.
+PATTERN_WORDS: Final = MappingProxyType(_PATTERN_WORDS)
+
+
+def worded(pattern: str, words: str) -> str:
+    """``pattern``, registered with what it allows in words, for ``Field(pattern=...)``."""
+    if _PATTERN_WORDS.setdefault(pattern, words) != words:
+        raise ValueError(f"the pattern {pattern!r} is already worded differently")
+    return pattern
+
 
 # Published on every string property so clients (and schemathesis) know the rule below.
-NO_NUL_PATTERN = "^[^\\u0000]*$"
+NO_NUL_PATTERN = worded("^[^\\u0000]*$", "text without NUL characters")
 # Names and subjects end up in e-mail headers and single-line displays.
-SINGLE_LINE_PATTERN = "^[^\\u0000-\\u001f\\u007f]*$"
+SINGLE_LINE_PATTERN = worded(
+    "^[^\\u0000-\\u001f\\u007f]*$", "a single line of text, without control characters"
+)
+# Explicit ranges, not \s: the validator (Rust regex) and client generators (Python re, JS)
+# disagree on what \s covers.
+HTTP_URL_PATTERN = worded(
+    r"^https?://[^\u0000-\u0020\u007f-\u009f]+$",
+    "an http:// or https:// address without spaces or control characters",
+)
+# RFC 9110 token characters.
+HEADER_NAME_PATTERN = worded(
+    r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$",
+    "a header name (letters, digits and ! # $ % & ' * + - . ^ _ ` | ~)",
+)
 
 MAX_OBJECT_DEPTH = 8
 MAX_OBJECT_BYTES = 16_384
@@ -77,12 +114,94 @@ def _is_flag(annotation: Any) -> bool:
     return get_origin(annotation) in (Union, UnionType) and members == [bool]
 
 
-class Input(BaseModel):
-    """Unknown fields are ignored (contract §2). NUL characters and unpaired surrogates are
-    refused in every string: PostgreSQL text cannot hold them, and SQLite would store what
-    PostgreSQL refuses."""
+_BUILTIN_ERRORS: Final = frozenset(get_args(ErrorType))
 
-    model_config = ConfigDict(extra="ignore", json_schema_extra=_schema_extra)
+
+def _copied(error: Any, loc: tuple[Any, ...] | None = None) -> InitErrorDetails:
+    """A reported error as it can be raised again, at ``loc`` if given (pydantic's own types
+    keep their context, so kit/errors.py can still word them)."""
+    kind = error["type"]
+    if kind not in _BUILTIN_ERRORS:
+        kind = PydanticCustomError(kind, error["msg"], error.get("ctx"))
+    where = tuple(error["loc"]) if loc is None else loc
+    copied = InitErrorDetails(type=kind, loc=where, input=error["input"])
+    if "ctx" in error:
+        copied["ctx"] = error["ctx"]
+    return copied
+
+
+def _is_own_unknown(error: Any) -> bool:
+    return error["type"] == "extra_forbidden" and len(error["loc"]) == 1
+
+
+# Validation context that marks data read back from the database (``Input.from_stored``).
+_STORED: Final = "upwatch.stored"
+
+
+class Input(BaseModel):
+    """Unknown fields are refused, each named with the closest known field as a suggestion
+    (contract §2), so a typo never silently changes nothing; data read back from the database
+    goes through ``from_stored`` instead, which drops them. NUL characters and unpaired
+    surrogates are refused in every string: PostgreSQL text cannot hold them, and SQLite
+    would store what PostgreSQL refuses."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_schema_extra)
+
+    # The response model of the resource an update body changes: a client that sends back
+    # what it read learns that its other fields (id, createdAt, ...) are read-only.
+    resource: ClassVar[type[BaseModel] | None] = None
+
+    @classmethod
+    def known_fields(cls) -> list[str]:
+        """The field names a client sends."""
+        return [info.alias or name for name, info in cls.model_fields.items()]
+
+    @classmethod
+    def from_stored(cls, data: Any) -> Self:
+        """``data`` as saved by an earlier version, validated without refusing fields this
+        version no longer knows (nested models too): only requests are strict."""
+        return cls.model_validate(data, context={_STORED: True})
+
+    @classmethod
+    def _unknown_field(cls, name: str) -> PydanticCustomError:
+        known = cls.known_fields()
+        shown = cls.resource.model_fields if cls.resource is not None else {}
+        if name in {info.alias or field for field, info in shown.items()}:
+            return PydanticCustomError("read_only_field", "read-only, not set by this request")
+        close = difflib.get_close_matches(name, known, n=1)
+        if close:
+            return PydanticCustomError(
+                "unknown_field",
+                "unknown field; did you mean {suggestion}?",
+                {"suggestion": close[0]},
+            )
+        return PydanticCustomError("unknown_field", "unknown field")
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _named_unknown_fields(
+        cls, data: Any, handler: ModelWrapValidatorHandler[Any], info: ValidationInfo
+    ) -> Any:
+        """Pydantic says "Extra inputs are not permitted"; this says which known field was
+        probably meant. Only this model's own keys: nested models word their own."""
+        if isinstance(info.context, dict) and info.context.get(_STORED) and isinstance(data, dict):
+            known = cls.known_fields()
+            data = {key: value for key, value in data.items() if key in known}
+        try:
+            return handler(data)
+        except ValidationError as exc:
+            errors = exc.errors()
+            if not any(_is_own_unknown(e) for e in errors):
+                raise
+            worded_errors = [
+                InitErrorDetails(
+                    type=cls._unknown_field(str(e["loc"][0])), loc=e["loc"], input=e["input"]
+                )
+                if _is_own_unknown(e)
+                else _copied(e)
+                for e in errors
+            ]
+            raise ValidationError.from_exception_data(exc.title, worded_errors) from None
 
     @model_validator(mode="before")
     @classmethod
@@ -113,6 +232,7 @@ class Input(BaseModel):
         return value
 
 
+ISO_INSTANT_EXPECTED: Final = "an ISO 8601 date-time is expected, e.g. 2026-11-22T06:00:00Z"
 _NUMBER = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*")
 
 
@@ -120,7 +240,7 @@ def iso_text_only(value: Any) -> Any:
     """Refuse numbers, which pydantic would read as Unix time: the schema publishes
     `format: date-time` (ISO 8601 text), and the contract's timestamps are ISO 8601."""
     if isinstance(value, int | float) or (isinstance(value, str) and _NUMBER.fullmatch(value)):
-        raise ValueError("an ISO 8601 date-time is expected, e.g. 2026-11-22T06:00:00Z")
+        raise ValueError(ISO_INSTANT_EXPECTED)
     return value
 
 
@@ -133,3 +253,45 @@ def _to_utc(value: datetime) -> datetime:
 
 # A point in time with its offset (ISO 8601, e.g. 2026-11-22T06:00:00Z), kept in UTC.
 Instant = Annotated[AwareDatetime, BeforeValidator(iso_text_only), AfterValidator(_to_utc)]
+
+
+@dataclass(frozen=True)
+class TagInWords:
+    """``Annotated[A | B, TagInWords("type")]``: a union of ``Input`` models told apart by their
+    Literal field ``tag`` (a discriminated union, published as ``oneOf`` with a mapping).
+    A missing or unknown tag is an error on ``tag`` that lists the allowed values, not
+    pydantic's "Unable to extract tag using discriminator", and the chosen member's field
+    paths are as the client sent them (pydantic puts the tag value in front of each)."""
+
+    tag: str = "type"
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        allowed = [
+            value
+            for member in get_args(source)
+            for value in get_args(member.model_fields[self.tag].annotation)
+        ]
+        tagged = handler.generate_schema(Annotated[source, Field(discriminator=self.tag)])
+        return core_schema.no_info_wrap_validator_function(partial(self._validate, allowed), tagged)
+
+    def _validate(
+        self, allowed: list[str], data: Any, handler: ValidatorFunctionWrapHandler
+    ) -> Any:
+        if isinstance(data, dict) and data.get(self.tag) not in allowed:
+            given = data.get(self.tag)
+            words = "required, one of {allowed}" if given is None else "one of {allowed}"
+            tag_error = PydanticCustomError("union_tag", words, {"allowed": ", ".join(allowed)})
+            raise ValidationError.from_exception_data(
+                "tagged union", [InitErrorDetails(type=tag_error, loc=(self.tag,), input=given)]
+            )
+        try:
+            return handler(data)
+        except ValidationError as exc:
+            chosen = (data[self.tag],) if isinstance(data, dict) else None
+            errors = [
+                _copied(e, tuple(e["loc"][1:]) if tuple(e["loc"][:1]) == chosen else None)
+                for e in exc.errors()
+            ]
+            raise ValidationError.from_exception_data(exc.title, errors) from None

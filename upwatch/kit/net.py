@@ -24,6 +24,11 @@ IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 USER_AGENT: Final = "Upwatch (uptime monitor; +https://upwatch.dev)"
 
+# The operator's way to let checks and webhooks reach internal addresses (config.Settings
+# reads it; a test keeps the two equal). Every refusal it would lift names it.
+ALLOW_PRIVATE_SETTING: Final = "UPWATCH_ALLOW_PRIVATE_TARGETS"
+_ALLOW_PRIVATE_HINT: Final = f"allowed only when the operator sets {ALLOW_PRIVATE_SETTING}=true"
+
 # NAT64 gateways translate these onto IPv4 (RFC 6052, RFC 8215), so the embedded IPv4
 # address is where the packet really goes.
 _NAT64_PREFIXES: Final = (
@@ -141,9 +146,11 @@ class NetworkGuard:
     def _refuse_address(self, address: IPAddress, host: str) -> None:
         if self.permits(address):
             return
-        reason = _refusal_reason(address) or "refused by policy"
+        reason = _refusal_reason(address)
         shown = str(address) if host.strip("[]") == str(address) else f"{host} ({address})"
-        raise TargetRefused(f"{shown} is not a public address ({reason})")
+        if reason is None or self.allow_private:  # refused only by ``loopback_only``
+            raise TargetRefused(f"{shown}: only loopback targets are reached here")
+        raise TargetRefused(f"{shown} is not a public address ({reason}); {_ALLOW_PRIVATE_HINT}")
 
     def check_literal(self, host: str) -> None:
         """Refuse a host that is an address or a local name, without any DNS lookup.
@@ -153,7 +160,7 @@ class NetworkGuard:
         if self.allow_private:
             return
         if _is_localhost_name(host):
-            raise TargetRefused(f"{host} is a local name")
+            raise TargetRefused(f"{host} is a local name; {_ALLOW_PRIVATE_HINT}")
         address = _parse_literal(host)
         if address is not None:
             self._refuse_address(address, host)
@@ -188,7 +195,7 @@ class NetworkGuard:
             self._refuse_address(literal, host)
             return [str(literal)]
         if not self.allow_private and _is_localhost_name(host):
-            raise TargetRefused(f"{host} is a local name")
+            raise TargetRefused(f"{host} is a local name; {_ALLOW_PRIVATE_HINT}")
         if self.loopback_only and not _is_localhost_name(host):
             raise TargetRefused(f"{host}: only loopback targets are reached here")
         infos = await self._lookup(host, port)

@@ -7,7 +7,15 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
-from upwatch.kit.inputs import SINGLE_LINE_PATTERN, Input, iso_text_only
+from upwatch.kit.inputs import (
+    HEADER_NAME_PATTERN,
+    HTTP_URL_PATTERN,
+    SINGLE_LINE_PATTERN,
+    Input,
+    TagInWords,
+    iso_text_only,
+    worded,
+)
 from upwatch.kit.partial import Omittable
 from upwatch.kit.schemas import RowOut
 from upwatch.monitors import secrets
@@ -23,10 +31,18 @@ QueryTime = Annotated[datetime, BeforeValidator(iso_text_only)]
 Name = Annotated[str, Field(min_length=1, max_length=100, pattern=SINGLE_LINE_PATTERN)]
 HeaderText = Annotated[str, Field(max_length=1000, pattern=SINGLE_LINE_PATTERN)]
 StatusCode = Annotated[int, Field(ge=100, le=599)]
-Host = Annotated[str, Field(min_length=1, max_length=253, pattern=r"^[A-Za-z0-9._:\[\]-]+$")]
-Url = Annotated[
-    str, Field(min_length=1, max_length=2048, pattern=r"^https?://[^\u0000-\u0020\u007f-\u009f]+$")
+Host = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=253,
+        pattern=worded(
+            r"^[A-Za-z0-9._:\[\]-]+$",
+            "a host name or IP address: letters, digits, dots, hyphens, colons and brackets",
+        ),
+    ),
 ]
+Url = Annotated[str, Field(min_length=1, max_length=2048, pattern=HTTP_URL_PATTERN)]
 Headers = Annotated[
     dict[str, HeaderText],
     Field(
@@ -36,9 +52,7 @@ Headers = Annotated[
         "stored value",
     ),
 ]
-HeaderName = Annotated[
-    str, Field(min_length=1, max_length=100, pattern=r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
-]
+HeaderName = Annotated[str, Field(min_length=1, max_length=100, pattern=HEADER_NAME_PATTERN)]
 SecretHeaders = Annotated[
     list[HeaderName],
     Field(
@@ -116,30 +130,7 @@ NewMonitor = (
     | TlsMonitorCreate
     | HeartbeatMonitorCreate
 )
-MonitorCreate = Annotated[NewMonitor, Field(discriminator="type")]
-
-
-class MonitorUpdate(MonitorFields):
-    """Fields left out stay as they are. `null` clears `keyword`, `body`, `expectedValue`,
-    `degradedThresholdMs` and `quorum`, restores the default `recordType` (A) and TLS `port`
-    (443), and leaves `regionIds` and `isActive` unchanged. The target a monitor's type checks
-    may not be null: `url` of an http monitor, `host` and `port` of a tcp monitor, `host` of
-    a dns or tls monitor (422)."""
-
-    name: Omittable[Name] = None
-    method: Omittable[HttpMethod] = None
-    headers: Omittable[Headers] = Field(default=None, description="`{}` removes every header")
-    secretHeaders: Omittable[SecretHeaders] = Field(
-        default=None,
-        description="A header stays secret until its value is replaced or removed: unmarking "
-        "it alone does not reveal the stored value",
-    )
-    expectedStatusCodes: Omittable[StatusCodes] = Field(
-        default=None, description="`[]` means 200-399"
-    )
-    intervalSeconds: Omittable[Interval] = None
-    timeoutSeconds: Omittable[Timeout] = None
-    retries: Omittable[Retries] = None
+MonitorCreate = Annotated[NewMonitor, TagInWords("type")]
 
 
 class MonitorOut(RowOut):
@@ -182,6 +173,31 @@ class MonitorOut(RowOut):
             ),
             "heartbeat_url": f"{context['public_url']}/heartbeat/{token}" if token else None,
         }
+
+
+class MonitorUpdate(MonitorFields):
+    """Fields left out stay as they are. `null` clears `keyword`, `body`, `expectedValue`,
+    `degradedThresholdMs` and `quorum`, restores the default `recordType` (A) and TLS `port`
+    (443), and leaves `regionIds` and `isActive` unchanged. The target a monitor's type checks
+    may not be null: `url` of an http monitor, `host` and `port` of a tcp monitor, `host` of
+    a dns or tls monitor (422)."""
+
+    resource = MonitorOut
+
+    name: Omittable[Name] = None
+    method: Omittable[HttpMethod] = None
+    headers: Omittable[Headers] = Field(default=None, description="`{}` removes every header")
+    secretHeaders: Omittable[SecretHeaders] = Field(
+        default=None,
+        description="A header stays secret until its value is replaced or removed: unmarking "
+        "it alone does not reveal the stored value",
+    )
+    expectedStatusCodes: Omittable[StatusCodes] = Field(
+        default=None, description="`[]` means 200-399"
+    )
+    intervalSeconds: Omittable[Interval] = None
+    timeoutSeconds: Omittable[Timeout] = None
+    retries: Omittable[Retries] = None
 
 
 class CheckTimingsOut(RowOut):
@@ -232,7 +248,17 @@ class StatsOut(BaseModel):
 
 
 class RegionIn(Input):
-    code: Annotated[str, Field(min_length=1, max_length=50, pattern=r"^[a-z0-9][a-z0-9-]*$")]
+    code: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=50,
+            pattern=worded(
+                r"^[a-z0-9][a-z0-9-]*$",
+                "lower-case letters, digits and hyphens, not starting with a hyphen",
+            ),
+        ),
+    ]
     name: Name
 
 

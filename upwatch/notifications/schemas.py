@@ -9,7 +9,7 @@ from pydantic import ConfigDict, Field, GetJsonSchemaHandler
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
-from upwatch.kit.inputs import SINGLE_LINE_PATTERN, Input, JsonObject
+from upwatch.kit.inputs import SINGLE_LINE_PATTERN, Input, JsonObject, TagInWords, worded
 from upwatch.kit.partial import Omittable
 from upwatch.kit.schemas import RowOut
 from upwatch.notifications.channels import (
@@ -27,7 +27,9 @@ Name = Annotated[str, Field(min_length=1, max_length=100, pattern=SINGLE_LINE_PA
 QuietTime = Annotated[
     str,
     Field(
-        pattern=r"^([0-1]?[0-9]|2[0-3]):[0-5][0-9]$",
+        pattern=worded(
+            r"^([0-1]?[0-9]|2[0-3]):[0-5][0-9]$", "a time of day as HH:MM (00:00 to 23:59)"
+        ),
         description="HH:MM in the project owner's time zone",
     ),
 ]
@@ -102,7 +104,25 @@ NewProvider = (
     | SmsProviderCreate
     | WhatsAppProviderCreate
 )
-ProviderCreate = Annotated[NewProvider, Field(discriminator="type")]
+ProviderCreate = Annotated[NewProvider, TagInWords("type")]
+
+
+class ProviderOut(RowOut):
+    id: str
+    project_id: str
+    type: ChannelName
+    name: str
+    config: dict[str, Any] = Field(description="Secrets are masked")
+    is_enabled: bool
+    quiet_hours_start: str | None
+    quiet_hours_end: str | None
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def derived(cls, row: Any, context: Any) -> dict[str, Any]:
+        """Secrets masked, as in every response."""
+        return {"config": masked(row.type, row.config or {})}
 
 
 class ProviderUpdate(Input):
@@ -111,6 +131,8 @@ class ProviderUpdate(Input):
     `config` for the new type; masked secrets sent back unchanged keep their stored value.
     Quiet hours need both ends; both null removes them. `name`, `isEnabled`, `type` and
     `projectId` may not be null."""
+
+    resource = ProviderOut
 
     @classmethod
     def __get_pydantic_json_schema__(
@@ -130,24 +152,6 @@ class ProviderUpdate(Input):
         default=None, description="The whole config for the type; null or left out: unchanged"
     )
     projectId: Omittable[Annotated[str, Field(max_length=32)]] = None
-
-
-class ProviderOut(RowOut):
-    id: str
-    project_id: str
-    type: ChannelName
-    name: str
-    config: dict[str, Any] = Field(description="Secrets are masked")
-    is_enabled: bool
-    quiet_hours_start: str | None
-    quiet_hours_end: str | None
-    created_at: datetime
-    updated_at: datetime
-
-    @classmethod
-    def derived(cls, row: Any, context: Any) -> dict[str, Any]:
-        """Secrets masked, as in every response."""
-        return {"config": masked(row.type, row.config or {})}
 
 
 class AlertAttemptOut(RowOut):

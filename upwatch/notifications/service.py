@@ -10,12 +10,17 @@ from pydantic.alias_generators import to_snake
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.billing.service import PlanLimits
-from upwatch.kit.errors import FieldError, Forbidden, NotFound, TooManyRequests, ValidationFailed
+from upwatch.kit.errors import (
+    Forbidden,
+    NotFound,
+    TooManyRequests,
+    ValidationFailed,
+    field_errors,
+)
 from upwatch.kit.net import TargetRefused
 from upwatch.models import AlertAttempt, NotificationProvider, Project, User
 from upwatch.notifications.channels import (
     SecretNotKept,
-    field_errors,
     keep_secrets,
     urls_of,
     validate_config,
@@ -143,9 +148,8 @@ class ProviderService:
                     exc.field, "give the secret again when the destination changes"
                 ) from exc
             except ValidationError as exc:
-                errors = [FieldError(field=f, message=m) for f, m in field_errors(exc)]
-                detail = "; ".join(f"{e.field}: {e.message}" for e in errors)
-                raise ValidationFailed(detail, errors=errors) from exc
+                errors = field_errors(exc.errors(), within=("config",))
+                raise ValidationFailed.listing(errors) from exc
             self._check_addresses(channel, config)
             provider.config = config
         start = (

@@ -17,13 +17,6 @@ class ProjectCreate(Input):
     description: Description = ""
 
 
-class ProjectUpdate(Input):
-    """Fields left out or null stay as they are."""
-
-    name: ProjectName | None = None
-    description: Description | None = None
-
-
 class ProjectOut(RowOut):
     id: str
     name: str
@@ -37,6 +30,15 @@ class ProjectOut(RowOut):
     def derived(cls, row: Any, context: Any) -> dict[str, Any]:
         """The caller's role is not the project's (``context``: that role)."""
         return {"role": context["role"]}
+
+
+class ProjectUpdate(Input):
+    """Fields left out or null stay as they are."""
+
+    resource = ProjectOut
+
+    name: ProjectName | None = None
+    description: Description | None = None
 
 
 class InviteRequest(Input):

@@ -25,7 +25,7 @@ from pydantic import Field
 from yarl import URL
 
 from upwatch.config import Settings
-from upwatch.kit.inputs import Input
+from upwatch.kit.inputs import HTTP_URL_PATTERN, Input
 from upwatch.kit.mail import SmtpTransport, one_line
 from upwatch.kit.net import ResolutionFailed, TargetRefused
 from upwatch.notifications.events import AlertEvent
@@ -38,9 +38,7 @@ MAX_DETAIL_CHARS: Final = 300
 DELIVERY_HEADER: Final = "X-Upwatch-Delivery"
 MASK: Final = "****"
 
-HookUrl = Annotated[
-    str, Field(min_length=1, max_length=2048, pattern=r"^https?://[^\u0000-\u0020\u007f-\u009f]+$")
-]
+HookUrl = Annotated[str, Field(min_length=1, max_length=2048, pattern=HTTP_URL_PATTERN)]
 
 
 class TransportError(Exception):

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Final
 
 from pydantic import Field
 
-from upwatch.kit.inputs import Input
+from upwatch.kit.inputs import Input, worded
 from upwatch.notifications.channels.base import DeliveryKit, HttpChannel
 from upwatch.notifications.events import AlertEvent, EventKind, iso
 
@@ -22,7 +22,10 @@ SEVERITIES: Final = {
 class PagerDutyConfig(Input):
     routingKey: Annotated[
         str,
-        Field(pattern=r"^[A-Za-z0-9]{20,64}$", description="Events API v2 integration key"),
+        Field(
+            pattern=worded(r"^[A-Za-z0-9]{20,64}$", "20 to 64 letters and digits"),
+            description="Events API v2 integration key",
+        ),
     ]
 
 

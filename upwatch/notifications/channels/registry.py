@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final, Literal
 
-from pydantic import ValidationError
-
 from upwatch.notifications.channels.base import Channel, DeliveryKit, TransportError
 from upwatch.notifications.channels.discord import Discord
 from upwatch.notifications.channels.email import Email
@@ -52,13 +50,6 @@ async def deliver(
 def validate_config(channel: str, raw: Mapping[str, Any]) -> dict[str, Any]:
     """The config as stored; raises ``ValidationError`` with the failing fields."""
     return REGISTRY[channel].validate(raw)
-
-
-def field_errors(exc: ValidationError) -> list[tuple[str, str]]:
-    return [
-        (".".join(["config", *(str(p) for p in error["loc"])]), error["msg"])
-        for error in exc.errors()
-    ]
 
 
 def masked(channel: str, config: Mapping[str, Any]) -> dict[str, Any]:

@@ -8,14 +8,31 @@ from urllib.parse import quote
 
 from pydantic import Field
 
-from upwatch.kit.inputs import Input
+from upwatch.kit.inputs import Input, worded
 from upwatch.notifications.channels.base import DeliveryKit, HttpChannel, service_error
 from upwatch.notifications.events import AlertEvent
 
 
 class TelegramConfig(Input):
-    botToken: Annotated[str, Field(pattern=r"^[0-9]{1,20}:[A-Za-z0-9_-]{20,100}$")]
-    chatId: Annotated[str, Field(pattern=r"^(-?[0-9]{1,20}|@[A-Za-z][A-Za-z0-9_]{4,31})$")]
+    botToken: Annotated[
+        str,
+        Field(
+            pattern=worded(
+                r"^[0-9]{1,20}:[A-Za-z0-9_-]{20,100}$",
+                "a bot token as BotFather gives it: digits, a colon, then 20 to 100 letters, "
+                "digits, _ or -",
+            )
+        ),
+    ]
+    chatId: Annotated[
+        str,
+        Field(
+            pattern=worded(
+                r"^(-?[0-9]{1,20}|@[A-Za-z][A-Za-z0-9_]{4,31})$",
+                "a numeric chat id (e.g. -1001234567890) or a public channel name (e.g. @status)",
+            )
+        ),
+    ]
 
 
 class Telegram(HttpChannel):

@@ -10,12 +10,16 @@ from urllib.parse import quote
 
 from pydantic import Field
 
-from upwatch.kit.inputs import Input
+from upwatch.kit.inputs import Input, worded
 from upwatch.notifications.channels.base import DeliveryKit, HttpChannel
 from upwatch.notifications.events import AlertEvent
 
 Phone = Annotated[
-    str, Field(pattern=r"^\+[1-9][0-9]{6,14}$", description="E.164, e.g. +14155550100")
+    str,
+    Field(
+        pattern=worded(r"^\+[1-9][0-9]{6,14}$", "a phone number in E.164 form, e.g. +14155550100"),
+        description="E.164, e.g. +14155550100",
+    ),
 ]
 MAX_BODY_CHARS = 1600  # Twilio's limit for one message
 
@@ -23,8 +27,12 @@ MAX_BODY_CHARS = 1600  # Twilio's limit for one message
 class TwilioConfig(Input):
     to: Phone
     from_: Phone = Field(alias="from")
-    accountSid: Annotated[str, Field(pattern=r"^AC[0-9a-fA-F]{32}$")]
-    authToken: Annotated[str, Field(pattern=r"^[A-Za-z0-9]{16,64}$")]
+    accountSid: Annotated[
+        str, Field(pattern=worded(r"^AC[0-9a-fA-F]{32}$", "AC followed by 32 hexadecimal digits"))
+    ]
+    authToken: Annotated[
+        str, Field(pattern=worded(r"^[A-Za-z0-9]{16,64}$", "16 to 64 letters and digits"))
+    ]
 
 
 def short_text(event: AlertEvent, limit: int) -> str:

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Final
 
 from pydantic import Field, field_validator
 
-from upwatch.kit.inputs import SINGLE_LINE_PATTERN, Input
+from upwatch.kit.inputs import HEADER_NAME_PATTERN, SINGLE_LINE_PATTERN, Input
 from upwatch.notifications.channels.base import (
     DELIVERY_HEADER,
     DeliveryKit,
@@ -39,9 +39,7 @@ RESERVED_HEADERS: Final = frozenset(
 )
 
 Secret = Annotated[str, Field(min_length=1, max_length=256, pattern=SINGLE_LINE_PATTERN)]
-HeaderName = Annotated[
-    str, Field(min_length=1, max_length=100, pattern=r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
-]
+HeaderName = Annotated[str, Field(min_length=1, max_length=100, pattern=HEADER_NAME_PATTERN)]
 HeaderValue = Annotated[str, Field(max_length=1000, pattern=SINGLE_LINE_PATTERN)]
 
 
