@@ -183,13 +183,15 @@ def _validation_problem(exc: RequestValidationError) -> ProblemError:
         if loc == ("body",) and err.get("type") in {"model_attributes_type", "dict_type"}:
             return BadRequest("the request body must be a JSON object")
     items = [
-        FieldError(field=_field_name(tuple(e.get("loc", ()))), message=_message(e)) for e in errors
+        FieldError(field=_field_name(tuple(e.get("loc", ()))), message=plain_message(e))
+        for e in errors
     ]
     detail = "; ".join(f"{i.field}: {i.message}" for i in items)
     return ValidationFailed(detail, errors=items)
 
 
-def _message(err: Any) -> str:
+def plain_message(err: Any) -> str:
+    """One pydantic error in the words the API answers with."""
     message = str(err.get("msg", "invalid value"))
     # Pydantic prefixes messages raised from validators with "Value error, ".
     return message.removeprefix("Value error, ")
