@@ -8,6 +8,7 @@ import logging
 from collections.abc import AsyncIterator
 
 from fastapi import FastAPI
+from fastapi_offline import FastAPIOffline
 
 from upwatch import __version__
 from upwatch.accounts.endpoints import auth, users
@@ -70,7 +71,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
     clock = clock or Clock()
     metrics = Metrics()
     # Read at creation, so a broken plans file stops the service before it serves anything.
-    catalog = PlanCatalog.load(settings.plans_file)
+    catalog = PlanCatalog.load(settings.plans_file, settings.edition)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -148,11 +149,16 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
             await alerts.close()
             await db.dispose()
 
-    app = FastAPI(
+    # /docs and /redoc load their scripts from the installed package, never from a CDN, so
+    # an air-gapped service still shows its API.
+    app = FastAPIOffline(
         title="Upwatch",
         version=__version__,
         description=DESCRIPTION,
         lifespan=lifespan,
+        static_url="/docs/assets",
+        # No badge from the public validator service: nothing leaves the machine.
+        swagger_ui_parameters={"validatorUrl": None},
     )
     install_error_handlers(app)
     for router in (

@@ -4,10 +4,52 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import getpass
+import ipaddress
 import logging
+import os
+import socket
 import sys
 
+from upwatch import __version__
 from upwatch.config import Settings
+
+log = logging.getLogger("upwatch")
+
+ADMIN_PASSWORD_VARIABLE = "UPWATCH_ADMIN_PASSWORD"  # noqa: S105  (the variable's name)
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def served_url(host: str, port: int) -> str:
+    """Where people reach a service bound to ``host``:``port``: a wildcard bind is reached
+    by the machine's name, an IPv6 address goes in brackets."""
+    if host in ("", "0.0.0.0", "::"):  # noqa: S104  (naming the wildcard, not binding it)
+        host = socket.getfqdn()
+    elif ":" in host:
+        host = f"[{host}]"
+    return f"http://{host}:{port}"
+
+
+def serve_settings(host: str, port: int) -> Settings:
+    """The settings, with the public URL following the bound address unless it is set."""
+    settings = Settings()
+    if "public_url" in settings.model_fields_set:
+        return settings
+    if not _is_loopback(host):
+        log.warning(
+            "UPWATCH_PUBLIC_URL is not set: links in e-mails, alerts and heartbeat URLs use "
+            "%s; set it to the address people use to reach this service",
+            served_url(host, port),
+        )
+    return settings.model_copy(update={"public_url": served_url(host, port)})
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -15,7 +57,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     from upwatch.app import create_app
 
-    settings = Settings()
+    settings = serve_settings(args.host, args.port)
     uvicorn.run(
         create_app(settings),
         host=args.host,
@@ -27,7 +69,13 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _quiet_migrations() -> None:
+    """Alembic logs every step at INFO; a command's output is its own result."""
+    logging.getLogger("alembic").setLevel(logging.WARNING)
+
+
 def _migrate(_args: argparse.Namespace) -> int:
+    _quiet_migrations()
     from upwatch.kit.db import Database
     from upwatch.migrations import upgrade
 
@@ -43,11 +91,31 @@ def _migrate(_args: argparse.Namespace) -> int:
     return 0
 
 
+def _admin_password(given: str | None) -> str:
+    """--password, else the environment (kept out of shell history and ``ps``), else a
+    prompt at a terminal."""
+    if given is not None:
+        return given
+    from_environment = os.environ.get(ADMIN_PASSWORD_VARIABLE)
+    if from_environment is not None:
+        return from_environment
+    if not sys.stdin.isatty():
+        raise ValueError(
+            f"password: give --password, set {ADMIN_PASSWORD_VARIABLE}, or run at a terminal"
+        )
+    password = getpass.getpass("Password: ")
+    if getpass.getpass("Password again: ") != password:
+        raise ValueError("password: the two entries differ")
+    return password
+
+
 def _admin_create(args: argparse.Namespace) -> int:
+    _quiet_migrations()
     from upwatch.operations.bootstrap import create_admin
 
     try:
-        created, email = asyncio.run(create_admin(Settings(), args.email, args.password, args.role))
+        password = _admin_password(args.password)
+        created, email = asyncio.run(create_admin(Settings(), args.email, password, args.role))
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)  # noqa: T201
         return 2
@@ -57,6 +125,7 @@ def _admin_create(args: argparse.Namespace) -> int:
 
 def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(prog="upwatch", description="Upwatch uptime monitoring")
+    root.add_argument("--version", action="version", version=f"upwatch {__version__}")
     commands = root.add_subparsers(dest="command", required=True)
 
     serve = commands.add_parser("serve", help="run the whole service in one process")
@@ -72,7 +141,10 @@ def parser() -> argparse.ArgumentParser:
     admin_commands = admin.add_subparsers(dest="admin_command", required=True)
     create = admin_commands.add_parser("create", help="create or promote an administrator")
     create.add_argument("--email", required=True)
-    create.add_argument("--password", required=True)
+    create.add_argument(
+        "--password",
+        help=f"the password; else ${ADMIN_PASSWORD_VARIABLE}, else a prompt at a terminal",
+    )
     create.add_argument("--role", choices=["admin", "super_admin"], default="admin")
     create.set_defaults(run=_admin_create)
     return root

@@ -10,6 +10,7 @@ import stat
 import tempfile
 from functools import cached_property
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -40,6 +41,7 @@ class Settings(BaseSettings):
     data_dir: Path = Path("data")
     database_url: str = ""
     secret_key: str = ""
+    # Unset, `upwatch serve` derives it from the address it binds (cli.py).
     public_url: str = "http://127.0.0.1:8000"
     migrate_on_start: bool = True
 
@@ -59,6 +61,12 @@ class Settings(BaseSettings):
     # Test and benchmark environments: probes reach loopback only and never query DNS.
     targets_loopback_only: bool = False
     plans_file: Path | None = None
+    # hosted: the contract's free and pro plans. selfhosted: new accounts get a plan without
+    # limits and the shortest interval the schema allows, and there is nothing to upgrade to.
+    edition: Literal["hosted", "selfhosted"] = "hosted"
+    # Who may create an account: anyone (open), only with a project invitation (invite), or
+    # only administrators (closed; the first one with `upwatch admin create`).
+    signup: Literal["open", "invite", "closed"] = "open"
     redis_url: str = ""
 
     access_token_minutes: int = 15

@@ -62,11 +62,13 @@ async def _join_invited_project(
     "/signup",
     status_code=status.HTTP_201_CREATED,
     operation_id="signup",
-    responses=problem_responses(409),
+    responses=problem_responses(403, 409),
 )
 async def signup(body: SignupRequest, session: Session, runtime: RuntimeDep) -> AuthResponse:
     """Register with e-mail and password; answers with tokens and the new user. An
-    `invitationToken` that no pending invitation has is a 422 and creates no account."""
+    `invitationToken` that no pending invitation has is a 422 and creates no account.
+    Where the operator limits sign-up (`UPWATCH_SIGNUP`), a 403 `signup-closed`: `invite`
+    takes only a request with an `invitationToken`, `closed` none at all."""
     service = AccountService(session, runtime)
     user = await service.signup(body)
     await _join_invited_project(session, runtime, user, body.invitationToken)
@@ -137,7 +139,9 @@ async def create_user(
 ) -> CreatedUserOut:
     """Create an account; without a password it is an OAuth-style account that cannot log
     in with one. Roles other than `user` and `isEmailVerified` need an admin token. An
-    `invitationToken` that no pending invitation has is a 422 and creates no account."""
+    `invitationToken` that no pending invitation has is a 422 and creates no account.
+    Without an admin token it is a sign-up, limited like `POST /auth/signup`
+    (`UPWATCH_SIGNUP`: 403 `signup-closed`)."""
     user = await AccountService(session, runtime).create_user(body, caller)
     await _join_invited_project(session, runtime, user, body.invitationToken)
     return CreatedUserOut.model_validate(user)

@@ -36,6 +36,27 @@ class RefreshTokenReplayed(Unauthorized):
     keep_changes = True
 
 
+class SignupClosed(Forbidden):
+    slug, title = "signup-closed", "Sign-up is closed"
+
+
+def admit_signup(mode: str, invitation_token: str | None, caller: User | None = None) -> None:
+    """Whether this service takes a new account now (``UPWATCH_SIGNUP``): always from an
+    administrator; in ``invite`` mode from anyone holding a project invitation; in
+    ``closed`` mode from nobody else. Whether the invitation is valid is checked when it is
+    accepted, in the same transaction, so a wrong one creates no account either."""
+    if mode == "open" or (caller is not None and caller.is_admin):
+        return
+    if mode == "invite":
+        if invitation_token is None:
+            raise SignupClosed(
+                "this service creates accounts by invitation only: sign up with the "
+                "invitationToken from your project invitation e-mail"
+            )
+        return
+    raise SignupClosed("this service does not take sign-ups; ask an administrator for an account")
+
+
 def accept_reset_request(runtime: Runtime, email: str, client: str) -> bool:
     """Whether a reset e-mail may be sent: at most a few per address and per client.
 
@@ -127,6 +148,7 @@ class AccountService:
     # ---- registration and login ----
 
     async def signup(self, body: SignupRequest) -> User:
+        admit_signup(self.runtime.settings.signup, body.invitationToken)
         if await self.users.email_taken(body.email):
             raise Conflict("an account with this e-mail already exists")
         user = User(
@@ -140,6 +162,7 @@ class AccountService:
         return await self.users.add(user, self.runtime.catalog.default_plan)
 
     async def create_user(self, body: CreateUserRequest, caller: User | None) -> User:
+        admit_signup(self.runtime.settings.signup, body.invitationToken, caller)
         is_admin = caller is not None and caller.is_admin
         if not is_admin and (body.roles != ["user"] or body.isEmailVerified):
             raise Forbidden("only an administrator may grant roles or e-mail verification")

@@ -32,7 +32,8 @@ async def upgrade(
     runtime: RuntimeDep,
     _body: Annotated[EmptyBody | None, Body()] = None,
 ) -> SubscriptionChanged:
-    """Move to the pro plan (409 when already on it)."""
+    """Move to the pro plan (409 when already on it, and always on a self-hosted service,
+    `UPWATCH_EDITION=selfhosted`, where every account has a plan without limits)."""
     subscription = await SubscriptionService(session, runtime).upgrade(user)
     return SubscriptionChanged(message="Upgraded to pro", subscription=subscription)
 

@@ -144,6 +144,11 @@ class SubscriptionService:
         )
 
     async def upgrade(self, user: User) -> SubscriptionStatus:
+        if not self.runtime.catalog.upgrades:
+            raise Conflict(
+                "this self-hosted service has no plan to upgrade to: every account already "
+                "has one without limits (UPWATCH_EDITION=selfhosted)"
+            )
         subscription = await self._subscription(user)
         target = self.runtime.catalog.upgrade_plan
         if subscription.plan == target:

@@ -25,6 +25,13 @@ def target_of(monitor: Monitor) -> str | None:
     return None
 
 
+def incident_link(public_url: str, incident_id: str) -> str:
+    """A page a person can open from an alert: the API document at the incident operation
+    (``GET /incidents/{id}`` itself would answer a browser 401). The web console's incident
+    page replaces it once the console exists."""
+    return f"{public_url}/docs?incident={incident_id}#/incidents/getIncident"
+
+
 class IncidentAutomation:
     """The engine's ``TransitionHandler`` (``engine/ports.py``), implemented structurally: the
     engine calls it without importing this domain."""
@@ -70,7 +77,7 @@ class IncidentAutomation:
                 monitor_target=target_of(monitor),
                 incident_id=incident.id,
                 incident_title=incident.title,
-                incident_url=f"{self.public_url}/incidents/{incident.id}",
+                incident_url=incident_link(self.public_url, incident.id),
                 severity=incident.severity,
                 failure=failure,
                 since=incident.started_at,

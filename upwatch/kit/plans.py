@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass, fields, replace
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -96,6 +97,8 @@ class PlanCatalog:
     plans: dict[str, Plan]
     default_plan: str = "free"
     upgrade_plan: str = "pro"
+    # False in the self-hosted edition: every account already has everything.
+    upgrades: bool = True
 
     def get(self, name: str) -> Plan:
         # An account on a plan the operator has since removed falls back to the default.
@@ -106,11 +109,12 @@ class PlanCatalog:
         return cls(plans={"free": FREE, "pro": PRO})
 
     @classmethod
-    def load(cls, path: Path | None) -> PlanCatalog:
-        """The defaults, changed by ``path`` when given.
+    def load(cls, path: Path | None, edition: str = "hosted") -> PlanCatalog:
+        """The defaults, changed by the edition's built-in plans file and then by ``path``.
 
         ```toml
         default = "free"            # plan of new accounts
+        upgrades = true             # false: POST /subscriptions/upgrade answers 409
         [plans.free]
         monitorCount = 50           # any limit; others keep their default
         [plans.selfhosted]          # a new plan starts from `free` ...
@@ -118,21 +122,34 @@ class PlanCatalog:
         ```
         """
         catalog = cls.defaults()
+        if edition == "selfhosted":
+            built_in = resources.files("upwatch.kit").joinpath("plans_selfhosted.toml")
+            catalog = catalog._apply(built_in.read_text(), "the self-hosted plans")
         if path is None:
             return catalog
         try:
-            data = tomllib.loads(path.read_text())
-        except (OSError, tomllib.TOMLDecodeError) as exc:
+            text = path.read_text()
+        except OSError as exc:
             raise PlansFileError(f"cannot read plans file {path}: {exc}") from exc
-        plans = dict(catalog.plans)
+        return catalog._apply(text, f"plans file {path}")
+
+    def _apply(self, text: str, source: str) -> PlanCatalog:
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise PlansFileError(f"cannot read {source}: {exc}") from exc
+        plans = dict(self.plans)
         for name, overrides in (data.get("plans") or {}).items():
             if not isinstance(overrides, dict):
                 raise PlansFileError(f"[plans.{name}] must be a table")
             plans[name] = _override(plans.get(name, replace(FREE, name=name)), overrides)
-        default = str(data.get("default", "free"))
+        default = str(data.get("default", self.default_plan))
         if default not in plans:
             raise PlansFileError(f"default plan {default!r} is not defined")
-        return cls(plans=plans, default_plan=default, upgrade_plan="pro")
+        upgrades = data.get("upgrades", self.upgrades)
+        if not isinstance(upgrades, bool):
+            raise PlansFileError("upgrades: true or false")
+        return replace(self, plans=plans, default_plan=default, upgrades=upgrades)
 
 
 def _override(plan: Plan, overrides: dict[str, Any]) -> Plan:

@@ -75,7 +75,8 @@ class MonitorService:
             owner_id, "monitorCount", await self.monitors.count_for_owner(owner_id)
         )
         plan = await self.limits.plan_of(owner_id)
-        interval = body.intervalSeconds or plan.checkFrequencyMinutes * 60
+        # The plan's shortest interval, and at least a minute where the plan has no minimum.
+        interval = body.intervalSeconds or max(plan.checkFrequencyMinutes * 60, 60)
         await self._check_fields(body.model_copy(update={"intervalSeconds": interval}), owner_id)
         timeout = body.timeoutSeconds or min(DEFAULT_TIMEOUT_SECONDS, interval / 2)
         if timeout >= interval:

@@ -2,16 +2,29 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import TypeAdapter, ValidationError
 
 from upwatch.accounts.repository import UserRepository
 from upwatch.config import Settings
 from upwatch.kit.db import Database
+from upwatch.kit.errors import field_errors
 from upwatch.kit.plans import PlanCatalog
 from upwatch.kit.schemas import Email, Password
 from upwatch.kit.security import Passwords
 from upwatch.migrations import upgrade
 from upwatch.models import User
+
+
+def _valid(field: str, kind: Any, value: str) -> str:
+    """The value, or a ValueError that names the field as the API would."""
+    try:
+        valid: str = TypeAdapter(kind).validate_python(value)
+    except ValidationError as exc:
+        message = field_errors(exc.errors())[0].message
+        raise ValueError(f"{field}: {message}") from exc
+    return valid
 
 
 async def create_admin(
@@ -21,11 +34,8 @@ async def create_admin(
 
     Returns whether the account is new, and its normalised e-mail address.
     """
-    try:
-        email = TypeAdapter(Email).validate_python(email)
-        password = TypeAdapter(Password).validate_python(password)
-    except ValidationError as exc:
-        raise ValueError(exc.errors()[0]["msg"]) from exc
+    email = _valid("email", Email, email)
+    password = _valid("password", Password, password)
     db = Database(settings)
     try:
         await upgrade(db.engine)
@@ -42,7 +52,9 @@ async def create_admin(
                     is_email_verified=True,
                     settings={},
                 )
-                await users.add(user, PlanCatalog.load(settings.plans_file).default_plan)
+                await users.add(
+                    user, PlanCatalog.load(settings.plans_file, settings.edition).default_plan
+                )
             else:
                 user.roles = list(dict.fromkeys([*user.roles, role]))
                 user.password_hash = password_hash
