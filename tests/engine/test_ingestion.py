@@ -26,6 +26,9 @@ from upwatch.kit.db import Database, WorkSession
 from upwatch.kit.metrics import Metrics
 from upwatch.models import Monitor
 
+# These tests cut connections on purpose (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("collect_cut_connections")
+
 
 class Outage:
     """Takes the database away from one ``Database`` (the ingester's) and brings it back.

@@ -38,6 +38,9 @@ from upwatch.kit.clock import ManualClock
 from upwatch.kit.errors import DATABASE_RETRY_AFTER_SECONDS
 from upwatch.runtime import Runtime
 
+# These tests cut connections on purpose (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("collect_cut_connections")
+
 OUTAGE = "database unreachable"
 RECOVERY = "database reachable again"
 
