@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import logging
 import sys
 
 from upwatch.config import Settings
+from upwatch.kit.logs import configure_logging
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -21,6 +21,7 @@ def _serve(args: argparse.Namespace) -> int:
         host=args.host,
         port=args.port,
         log_level=args.log_level,
+        log_config=None,  # uvicorn's loggers write through ours (kit/logs.py)
         proxy_headers=bool(settings.forwarded_allow_ips),
         forwarded_allow_ips=settings.forwarded_allow_ips or None,
     )
@@ -79,6 +80,6 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> None:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    configure_logging(Settings())
     args = parser().parse_args(argv)
     sys.exit(args.run(args))
