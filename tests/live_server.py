@@ -30,9 +30,10 @@ def clean_env(**extra: str) -> dict[str, str]:
 
 
 class LiveServer:
-    def __init__(self, cwd: Path, env: dict[str, str]) -> None:
+    def __init__(self, cwd: Path, env: dict[str, str], log_level: str = "warning") -> None:
         self.cwd = cwd
         self.env = env
+        self.log_level = log_level
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen[bytes] | None = None
@@ -41,7 +42,7 @@ class LiveServer:
     def start(self) -> LiveServer:
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(  # noqa: S603
-                [UPWATCH, "serve", "--port", str(self.port), "--log-level", "warning"],
+                [UPWATCH, "serve", "--port", str(self.port), "--log-level", self.log_level],
                 cwd=self.cwd,
                 env=self.env,
                 stdout=log,

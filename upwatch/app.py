@@ -140,6 +140,11 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
         if engine is not None:
             engine.start(supervisor)
         log.info("Upwatch %s ready on %s", __version__, settings.sqlalchemy_url.split("://")[0])
+        if not settings.smtp_configured:
+            log.warning(
+                "SMTP is not configured (UPWATCH_SMTP_HOST): e-mail is kept in the outbox "
+                "(GET /admin/mail) and written to this log in full"
+            )
         try:
             yield
         finally:

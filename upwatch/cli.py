@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+<<<<<<< HEAD
 import getpass
 import ipaddress
 import logging
 import os
 import socket
+=======
+>>>>>>> mail-logs
 import sys
 
 from upwatch import __version__
 from upwatch.config import Settings
+from upwatch.kit.logs import configure_logging
 
 log = logging.getLogger("upwatch")
 
@@ -63,6 +67,7 @@ def _serve(args: argparse.Namespace) -> int:
         host=args.host,
         port=args.port,
         log_level=args.log_level,
+        log_config=None,  # uvicorn's loggers write through ours (kit/logs.py)
         proxy_headers=bool(settings.forwarded_allow_ips),
         forwarded_allow_ips=settings.forwarded_allow_ips or None,
     )
@@ -151,6 +156,6 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> None:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    configure_logging(Settings())
     args = parser().parse_args(argv)
     sys.exit(args.run(args))

@@ -53,6 +53,8 @@ class Settings(BaseSettings):
     smtp_timeout_seconds: float = 10.0
     mail_from: str = "Upwatch <noreply@upwatch.local>"
     admin_email: str = ""
+    # text: one readable line per record; json: one JSON object per line, for log collectors.
+    log_format: Literal["text", "json"] = "text"
 
     # Addresses of reverse proxies whose X-Forwarded-For is trusted for the client address
     # (uvicorn's forwarded_allow_ips, e.g. "127.0.0.1" or "*"); empty trusts none.

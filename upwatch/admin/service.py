@@ -3,10 +3,12 @@ from __future__ import annotations
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.accounts.repository import UserRepository
-from upwatch.admin.schemas import AdminUserItem
+from upwatch.admin.schemas import AdminUserItem, OutboxMailOut
 from upwatch.billing.repository import SubscriptionRepository
 from upwatch.billing.schemas import AdminUserUpdate
-from upwatch.kit.errors import Forbidden, NotFound, ValidationFailed
+from upwatch.kit.errors import Conflict, Forbidden, NotFound, ValidationFailed
+from upwatch.kit.mail import SCRUBBED_BODY
+from upwatch.kit.mail_outbox import MailOutboxRepository
 from upwatch.models import Subscription, User
 from upwatch.runtime import Runtime
 
@@ -30,6 +32,7 @@ class AdminService:
         self.runtime = runtime
         self.users = UserRepository(session)
         self.subscriptions = SubscriptionRepository(session)
+        self.mail = MailOutboxRepository(session)
 
     async def list_users(self, limit: int, offset: int) -> tuple[list[AdminUserItem], int]:
         rows = await self.users.list_with_subscriptions(limit, offset)
@@ -63,3 +66,23 @@ class AdminService:
         await self.session.refresh(user)
         self.runtime.plan_cache.forget(user.id)
         return admin_item(user, subscription)
+
+    async def list_mail(self, limit: int, offset: int) -> tuple[list[OutboxMailOut], int]:
+        rows = await self.mail.newest_first(limit, offset)
+        return [OutboxMailOut.model_validate(m) for m in rows], await self.mail.count()
+
+    async def resend_mail(self, mail_id: str) -> OutboxMailOut:
+        """Send an unsent message again (pending or failed); a sent one is never sent twice."""
+        message = await self.mail.get(mail_id)
+        if message is None:
+            raise NotFound("no such message")
+        if message.status == "sent":
+            raise Conflict("this message was sent; only unsent messages can be resent")
+        if message.body == SCRUBBED_BODY:
+            raise Conflict(
+                "this message's secret link was removed when it failed; "
+                "the person can ask for a new one"
+            )
+        if not await self.runtime.mailer.resend(self.session, message):
+            raise Conflict("this message was sent meanwhile; only unsent messages can be resent")
+        return OutboxMailOut.model_validate(message)

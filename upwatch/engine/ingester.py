@@ -16,6 +16,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -32,8 +33,9 @@ from upwatch.engine.status import (
     result_status,
     settings_of,
 )
-from upwatch.kit.db import Database, commit_and_notify
+from upwatch.kit.db import Database, after_commit, commit_and_notify
 from upwatch.kit.histogram import DayTotals
+from upwatch.kit.logs import log_event
 from upwatch.kit.metrics import Metrics
 from upwatch.kit.outbox import backoff, stop_if_cancelled
 from upwatch.kit.supervisor import progress
@@ -160,6 +162,18 @@ class Ingester:
             )
             if transition.incident is not IncidentAction.NONE:
                 actions.append((monitor, transition.incident, outcome, report.checked_at))
+            if transition.changed:
+                # Told once committed: a batch that fails and is retried changes nothing yet.
+                after_commit(
+                    session,
+                    partial(
+                        _log_status_change,
+                        monitor,
+                        transition.previous_status.value,
+                        transition.state.status.value,
+                        report.region_id,
+                    ),
+                )
             monitor.state = encode_state(transition.state)
             monitor.status = transition.state.status.value
             if monitor.last_checked_at is None or report.checked_at > monitor.last_checked_at:
@@ -221,6 +235,24 @@ class Ingester:
             for monitor, action, outcome, checked_at in actions:
                 await self.automation.carry_out(session, monitor, action, outcome, checked_at)
         return [inserted[r.id] for _m, r in fresh]
+
+
+def _log_status_change(monitor: Monitor, previous: str, status: str, region_id: str) -> None:
+    log_event(
+        log,
+        "monitor.status_changed",
+        "monitor %s (%s) is %s, was %s (result from region %s)",
+        monitor.id,
+        monitor.name,
+        status,
+        previous,
+        region_id,
+        monitor_id=monitor.id,
+        project_id=monitor.project_id,
+        status=status,
+        previous_status=previous,
+        region_id=region_id,
+    )
 
 
 def _row(monitor: Monitor, report: CheckReport) -> dict[str, Any]:

@@ -4,17 +4,37 @@ its alerts are committed together with the state change, or not at all."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
+from functools import partial
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.engine.status import IncidentAction
 from upwatch.incidents.repository import IncidentRepository
+from upwatch.kit.db import after_commit
+from upwatch.kit.logs import log_event
 from upwatch.models import Incident, IncidentUpdate, Monitor, Project
 from upwatch.notifications.delivery import AlertOutbox
 from upwatch.notifications.events import AlertEvent, EventKind, Failure, format_duration
 from upwatch.probes.outcome import Outcome
+
+log = logging.getLogger(__name__)
+
+
+def _log_incident(event: str, message: str, incident: Incident, *args: object) -> None:
+    log_event(
+        log,
+        event,
+        message,
+        incident.id,
+        *args,
+        incident_id=incident.id,
+        monitor_id=incident.monitor_id,
+        project_id=incident.project_id,
+    )
 
 
 def target_of(monitor: Monitor) -> str | None:
@@ -114,6 +134,19 @@ class IncidentAutomation:
         opened = f"Opened automatically: {failure.describe()}"
         subject = (project, monitor, incident)
         await self._announce(session, EventKind.OPENED, opened, subject, failure, checked_at)
+        after_commit(
+            session,
+            partial(
+                _log_incident,
+                "incident.opened",
+                "incident %s opened: monitor %s (%s) is down: %s",
+                incident,
+                monitor.id,
+                monitor.name,
+                # The kind only: a failure's text may quote the target's address, secrets and all.
+                replace(failure, message=None).describe(),
+            ),
+        )
         return incident
 
     async def _resolve(
@@ -130,6 +163,18 @@ class IncidentAutomation:
         resolved = f"Resolved automatically: {monitor.name} is up again after {length}."
         subject = (project, monitor, incident)
         await self._announce(session, EventKind.RESOLVED, resolved, subject, None, checked_at)
+        after_commit(
+            session,
+            partial(
+                _log_incident,
+                "incident.resolved",
+                "incident %s resolved: monitor %s (%s) is up again after %s",
+                incident,
+                monitor.id,
+                monitor.name,
+                length,
+            ),
+        )
         return incident
 
     async def _announce(

@@ -2,18 +2,52 @@
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
+from functools import partial
 
 from pydantic.alias_generators import to_snake
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.incidents.repository import IncidentRepository
 from upwatch.incidents.schemas import IncidentCreate, IncidentPatch, IncidentUpdateCreate
+from upwatch.kit.db import after_commit
 from upwatch.kit.errors import NotFound, ValidationFailed
+from upwatch.kit.logs import log_event
 from upwatch.models import Alert, AlertAttempt, Incident, IncidentUpdate, Monitor, User
 from upwatch.notifications.repository import AlertRepository
 from upwatch.projects.repository import ProjectRepository
 from upwatch.runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+
+def _log_change(incident: Incident, caller: User, was: str | None) -> None:
+    """A person opened, resolved or reopened an incident (status changes within an open
+    incident, such as investigating to identified, are its timeline, not the log's)."""
+    if was is None:
+        event, what = "incident.opened", "opened"
+    elif incident.status == "resolved":
+        event, what = "incident.resolved", "resolved"
+    else:
+        event, what = "incident.reopened", "reopened"
+    log_event(
+        log,
+        event,
+        "incident %s %s by user %s (status %s)",
+        incident.id,
+        what,
+        caller.id,
+        incident.status,
+        incident_id=incident.id,
+        monitor_id=incident.monitor_id,
+        project_id=incident.project_id,
+        user_id=caller.id,
+    )
+
+
+def _opens_or_closes(was: str, now: str) -> bool:
+    return (was == "resolved") != (now == "resolved")
 
 
 def move_status(incident: Incident, status: str, now: datetime) -> bool:
@@ -73,6 +107,7 @@ class IncidentService:
                 created_at=now,
             )
         )
+        after_commit(self.session, partial(_log_change, incident, caller, None))
         return incident
 
     async def update(self, caller: User, incident_id: str, body: IncidentPatch) -> Incident:
@@ -88,7 +123,10 @@ class IncidentService:
             incident.monitor_id = body.monitorId
         if body.status is not None:
             now = self.runtime.clock.now()
+            was = incident.status
             if move_status(incident, body.status, now):
+                if _opens_or_closes(was, incident.status):
+                    after_commit(self.session, partial(_log_change, incident, caller, was))
                 await self.incidents.add_update(
                     IncidentUpdate(
                         incident_id=incident.id,
@@ -106,7 +144,10 @@ class IncidentService:
     ) -> Incident:
         incident = await self.visible(caller, incident_id)
         now = self.runtime.clock.now()
+        was = incident.status
         move_status(incident, body.status or incident.status, now)
+        if _opens_or_closes(was, incident.status):
+            after_commit(self.session, partial(_log_change, incident, caller, was))
         await self.incidents.add_update(
             IncidentUpdate(
                 incident_id=incident.id,

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import logging
+import re
+import textwrap
 from datetime import datetime, timedelta
 from email.message import EmailMessage
+from functools import partial
 
 import aiosmtplib
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -12,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from upwatch.config import Settings
 from upwatch.kit.clock import Clock
 from upwatch.kit.db import Database, after_commit
+from upwatch.kit.logs import MASK, log_event
 from upwatch.kit.mail_outbox import MailOutboxRepository
 from upwatch.kit.metrics import Metrics
 from upwatch.kit.outbox import Wakeable, backoff
@@ -34,9 +38,22 @@ class PermanentMailError(Exception):
     """The server refused the message for good (5xx): retrying cannot help."""
 
 
-# Categories whose body holds a secret (a reset link): blanked once delivered or failed.
-SENSITIVE_CATEGORIES = frozenset({"password_reset"})
+# Categories whose body holds a secret (a reset or invitation link): blanked once delivered
+# or failed, and masked when an administrator lists the outbox.
+SENSITIVE_CATEGORIES = frozenset({"password_reset", "project_invitation"})
 SCRUBBED_BODY = "(removed after delivery: it contained a secret link)"
+# Our tokens are 43 characters; a shorter "token=" is text (a project named so), not a secret.
+_LINK_TOKEN = re.compile(r"[?&]token=([^&#\s]{16,})")
+
+
+def masked_body(category: str, body: str) -> str:
+    """The body as an administrator may read it: in sensitive categories every token that a
+    link carries is masked, wherever the body repeats it."""
+    if category not in SENSITIVE_CATEGORIES:
+        return body
+    for token in set(_LINK_TOKEN.findall(body)):
+        body = body.replace(token, MASK)
+    return body
 
 
 def one_line(text: str) -> str:
@@ -109,14 +126,44 @@ class Mailer:
         )
         await MailOutboxRepository(session).add(message)
         if not self.settings.smtp_configured:
-            log.warning(
-                "SMTP is not configured; %s mail to %s kept in the outbox as %s",
-                category,
-                to,
-                message.id,
-            )
+            after_commit(session, partial(self._write_to_log, message, warn=True))
         after_commit(session, self.wake)
         return message
+
+    def _write_to_log(self, message: MailMessage, *, warn: bool) -> None:
+        """Without SMTP the log is where mail can be read: the whole message at INFO, links
+        and all, so an invitation or a reset link can be used. Never with SMTP configured."""
+        if warn:
+            log.warning(
+                "SMTP is not configured; %s mail to %s kept in the outbox as %s",
+                message.category,
+                message.to_address,
+                message.id,
+            )
+        log_event(
+            log,
+            "mail.logged",
+            "mail %s, not sent (SMTP is not configured):\n    To: %s\n    Subject: %s\n\n%s",
+            message.id,
+            message.to_address,
+            message.subject,
+            # Indented, so text a user wrote (a contact message) cannot pass for a log line.
+            textwrap.indent(message.body, "    ", lambda _line: True),
+            mail_id=message.id,
+            category=message.category,
+        )
+
+    async def resend(self, session: AsyncSession, message: MailMessage) -> bool:
+        """Make an unsent (pending or failed) message due now with a fresh set of attempts;
+        False when it was sent meanwhile. Without SMTP it is written to the log again instead,
+        and stays in the outbox."""
+        if not await MailOutboxRepository(session).requeue(message.id, self.clock.now()):
+            return False
+        await session.refresh(message)
+        if not self.settings.smtp_configured:
+            after_commit(session, partial(self._write_to_log, message, warn=False))
+        after_commit(session, self.wake)
+        return True
 
     def wake(self) -> None:
         self.loop.wake()

@@ -1,4 +1,5 @@
-"""Every statement on the mail outbox: pick due messages, claim one, record an attempt."""
+"""Every statement on the mail outbox: pick due messages, claim one, record an attempt, and the
+administrators' listing and resend."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.models.mail import MailMessage
@@ -52,3 +53,26 @@ class MailOutboxRepository:
         await self.session.execute(
             update(MailMessage).where(MailMessage.id == message_id).values(**values)
         )
+
+    async def newest_first(self, limit: int, offset: int) -> Sequence[MailMessage]:
+        query = (
+            select(MailMessage)
+            .order_by(MailMessage.created_at.desc(), MailMessage.id)
+            .limit(limit)
+            .offset(offset)
+        )
+        return (await self.session.scalars(query)).all()
+
+    async def count(self) -> int:
+        total = await self.session.scalar(select(func.count()).select_from(MailMessage))
+        return int(total or 0)
+
+    async def requeue(self, message_id: str, now: datetime) -> bool:
+        """Make an unsent message due at ``now`` with a fresh set of attempts; False when it
+        is unknown or was sent (a sender recording a delivery meanwhile wins)."""
+        requeued = await self.session.execute(
+            update(MailMessage)
+            .where(MailMessage.id == message_id, MailMessage.status != "sent")
+            .values(status="pending", attempts=0, next_attempt_at=now)
+        )
+        return getattr(requeued, "rowcount", 0) == 1

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
+from functools import partial
 
 from pydantic.alias_generators import to_snake
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -10,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from upwatch.billing.service import PlanLimits
 from upwatch.kit.db import after_commit
 from upwatch.kit.errors import Conflict, NotFound, ValidationFailed
+from upwatch.kit.logs import log_event
 from upwatch.kit.net import TargetRefused
 from upwatch.kit.security import new_opaque_token
 from upwatch.models import CheckResult, Monitor, User
@@ -24,6 +27,29 @@ DEFAULT_TIMEOUT_SECONDS = 10.0
 TARGET_FIELDS = {"http": {"url"}, "tcp": {"host", "port"}, "dns": {"host"}, "tls": {"host"}}
 # Update fields with rules of their own; every other one is stored as sent, by column name.
 SEPARATELY_UPDATED = {"headers", "secretHeaders", "regionIds", "isActive"}
+
+
+log = logging.getLogger(__name__)
+
+
+def _log_pause(monitor: Monitor, caller: User, was: str, active: bool) -> None:
+    """A person paused or resumed a monitor (the engine logs the changes results make)."""
+    log_event(
+        log,
+        "monitor.status_changed",
+        "monitor %s (%s) is %s, was %s (%s by user %s)",
+        monitor.id,
+        monitor.name,
+        monitor.status,
+        was,
+        "resumed" if active else "paused",
+        caller.id,
+        monitor_id=monitor.id,
+        project_id=monitor.project_id,
+        status=monitor.status,
+        previous_status=was,
+        user_id=caller.id,
+    )
 
 
 class MonitorService:
@@ -132,6 +158,9 @@ class MonitorService:
         if monitor.timeout_seconds >= monitor.interval_seconds:
             raise ValidationFailed.on("timeoutSeconds", "must be shorter than intervalSeconds")
         if body.isActive is not None and body.isActive != monitor.is_active:
+            after_commit(
+                self.session, partial(_log_pause, monitor, caller, monitor.status, body.isActive)
+            )
             monitor.is_active = body.isActive
             # Pausing forgets nothing; resuming starts from pending with fresh region memory.
             monitor.status = "paused" if not body.isActive else "pending"

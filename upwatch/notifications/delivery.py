@@ -17,6 +17,7 @@ import time
 import uuid
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -24,6 +25,7 @@ from upwatch.billing.repository import SubscriptionRepository
 from upwatch.config import Settings
 from upwatch.kit.clock import Clock
 from upwatch.kit.db import Database, after_commit
+from upwatch.kit.logs import log_event
 from upwatch.kit.mail import SmtpTransport
 from upwatch.kit.metrics import Metrics
 from upwatch.kit.net import NetworkGuard, guarded_session
@@ -242,7 +244,6 @@ class AlertSender:
         else:
             outcome = "failed"
             values.update(status="failed")
-            log.error("alert %s failed for good: %s", alert_id, error)
         self.metrics.alert_deliveries.labels(alert.provider_type, outcome).inc()
         async with self.database.worksession() as session:
             kept = await AlertRepository(session).record(
@@ -261,3 +262,35 @@ class AlertSender:
             if not kept:
                 log.warning("alert %s was taken over by another sender; outcome dropped", alert_id)
             await session.commit()
+        if kept and outcome != "retry":
+            _log_outcome(alert, attempts, error)
+
+
+def _log_outcome(alert: Alert, attempts: int, error: str | None) -> None:
+    """The alert's end: delivered (INFO), or given up (ERROR: a person was not told)."""
+    ids: dict[str, Any] = {
+        "alert_id": alert.id,
+        "provider_type": alert.provider_type,
+        "provider_id": alert.provider_id,
+        "incident_id": alert.incident_id,
+        "monitor_id": alert.facts.get("monitor_id"),
+        "project_id": alert.project_id,
+        "attempts": attempts,
+    }
+    what = (
+        f"alert {alert.id} ({alert.event}, incident {alert.incident_id}) "
+        f"to {alert.provider_type} provider {alert.provider_id}"
+    )
+    if error is None:
+        log_event(log, "alert.delivered", "%s delivered after %d attempt(s)", what, attempts, **ids)
+    else:
+        log_event(
+            log,
+            "alert.given_up",
+            "%s given up after %d attempt(s): %s",
+            what,
+            attempts,
+            error,
+            level=logging.ERROR,
+            **ids,
+        )

@@ -1,0 +1,81 @@
+"""The service's log: one format for every logger (ours and uvicorn's), text or JSON.
+
+``UPWATCH_LOG_FORMAT=text`` (the default) writes one readable line per record;
+``json`` writes one JSON object per line for log collectors, with the record's fields
+(``time``, ``level``, ``logger``, ``message``) and the ids an event carries (``event``,
+``monitor_id``, ``incident_id``, ...) as keys of their own. uvicorn's loggers write through
+the same handler: ``serve`` starts uvicorn without a logging configuration of its own.
+
+Request paths in uvicorn's access lines have their tokens masked (``?token=`` values, the
+heartbeat token), whatever the format: the address of a reset link a person opens on the API
+host must not put the token in the log.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+from pythonjsonlogger.core import RESERVED_ATTRS
+from pythonjsonlogger.json import JsonFormatter
+
+from upwatch.config import Settings
+
+TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
+MASK = "****"
+
+# A token in a query string, and the path segment of a heartbeat address.
+_QUERY_TOKEN = re.compile(r"([?&][\w.-]*token=)[^&#\s]+", re.IGNORECASE)
+_HEARTBEAT_TOKEN = re.compile(r"(/heartbeat/)[^/?#\s]+")
+
+
+def mask_tokens(path: str) -> str:
+    """``path`` with the values of ``...token=`` parameters and a heartbeat token masked."""
+    return _HEARTBEAT_TOKEN.sub(rf"\g<1>{MASK}", _QUERY_TOKEN.sub(rf"\g<1>{MASK}", path))
+
+
+class AccessTokenMask(logging.Filter):
+    """Masks tokens in the path of uvicorn's access lines (``client - "METHOD path ..." code``)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if isinstance(args, tuple) and len(args) >= 3 and isinstance(args[2], str):
+            record.args = (*args[:2], mask_tokens(args[2]), *args[3:])
+        return True
+
+
+def json_formatter() -> logging.Formatter:
+    return JsonFormatter(
+        "%(levelname)s %(name)s %(message)s",
+        rename_fields={"levelname": "level", "name": "logger"},
+        timestamp="time",  # ISO 8601 in UTC
+        # uvicorn adds a coloured copy of some messages; collectors need only one.
+        reserved_attrs=[*RESERVED_ATTRS, "color_message"],
+    )
+
+
+def configure_logging(settings: Settings) -> None:
+    """Log INFO and above to standard error in the configured format (once per process)."""
+    handler = logging.StreamHandler()
+    if settings.log_format == "json":
+        handler.setFormatter(json_formatter())
+    else:
+        handler.setFormatter(logging.Formatter(TEXT_FORMAT))
+    logging.basicConfig(level=logging.INFO, handlers=[handler])
+    access = logging.getLogger("uvicorn.access")
+    if not any(isinstance(f, AccessTokenMask) for f in access.filters):
+        access.addFilter(AccessTokenMask())
+
+
+def log_event(
+    logger: logging.Logger,
+    event: str,
+    message: str,
+    *args: object,
+    level: int = logging.INFO,
+    **ids: Any,
+) -> None:
+    """One line of the service's story: ``message`` (with ``args``) for people, and ``event``
+    with ``ids`` as fields of the record, which the JSON format writes as keys."""
+    logger.log(level, message, *args, extra={"event": event, **ids}, stacklevel=2)
