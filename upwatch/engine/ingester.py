@@ -198,6 +198,8 @@ class Ingester:
                     "degraded": add.degraded,
                     "response_ms_sum": add.response_ms_sum,
                     "response_count": add.response_count,
+                    "response_ms_min": (add.histogram.observed or (None, None))[0],
+                    "response_ms_max": (add.histogram.observed or (None, None))[1],
                 }
                 for (monitor_id, region_id, day_key), add in days.items()
             ]
