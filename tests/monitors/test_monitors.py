@@ -435,6 +435,32 @@ async def test_the_dashboard_lists_every_visible_monitor_with_its_figures(
     assert_problem(await client.get("/dashboard/uptime"), 401)
 
 
+async def test_the_dashboard_narrows_to_the_project_named_by_project_id(
+    client: httpx.AsyncClient, cast: Cast
+) -> None:
+    shared = await _monitor(
+        client, cast.alice, cast.project_id, type="heartbeat", intervalSeconds=3600
+    )
+    created = await client.post("/projects", headers=cast.bob.headers, json={"name": "Bob's"})
+    assert created.status_code == 201, created.text
+    own_project = created.json()["id"]
+    own = await _monitor(client, cast.bob, own_project, type="heartbeat", intervalSeconds=3600)
+    for path in ("/dashboard/uptime", "/dashboard/performance-metrics"):
+
+        async def listed(account: Account, path: str = path, **params: str) -> list[str]:
+            response = await client.get(path, headers=account.headers, params=params)
+            assert response.status_code == 200, response.text
+            return [item["monitorId"] for item in response.json()]
+
+        assert sorted(await listed(cast.bob)) == sorted([shared["id"], own["id"]])
+        assert await listed(cast.bob, projectId=cast.project_id) == [shared["id"]]
+        assert await listed(cast.bob, projectId=own_project) == [own["id"]]
+        # Like every list of project rows: someone else's project lists nothing.
+        assert await listed(cast.alice, projectId=own_project) == []
+        assert await listed(cast.charlie, projectId=cast.project_id) == []
+        assert await listed(cast.bob, projectId="0" * 32) == []
+
+
 async def test_checks_resume_on_schedule_after_a_restart_with_no_monitor_lost(
     client: httpx.AsyncClient,
     cast: Cast,
