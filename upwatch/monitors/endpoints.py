@@ -39,7 +39,7 @@ regions = APIRouter(
     prefix="/regions", tags=["regions"], responses=problem_responses(400, 401, 422, 429, 500)
 )
 board = APIRouter(
-    prefix="/dashboard", tags=["dashboard"], responses=problem_responses(400, 401, 429, 500)
+    prefix="/dashboard", tags=["dashboard"], responses=problem_responses(400, 401, 422, 429, 500)
 )
 heartbeats = APIRouter(
     prefix="/heartbeat", tags=["heartbeats"], responses=problem_responses(400, 404, 500)
