@@ -119,6 +119,8 @@ class Settings(BaseSettings):
     # is younger than region_online_seconds.
     region_report_seconds: float = Field(default=15.0, gt=0)
     region_online_seconds: float = Field(default=60.0, gt=0)
+    # Set: /metrics answers only requests with "Authorization: Bearer <this token>".
+    metrics_token: str = ""
 
     @field_validator("public_url", "telegram_api_url", "pagerduty_events_url", "twilio_api_url")
     @classmethod

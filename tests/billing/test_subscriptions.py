@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from tests.conftest import Account, Cast, SignUp, assert_problem
+from tests.factories import create_monitor
 from upwatch.kit.plans import UNLIMITED, PlanCatalog, PlansFileError
 
 Promote = Callable[[Account, str], Awaitable[None]]
@@ -62,6 +63,26 @@ async def test_usage_figures_match_what_exists(client: httpx.AsyncClient, cast: 
     # Requests of the day so far: the cast's own calls and this one.
     assert usage["apiCalls"]["current"] >= 3
     assert usage["apiCalls"]["limit"] == 10000
+
+
+async def test_usage_counts_the_owners_monitors_paused_ones_and_members_ones_included(
+    client: httpx.AsyncClient, cast: Cast
+) -> None:
+    ids = []
+    for account in (cast.alice, cast.bob):
+        monitor = await create_monitor(
+            client, account, cast.project_id, type="heartbeat", intervalSeconds=3600
+        )
+        ids.append(monitor["id"])
+    paused = await client.patch(
+        f"/monitors/{ids[0]}", headers=cast.alice.headers, json={"isActive": False}
+    )
+    assert paused.status_code == 200, paused.text
+    usage = (await client.get("/subscriptions/current", headers=cast.alice.headers)).json()["usage"]
+    assert usage["monitors"] == {"current": 2, "limit": 10, "percentage": 20.0}
+    # A member's own usage counts the projects it owns: none.
+    theirs = (await client.get("/subscriptions/current", headers=cast.bob.headers)).json()
+    assert theirs["usage"]["monitors"]["current"] == 0
 
 
 async def test_upgrade_moves_to_pro_and_a_second_upgrade_is_a_409(

@@ -4,16 +4,23 @@ and reports as a worker makes them."""
 from __future__ import annotations
 
 import itertools
+import os
+import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from alembic import command
 from sqlalchemy import func, select
+from sqlalchemy.engine import Connection
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from tests.conftest import _empty_tables, make_settings
+from tests.conftest import BACKEND, POSTGRES_URL, _empty_tables, _postgres_admin, make_settings
+from upwatch.config import async_database_url
 from upwatch.engine.broker import CheckReport
 from upwatch.kit.db import Database
+from upwatch.migrations import alembic_config
 from upwatch.models import CheckResult, DailyAggregate, HistogramBucket, Monitor, Project, User
 from upwatch.probes.outcome import ErrorKind, Outcome, Timings
 
@@ -100,3 +107,38 @@ async def day_totals(db: Database) -> tuple[int, int, int]:
         ).one()
         buckets = await session.scalar(select(func.coalesce(func.sum(HistogramBucket.count), 0)))
         return int(total), int(timed), int(buckets or 0)
+
+
+@pytest.fixture
+async def fresh_engine(tmp_path: Path) -> AsyncIterator[AsyncEngine]:
+    """An empty database of this test's own, to migrate step by step."""
+    if BACKEND == "sqlite":
+        engine = create_async_engine(async_database_url(f"sqlite:///{tmp_path / 'm.db'}"))
+        yield engine
+        await engine.dispose()
+        return
+    name = f"upwatch_migration_{uuid.uuid4().hex[:12]}"
+    try:
+        await _postgres_admin(f'CREATE DATABASE "{name}"')
+    except OSError as exc:
+        reason = f"PostgreSQL not reachable at {POSTGRES_URL}: {exc}"
+        if os.environ.get("UPWATCH_REQUIRE_POSTGRES") == "1":
+            pytest.fail(reason)  # CI requires PostgreSQL: a skip there would hide the test
+        pytest.skip(reason)
+    base, _, _ = POSTGRES_URL.rpartition("/")
+    engine = create_async_engine(async_database_url(f"{base}/{name}"))
+    yield engine
+    await engine.dispose()
+    await _postgres_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+async def migrate(engine: AsyncEngine, revision: str, down: bool = False) -> None:
+    def step(connection: Connection) -> None:
+        config = alembic_config(connection)
+        if down:
+            command.downgrade(config, revision)
+        else:
+            command.upgrade(config, revision)
+
+    async with engine.begin() as connection:
+        await connection.run_sync(step)

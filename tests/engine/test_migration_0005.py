@@ -3,67 +3,25 @@
 from __future__ import annotations
 
 import json
-import os
 import uuid
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
-from pathlib import Path
 
-import pytest
-from alembic import command
 from sqlalchemy import column, insert, inspect, table, text
-from sqlalchemy.engine import Connection
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
-from tests.conftest import BACKEND, POSTGRES_URL, _postgres_admin
-from upwatch.config import async_database_url
+from tests.conftest import BACKEND
+from tests.engine.conftest import migrate
 from upwatch.kit.histogram import Histogram
-from upwatch.migrations import alembic_config
 from upwatch.models import Monitor, Project, User
 from upwatch.monitors import statistics
 
 OLD_HISTOGRAM = {"0": 1, "3": 2, "40": 5, "120": 1}
 
 
-@pytest.fixture
-async def fresh_engine(tmp_path: Path) -> AsyncIterator[AsyncEngine]:
-    """An empty database of this test's own, to migrate step by step."""
-    if BACKEND == "sqlite":
-        engine = create_async_engine(async_database_url(f"sqlite:///{tmp_path / 'm.db'}"))
-        yield engine
-        await engine.dispose()
-        return
-    name = f"upwatch_migration_{uuid.uuid4().hex[:12]}"
-    try:
-        await _postgres_admin(f'CREATE DATABASE "{name}"')
-    except OSError as exc:
-        reason = f"PostgreSQL not reachable at {POSTGRES_URL}: {exc}"
-        if os.environ.get("UPWATCH_REQUIRE_POSTGRES") == "1":
-            pytest.fail(reason)  # CI requires PostgreSQL: a skip there would hide the test
-        pytest.skip(reason)
-    base, _, _ = POSTGRES_URL.rpartition("/")
-    engine = create_async_engine(async_database_url(f"{base}/{name}"))
-    yield engine
-    await engine.dispose()
-    await _postgres_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
-async def _migrate(engine: AsyncEngine, revision: str, down: bool = False) -> None:
-    def step(connection: Connection) -> None:
-        config = alembic_config(connection)
-        if down:
-            command.downgrade(config, revision)
-        else:
-            command.upgrade(config, revision)
-
-    async with engine.begin() as connection:
-        await connection.run_sync(step)
-
-
 async def test_results_and_day_histograms_stored_before_0005_are_carried_over_and_back(
     fresh_engine: AsyncEngine,
 ) -> None:
-    await _migrate(fresh_engine, "0004")
+    await migrate(fresh_engine, "0004")
     checked = datetime(2026, 3, 1, 12, tzinfo=UTC)
     async with AsyncSession(fresh_engine, expire_on_commit=False) as session:
         owner = User(email="old@example.com", password_hash=None)
@@ -122,7 +80,7 @@ async def test_results_and_day_histograms_stored_before_0005_are_carried_over_an
         await session.commit()
         monitor_id = monitor.id
 
-    await _migrate(fresh_engine, "head")
+    await migrate(fresh_engine, "head")
     async with fresh_engine.connect() as connection:
         report_ids = (await connection.execute(text("SELECT report_id FROM check_results"))).all()
         buckets = (
@@ -144,7 +102,7 @@ async def test_results_and_day_histograms_stored_before_0005_are_carried_over_an
     for q in (0.5, 0.95, 0.99):
         assert carried.percentile(q) == round(before.quantile(q) or 0, 2)
 
-    await _migrate(fresh_engine, "0004", down=True)
+    await migrate(fresh_engine, "0004", down=True)
     async with fresh_engine.connect() as connection:
         restored = (
             await connection.execute(text("SELECT histogram FROM daily_aggregates"))

@@ -1,4 +1,5 @@
-"""Response-time histograms: merge laws, percentile accuracy and the JSON form."""
+"""Response-time histograms: merge laws, percentile accuracy, the observed range and the JSON
+form."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from upwatch.kit.histogram import (
     Histogram,
     bucket_of,
     bucket_value,
+    counted_as,
 )
 
 FAST = settings(max_examples=300, deadline=None)
@@ -91,7 +93,8 @@ def test_the_json_form_round_trips_and_keeps_only_non_empty_buckets(values: list
     assert all(count > 0 for count in data.values())
     assert sum(data.values()) == len(values)
     restored = Histogram.from_json(data)
-    assert restored == histogram
+    assert restored.buckets() == histogram.buckets()
+    assert restored.observed is None  # the JSON form keeps counts only
     assert restored.count == histogram.count
     assert restored.to_json() == data
 
@@ -187,7 +190,8 @@ def test_buckets_stored_in_any_split_give_back_the_histogram_of_all_values(
 ) -> None:
     # The day's histogram is stored as (bucket, count) rows incremented batch by batch.
     rows = Histogram(first).buckets() + Histogram(second).buckets()
-    assert Histogram.from_buckets(rows) == Histogram(first + second)
+    everything = Histogram(first + second)
+    assert Histogram.from_buckets(rows, everything.observed) == everything
     assert Histogram.from_buckets(rows).count == len(first) + len(second)
 
 
@@ -196,3 +200,89 @@ def test_buckets_out_of_range_or_negative_are_refused() -> None:
         Histogram.from_buckets([(MAX_INDEX + 1, 1)])
     with pytest.raises(ValueError, match="must hold a count"):
         Histogram.from_buckets([(3, -1)])
+
+
+# --- Percentiles stay within what was measured --------------------------------------------
+
+# Up to the cap: beyond it a value is counted as the cap (tested above).
+capped_times = st.floats(min_value=0, max_value=MAX_MS, allow_nan=False)
+
+
+@FAST
+@given(st.lists(capped_times, min_size=1, max_size=200), quantiles)
+def test_every_percentile_lies_within_the_smallest_and_largest_sample(
+    values: list[float], q: float
+) -> None:
+    reported = Histogram(values).quantile(q)
+    assert reported is not None
+    assert min(values) <= reported <= max(values)
+
+
+@FAST
+@given(capped_times, quantiles)
+def test_every_percentile_of_a_single_sample_is_that_sample(value: float, q: float) -> None:
+    assert Histogram([value]).quantile(q) == value
+
+
+@FAST
+@given(st.lists(st.lists(capped_times, max_size=40), min_size=1, max_size=6), quantiles)
+def test_percentiles_of_stored_days_lie_within_the_smallest_and_largest_sample(
+    days: list[list[float]], q: float
+) -> None:
+    # As stored: each day's bucket rows and its smallest and largest time, summed over days.
+    rows = [row for day in days for row in Histogram(day).buckets()]
+    ranges = [Histogram(day).observed for day in days if day]
+    values = [value for day in days for value in day]
+    observed = (min(r[0] for r in ranges), max(r[1] for r in ranges)) if ranges else None
+    stored = Histogram.from_buckets(rows, observed)
+    assert stored == Histogram(values)
+    reported = stored.quantile(q)
+    if values:
+        assert reported is not None
+        assert min(values) <= reported <= max(values)
+    else:
+        assert reported is None
+
+
+@FAST
+@given(st.lists(any_times, min_size=1, max_size=60), st.lists(any_times, min_size=1, max_size=60))
+def test_merging_keeps_the_range_of_all_values_and_an_unknown_range_stays_unknown(
+    first: list[float], second: list[float]
+) -> None:
+    known = Histogram(first) + Histogram(second)
+    assert known.observed == (
+        min(counted_as(v) for v in first + second),
+        max(counted_as(v) for v in first + second),
+    )
+    unknown = Histogram.from_buckets(Histogram(first).buckets()) + Histogram(second)
+    assert unknown.observed is None
+    assert (Histogram() + Histogram(first)).observed == Histogram(first).observed
+
+
+def test_one_sample_of_three_hundred_milliseconds_reads_three_hundred_milliseconds() -> None:
+    histogram = Histogram([300.0])
+    # The bucket's own value is below the sample (294.05 ms); the range brings it back.
+    assert bucket_value(bucket_of(300.0)) < 300.0
+    assert [histogram.quantile(q) for q in (0.5, 0.95, 0.99)] == [300.0, 300.0, 300.0]
+
+
+def test_without_a_range_buckets_give_the_bucket_value() -> None:
+    rows = Histogram([100.0]).buckets()
+    assert Histogram.from_buckets(rows).quantile(0.5) == bucket_value(bucket_of(100.0))
+    assert Histogram.from_buckets(rows, (100.0, 100.0)).quantile(0.5) == 100.0
+
+
+def test_a_range_that_does_not_fit_the_buckets_is_ignored() -> None:
+    rows = Histogram([100.0, 200.0]).buckets()
+    # A value stored between reading the days and reading their buckets.
+    assert Histogram.from_buckets(rows, (50.0, 200.0)).observed is None
+    assert Histogram.from_buckets(rows, (100.0, 200.0)).observed == (100.0, 200.0)
+
+
+@FAST
+@given(st.lists(capped_times, min_size=1, max_size=100))
+def test_the_lowest_and_highest_percentiles_are_the_smallest_and_largest_sample_exactly(
+    values: list[float],
+) -> None:
+    histogram = Histogram(values)
+    assert (histogram.quantile(0.0), histogram.quantile(1.0)) == (min(values), max(values))

@@ -435,6 +435,113 @@ async def test_the_dashboard_lists_every_visible_monitor_with_its_figures(
     assert_problem(await client.get("/dashboard/uptime"), 401)
 
 
+async def test_the_dashboard_narrows_to_the_project_named_by_project_id(
+    client: httpx.AsyncClient, cast: Cast
+) -> None:
+    shared = await _monitor(
+        client, cast.alice, cast.project_id, type="heartbeat", intervalSeconds=3600
+    )
+    created = await client.post("/projects", headers=cast.bob.headers, json={"name": "Bob's"})
+    assert created.status_code == 201, created.text
+    own_project = created.json()["id"]
+    own = await _monitor(client, cast.bob, own_project, type="heartbeat", intervalSeconds=3600)
+    for path in ("/dashboard/uptime", "/dashboard/performance-metrics"):
+
+        async def listed(account: Account, path: str = path, **params: str) -> list[str]:
+            response = await client.get(path, headers=account.headers, params=params)
+            assert response.status_code == 200, response.text
+            return [item["monitorId"] for item in response.json()]
+
+        assert sorted(await listed(cast.bob)) == sorted([shared["id"], own["id"]])
+        assert await listed(cast.bob, projectId=cast.project_id) == [shared["id"]]
+        assert await listed(cast.bob, projectId=own_project) == [own["id"]]
+        # Like every list of project rows: someone else's project lists nothing.
+        assert await listed(cast.alice, projectId=own_project) == []
+        assert await listed(cast.charlie, projectId=cast.project_id) == []
+        assert await listed(cast.bob, projectId="0" * 32) == []
+
+
+def _series(text: str, name: str, monitor_id: str) -> tuple[str, float] | None:
+    """(labels, value) of ``name``'s series for ``monitor_id`` in a /metrics page."""
+    for line in text.splitlines():
+        if line.startswith(name + "{") and f'monitor="{monitor_id}"' in line:
+            labels, value = line.rsplit(" ", 1)
+            return labels[len(name) :], float(value)
+    return None
+
+
+async def test_metrics_carry_each_monitors_status_and_response_time_until_paused_or_deleted(
+    client: httpx.AsyncClient, cast: Cast, target: Target
+) -> None:
+    async def series(monitor_id: str) -> dict[str, tuple[str, float] | None]:
+        page = (await client.get("/metrics")).text
+        return {
+            name: _series(page, name, monitor_id)
+            for name in ("upwatch_monitor_up", "upwatch_monitor_response_seconds")
+        }
+
+    paused = await _monitor(
+        client, cast.alice, cast.project_id, url=target.url, intervalSeconds=3600
+    )
+    deleted = await _monitor(
+        client, cast.alice, cast.project_id, url=target.url, name="b", intervalSeconds=3600
+    )
+    assert await series(paused["id"]) == {
+        "upwatch_monitor_up": None,
+        "upwatch_monitor_response_seconds": None,
+    }
+    for monitor in (paused, deleted):
+        checked = await client.post(f"/monitors/{monitor['id']}/check", headers=cast.alice.headers)
+        assert checked.status_code == 200, checked.text
+    labels = f'{{monitor="{paused["id"]}",project="{cast.project_id}"}}'
+    shown = await series(paused["id"])
+    assert shown["upwatch_monitor_up"] == (labels, 1.0)
+    response = shown["upwatch_monitor_response_seconds"]
+    assert response is not None
+    assert response[0] == labels
+    assert 0 < response[1] < 5
+    target.status = 503
+    await client.post(f"/monitors/{paused['id']}/check", headers=cast.alice.headers)
+    assert (await series(paused["id"]))["upwatch_monitor_up"] == (labels, 0.0)
+
+    url = f"/monitors/{paused['id']}"
+    await client.patch(url, headers=cast.alice.headers, json={"isActive": False})
+    await client.delete(f"/monitors/{deleted['id']}", headers=cast.alice.headers)
+
+    async def gone() -> bool:
+        shown = [await series(monitor["id"]) for monitor in (paused, deleted)]
+        return all(value is None for values in shown for value in values.values())
+
+    await eventually(gone)
+
+
+async def test_a_monitor_deleted_with_its_project_leaves_the_schedule_and_the_metrics(
+    client: httpx.AsyncClient, cast: Cast, target: Target, app: Any
+) -> None:
+    monitor = await _monitor(
+        client, cast.alice, cast.project_id, url=target.url, intervalSeconds=10
+    )
+
+    async def shown() -> bool:
+        return (
+            _series((await client.get("/metrics")).text, "upwatch_monitor_up", monitor["id"])
+            is not None
+        )
+
+    await eventually(shown)  # its first scheduled check
+    deleted = await client.delete(f"/projects/{cast.project_id}", headers=cast.alice.headers)
+    assert deleted.status_code == 200, deleted.text
+    # Nothing tells the scheduler; its next check finds the monitor gone and drops it.
+    hits = target.hits
+    await eventually(lambda: target.hits > hits, within=30)
+
+    async def dropped() -> bool:
+        return not await shown()
+
+    await eventually(dropped)
+    assert app.state.engine.scheduler.spec(monitor["id"]) is None
+
+
 async def test_checks_resume_on_schedule_after_a_restart_with_no_monitor_lost(
     client: httpx.AsyncClient,
     cast: Cast,

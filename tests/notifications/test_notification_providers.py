@@ -94,6 +94,48 @@ async def test_every_channel_type_is_created_with_its_secrets_masked(
         assert "very-secret" not in str(body["config"]["headers"])
 
 
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        (
+            "https://hooks.example.com:8443/hook/SECRETPATH?token=SECRETQUERY",
+            "https://hooks.example.com:8443/****",
+        ),
+        (
+            "http://user:SECRETPASS@hooks.example.com:8080/SECRETPATH#SECRETFRAG",
+            "http://hooks.example.com:8080/****",
+        ),
+        ("http://[2001:db8::1]:9000/SECRETPATH", "http://[2001:db8::1]:9000/****"),
+        ("https://hooks.example.com/SECRETPATH", "https://hooks.example.com/****"),
+    ],
+)
+def test_a_masked_url_shows_its_scheme_host_and_port_and_hides_the_rest(
+    url: str, shown: str
+) -> None:
+    from upwatch.notifications.channels import mask_value
+
+    assert mask_value(url) == shown
+
+
+async def test_a_masked_webhook_url_keeps_its_port_and_sent_back_keeps_the_stored_url(
+    client: httpx.AsyncClient, cast: Cast, runtime: Any
+) -> None:
+    from upwatch.models import NotificationProvider
+
+    secret_url = "https://hooks.example.com:8443/hook/SECRETPATH?token=SECRETQUERY"
+    config = {**CONFIGS["webhook"], "url": secret_url}
+    provider = await _provider(client, cast.alice, cast.project_id, "webhook", config=config)
+    assert provider["config"]["url"] == "https://hooks.example.com:8443/****"
+    assert "SECRET" not in str(provider["config"])
+    url = f"/notification-providers/{provider['id']}"
+    same = await client.patch(url, headers=cast.alice.headers, json={"config": provider["config"]})
+    assert same.status_code == 200, same.text
+    async with runtime.db.sessionmaker() as session:
+        stored = await session.get(NotificationProvider, provider["id"])
+        assert stored is not None
+        assert stored.config["url"] == secret_url
+
+
 @pytest.mark.parametrize("kind", PRO_ONLY)
 async def test_a_channel_outside_the_free_plan_is_refused_with_402(
     client: httpx.AsyncClient, cast: Cast, kind: str

@@ -85,6 +85,40 @@ async def test_metrics_are_in_prometheus_text_format(client: httpx.AsyncClient) 
     assert "upwatch_http_request_duration_seconds_bucket" in response.text
 
 
+METRICS_TOKEN = "scrape-token-0123456789-ünïcode"
+
+
+@pytest.mark.parametrize("settings_overrides", [{"metrics_token": METRICS_TOKEN}])
+async def test_metrics_answer_only_the_bearer_token_when_one_is_set(
+    client: httpx.AsyncClient,
+) -> None:
+    for headers in (
+        {},
+        {"Authorization": "Bearer wrong-token"},
+        {"Authorization": f"Bearer {METRICS_TOKEN[:-1]}".encode()},
+        {"Authorization": "Basic c2NyYXBlOnRva2Vu"},
+    ):
+        response = await client.get("/metrics", headers=headers)
+        problem = assert_problem(response, 401)
+        assert "UPWATCH_METRICS_TOKEN" in problem["detail"]
+        assert response.headers["WWW-Authenticate"] == "Bearer"
+    raw = f"Bearer {METRICS_TOKEN}".encode()  # a client sends the token's UTF-8 bytes
+    good = await client.get("/metrics", headers={"Authorization": raw})
+    assert good.status_code == 200
+    assert "upwatch_http_requests_total" in good.text
+
+
+async def test_metrics_are_open_without_a_token_and_document_the_optional_one(
+    client: httpx.AsyncClient,
+) -> None:
+    response = await client.get("/metrics", headers={"Authorization": "Bearer anything"})
+    assert response.status_code == 200
+    document = (await client.get("/openapi.json")).json()
+    operation = document["paths"]["/metrics"]["get"]
+    assert "UPWATCH_METRICS_TOKEN" in operation["description"]
+    assert "application/problem+json" in operation["responses"]["401"]["content"]
+
+
 async def test_the_openapi_document_declares_the_bearer_scheme(client: httpx.AsyncClient) -> None:
     document = (await client.get("/openapi.json")).json()
     assert document["components"]["securitySchemes"]["bearer"] == {

@@ -3,6 +3,10 @@
 Scheduler -> MemoryBroker -> worker pool of region `local` -> MemoryBroker -> ingester.
 A distributed deployment swaps the broker and runs roles in separate processes.
 
+The per-monitor series of /metrics (``upwatch_monitor_up``, ``upwatch_monitor_response_seconds``)
+are set by the ingester and removed by the scheduler when a reload finds the monitor deleted or
+paused.
+
 Each role runs under the process's ``Supervisor``: a failure restarts that role alone. The
 engine implements the ``MonitorChanges`` and ``CheckRunner`` ports; requests never see it.
 """
@@ -56,9 +60,19 @@ class Engine:
         self.broker = MemoryBroker()
         self.local_region_id = ""
         self._online: tuple[str, ...] = ()
-        self.scheduler = Scheduler(db, self.broker, clock, self.online_region_ids)
+        self.scheduler = Scheduler(
+            db, self.broker, clock, self.online_region_ids, gone=metrics.monitor_gone
+        )
+        # A result dropped for a deleted or paused monitor reloads it in the scheduler, which
+        # then stops checking it and removes its series (a monitor deleted with its project
+        # or account is announced no other way).
         self.ingester = Ingester(
-            db, self.broker, self.online_region_ids, automation=automation, metrics=metrics
+            db,
+            self.broker,
+            self.online_region_ids,
+            automation=automation,
+            metrics=metrics,
+            gone=self.changed,
         )
         self.concurrency = concurrency
         self.kit: ProbeKit | None = None

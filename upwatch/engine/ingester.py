@@ -57,8 +57,12 @@ class Ingester:
         metrics: Metrics | None = None,
         retry_first_seconds: float = 0.5,
         retry_max_seconds: float = 30.0,
+        gone: Callable[[str], None] | None = None,
     ) -> None:
         self.automation = automation
+        # Told of each monitor whose result is dropped because the monitor was deleted or
+        # paused, e.g. deleted with its project, which tells the scheduler nothing.
+        self.gone = gone
         self.db = db
         self.broker = broker
         self.region_ids = region_ids
@@ -114,6 +118,18 @@ class Ingester:
                 exc_info=exc,
             )
 
+    def _report_monitors(self, fresh: Sequence[tuple[Monitor, CheckReport]]) -> None:
+        """Each monitor's status and last response time for /metrics. Set while the batch
+        holds the monitors' locks: a pause or delete commits after it, so the scheduler's
+        removal of the series comes after this, never before."""
+        if self.metrics is None:
+            return
+        latest = {monitor.id: (monitor, report) for monitor, report in fresh}  # by checked_at
+        for monitor, report in latest.values():
+            self.metrics.monitor_checked(
+                monitor.id, monitor.project_id, monitor.status, report.outcome.response_time_ms
+            )
+
     def _report_pending(self) -> None:
         if self.metrics is not None:
             self.metrics.results_pending.set(len(self.pending))
@@ -141,7 +157,8 @@ class Ingester:
             monitor = monitors.get(report.monitor_id)
             if monitor is not None and monitor.is_active:
                 kept.append((monitor, report))
-            # else: deleted or paused since the check was scheduled
+            elif self.gone is not None:  # deleted or paused since the check was scheduled
+                self.gone(report.monitor_id)
         inserted = {
             row.report_id: row
             for row in await repository.insert_results([_row(m, r) for m, r in kept])
@@ -212,6 +229,8 @@ class Ingester:
                     "degraded": add.degraded,
                     "response_ms_sum": add.response_ms_sum,
                     "response_count": add.response_count,
+                    "response_ms_min": (add.histogram.observed or (None, None))[0],
+                    "response_ms_max": (add.histogram.observed or (None, None))[1],
                 }
                 for (monitor_id, region_id, day_key), add in days.items()
             ]
@@ -230,6 +249,7 @@ class Ingester:
             ]
         )
         await session.flush()
+        self._report_monitors(fresh)
         if self.automation is not None:
             # After the insert, so the outage's first failure is among the stored results.
             for monitor, action, outcome, checked_at in actions:

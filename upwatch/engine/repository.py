@@ -11,7 +11,7 @@ from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Table, select, update
+from sqlalchemy import ColumnElement, Table, case, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -27,6 +27,23 @@ from upwatch.models import (
 )
 
 DAY_COUNTS = ("total", "up", "down", "degraded", "response_ms_sum", "response_count")
+
+
+def _extreme(table: Table, added: Any, lower: bool) -> ColumnElement[Any]:
+    """The day's smallest (``lower``) or largest time after adding a batch. A day that had
+    times but no range (stored before ranges were kept) stays without one: the batch's range
+    is not the day's. Plain comparisons, not LEAST/GREATEST: PostgreSQL's skip NULLs, SQLite's
+    MIN/MAX return NULL, and this has to mean the same on both."""
+    name = "response_ms_min" if lower else "response_ms_max"
+    stored, new = table.c[name], added[name]
+    beyond = new < stored if lower else new > stored
+    return case(
+        (table.c.response_count == 0, new),
+        (added.response_count == 0, stored),
+        (stored.is_(None) | new.is_(None), None),
+        (beyond, new),
+        else_=stored,
+    )
 
 
 class IngestRepository:
@@ -75,8 +92,9 @@ class IngestRepository:
             await self.session.execute(self._insert(CheckTiming), list(rows))
 
     async def add_days(self, rows: Sequence[Mapping[str, Any]]) -> None:
-        """Add day counts to the stored ones: ``value = value + excluded.value`` in SQL, so
-        the order and number of writers does not matter."""
+        """Add day counts to the stored ones: ``value = value + excluded.value`` in SQL, and
+        the lesser or greater of the smallest and largest time, so the order and number of
+        writers does not matter."""
         if not rows:
             return
         table: Table = DailyAggregate.__table__  # type: ignore[assignment]
@@ -87,7 +105,11 @@ class IngestRepository:
         await self.session.execute(
             statement.on_conflict_do_update(
                 index_elements=["monitor_id", "region_id", "day"],
-                set_={c: table.c[c] + statement.excluded[c] for c in DAY_COUNTS},
+                set_={
+                    **{c: table.c[c] + statement.excluded[c] for c in DAY_COUNTS},
+                    "response_ms_min": _extreme(table, statement.excluded, lower=True),
+                    "response_ms_max": _extreme(table, statement.excluded, lower=False),
+                },
             ),
             ordered,
         )

@@ -45,8 +45,10 @@ class Scheduler:
         first_check_seconds: float = 3.0,
         catchup_seconds: float = 30.0,
         startup_spread_seconds: float = 60.0,
+        gone: Callable[[str], None] | None = None,
     ) -> None:
         self.db = db
+        self.gone = gone  # told of each monitor a reload finds deleted or paused
         self.broker = broker
         self.clock = clock
         self.region_ids = region_ids
@@ -115,6 +117,8 @@ class Scheduler:
             monitor = monitors.get(monitor_id)
             old = self._specs.pop(monitor_id, None)  # its heap entries die with the generation
             if monitor is None or not monitor.is_active:
+                if self.gone is not None:
+                    self.gone(monitor_id)
                 continue
             spec = MonitorSpec.of(monitor)
             if (

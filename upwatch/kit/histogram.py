@@ -17,6 +17,12 @@ day's histogram can be built from batches in any order and a period's from its d
 percentiles come out as if computed over all values at once. ``buckets`` gives the non-empty
 buckets as (index, count) pairs, the form stored per day (one row per bucket, so adding a batch
 is an increment in SQL); ``to_json`` keeps them keyed by the index as a string.
+
+A histogram also knows the smallest and largest value it counted (``observed``), and a
+percentile is clamped to that range: a bucket's representative value may lie outside what was
+measured (one sample of 300 ms would read 294.05 ms), and a percentile never does. Buckets alone
+do not tell the range; ``from_buckets`` takes it from the caller (the stored day minimum and
+maximum), and without it the estimate is the bucket value, unclamped.
 """
 
 from __future__ import annotations
@@ -56,6 +62,13 @@ def bucket_of(value_ms: float) -> int:
 MAX_INDEX = bucket_of(MAX_MS)
 
 
+def counted_as(value_ms: float) -> float:
+    """The value a histogram counts for ``value_ms``: negatives as 0, beyond the cap as the cap."""
+    if math.isnan(value_ms):
+        raise ValueError("a response time cannot be NaN")
+    return min(max(value_ms, 0.0), MAX_MS)
+
+
 def bucket_value(index: int) -> float:
     """The value a bucket's members are reported as."""
     if not 0 <= index <= MAX_INDEX:
@@ -66,13 +79,15 @@ def bucket_value(index: int) -> float:
 
 
 class Histogram:
-    """Counts of response times per log-scale bucket."""
+    """Counts of response times per log-scale bucket, and the range of the values counted."""
 
-    __slots__ = ("_counts", "_total")
+    __slots__ = ("_counts", "_observed", "_total")
 
     def __init__(self, values_ms: Iterable[float] = ()) -> None:
         self._counts: dict[int, int] = {}
         self._total = 0
+        # (smallest, largest) value counted; None when empty, or unknown (built from buckets).
+        self._observed: tuple[float, float] | None = None
         for value in values_ms:
             self.add(value)
 
@@ -81,13 +96,34 @@ class Histogram:
         """How many values were added."""
         return self._total
 
+    @property
+    def observed(self) -> tuple[float, float] | None:
+        """The smallest and largest value counted (as counted: see ``counted_as``); None when
+        the histogram is empty or its range is unknown."""
+        return self._observed
+
     def add(self, value_ms: float) -> None:
-        index = bucket_of(value_ms)
+        value = counted_as(value_ms)
+        index = bucket_of(value)
+        if self._total == 0:
+            self._observed = (value, value)
+        elif self._observed is not None:
+            low, high = self._observed
+            self._observed = (min(low, value), max(high, value))
         self._counts[index] = self._counts.get(index, 0) + 1
         self._total += 1
 
     def merge(self, other: Histogram) -> None:
         """Add every value of ``other`` to this histogram."""
+        if other._total == 0:
+            return
+        if self._total == 0:
+            self._observed = other._observed
+        elif self._observed is not None and other._observed is not None:
+            low, high = self._observed
+            self._observed = (min(low, other._observed[0]), max(high, other._observed[1]))
+        else:
+            self._observed = None  # one side's range is unknown, so the whole one is
         for index, count in other._counts.items():
             self._counts[index] = self._counts.get(index, 0) + count
         self._total += other._total
@@ -99,17 +135,25 @@ class Histogram:
         return combined
 
     def quantile(self, q: float) -> float | None:
-        """The nearest-rank ``q`` quantile (0 <= q <= 1) as a bucket value; None when empty."""
+        """The nearest-rank ``q`` quantile (0 <= q <= 1) as a bucket value, clamped to the
+        observed range when it is known (and then exact for the first and last rank); None
+        when empty."""
         if not 0.0 <= q <= 1.0:
             raise ValueError(f"a quantile must be within 0..1, not {q}")
         if self._total == 0:
             return None
         rank = max(1, math.ceil(q * self._total))
+        if self._observed is not None and rank in (1, self._total):
+            # The first and last ranked values are the smallest and largest: known exactly.
+            return self._observed[0] if rank == 1 else self._observed[1]
         seen = 0
         for index in sorted(self._counts):
             seen += self._counts[index]
             if seen >= rank:
-                return bucket_value(index)
+                value = bucket_value(index)
+                if self._observed is not None:
+                    value = min(max(value, self._observed[0]), self._observed[1])
+                return value
         raise AssertionError("unreachable: the counts add up to the total")
 
     def buckets(self) -> list[tuple[int, int]]:
@@ -117,8 +161,14 @@ class Histogram:
         return [(index, self._counts[index]) for index in sorted(self._counts)]
 
     @classmethod
-    def from_buckets(cls, buckets: Iterable[tuple[int, int]]) -> Histogram:
-        """The histogram of (index, count) pairs; an index may repeat (its counts add up)."""
+    def from_buckets(
+        cls, buckets: Iterable[tuple[int, int]], observed: tuple[float, float] | None = None
+    ) -> Histogram:
+        """The histogram of (index, count) pairs; an index may repeat (its counts add up).
+
+        ``observed`` is the smallest and largest value counted, when known. A range that does
+        not fall in the lowest and highest buckets is ignored: it belongs to other values (a
+        batch stored between two reads), and clamping to it could only mislead."""
         histogram = cls()
         for index, count in buckets:
             if not 0 <= index <= MAX_INDEX:
@@ -128,6 +178,12 @@ class Histogram:
             if count:
                 histogram._counts[index] = histogram._counts.get(index, 0) + count
                 histogram._total += count
+        if observed is not None and histogram._total:
+            low, high = counted_as(observed[0]), counted_as(observed[1])
+            if bucket_of(low) == min(histogram._counts) and bucket_of(high) == max(
+                histogram._counts
+            ):
+                histogram._observed = (low, high)
         return histogram
 
     def to_json(self) -> dict[str, int]:
@@ -150,19 +206,21 @@ class Histogram:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Histogram):
             return NotImplemented
-        return self._counts == other._counts
+        return self._counts == other._counts and self._observed == other._observed
 
     __hash__ = None  # type: ignore[assignment]  # mutable, so unhashable
 
     def __repr__(self) -> str:
-        return f"Histogram(count={self._total}, buckets={self.to_json()})"
+        return (
+            f"Histogram(count={self._total}, observed={self._observed}, buckets={self.to_json()})"
+        )
 
 
 @dataclass
 class DayTotals:
     """Checks of one monitor in one region over a span (a day, or days summed): the counts by
-    status, the response-time sum and the histogram. The ingester adds results to it; the
-    statistics add stored days to it."""
+    status, the response-time sum and the histogram (with the smallest and largest time). The
+    ingester adds results to it; the statistics add stored days to it."""
 
     total: int = 0
     up: int = 0

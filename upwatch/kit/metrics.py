@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
@@ -87,8 +88,56 @@ class Metrics:
             registry=self.registry,
         )
 
+        # Per monitor, labelled by ids only (names are free text and change): one series per
+        # monitor and metric. Set by the ingester when it stores results; removed when the
+        # monitor is deleted or paused.
+        self.monitor_up = Gauge(
+            "upwatch_monitor_up",
+            "1 when the monitor is up or degraded, 0 when down, as of its last stored check",
+            ["monitor", "project"],
+            registry=self.registry,
+        )
+        self.monitor_response = Gauge(
+            "upwatch_monitor_response_seconds",
+            "Response time of the monitor's last stored check (absent when it measured none)",
+            ["monitor", "project"],
+            registry=self.registry,
+        )
+        self._monitor_projects: dict[str, str] = {}
+
+    def monitor_checked(
+        self, monitor_id: str, project_id: str, status: str, response_ms: float | None
+    ) -> None:
+        """A monitor's status and response time after its latest stored check."""
+        if self._monitor_projects.get(monitor_id, project_id) != project_id:
+            self.monitor_gone(monitor_id)  # moved to another project: one series, not two
+        self._monitor_projects[monitor_id] = project_id
+        labels = (monitor_id, project_id)
+        if status in ("up", "degraded"):
+            self.monitor_up.labels(*labels).set(1)
+        elif status == "down":
+            self.monitor_up.labels(*labels).set(0)
+        else:  # pending: no verdict yet
+            _remove(self.monitor_up, labels)
+        if response_ms is None:
+            _remove(self.monitor_response, labels)
+        else:
+            self.monitor_response.labels(*labels).set(response_ms / 1000)
+
+    def monitor_gone(self, monitor_id: str) -> None:
+        """The monitor was deleted or paused: its series go."""
+        project_id = self._monitor_projects.pop(monitor_id, None)
+        if project_id is not None:
+            for gauge in (self.monitor_up, self.monitor_response):
+                _remove(gauge, (monitor_id, project_id))
+
     def render(self) -> bytes:
         return generate_latest(self.registry)
+
+
+def _remove(gauge: Gauge, labels: tuple[str, ...]) -> None:
+    with contextlib.suppress(KeyError):  # a series never set
+        gauge.remove(*labels)
 
 
 class MetricsMiddleware:

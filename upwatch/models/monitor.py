@@ -115,9 +115,10 @@ class CheckTiming(Base):
 
 class DailyAggregate(Base):
     """Per monitor, region and UTC day: counts, so statistics over long periods never scan raw
-    results. Every column is a sum, added to in SQL (``value = value + excluded.value``), so
+    results. Every count is a sum, added to in SQL (``value = value + excluded.value``), so
     concurrent writers never lose a count; the response-time histogram is in
-    ``daily_histogram_buckets`` for the same reason."""
+    ``daily_histogram_buckets`` for the same reason. The smallest and largest time are kept
+    the same way (the lesser or greater of stored and added) and bound the percentiles."""
 
     __tablename__ = "daily_aggregates"
 
@@ -132,6 +133,9 @@ class DailyAggregate(Base):
     degraded: Mapped[int] = mapped_column(Integer, default=0)
     response_ms_sum: Mapped[float] = mapped_column(Float, default=0.0)
     response_count: Mapped[int] = mapped_column(Integer, default=0)
+    # None while response_count is 0, and for days stored before 0007 whose range was unknown.
+    response_ms_min: Mapped[float | None] = mapped_column(Float)
+    response_ms_max: Mapped[float | None] = mapped_column(Float)
 
 
 class HistogramBucket(Base):

@@ -84,10 +84,10 @@ async def monitor_regions(
 
 
 async def dashboard(
-    session: AsyncSession, caller: User, now: datetime
+    session: AsyncSession, caller: User, now: datetime, project_id: str | None = None
 ) -> tuple[list[DashboardUptimeItem], list[DashboardPerformanceItem]]:
     repository = MonitorRepository(session)
-    monitors = await repository.visible_all(caller)
+    monitors = await repository.visible_all(caller, project_id)
     ids = [m.id for m in monitors]
     figures, _latest = await last_24h(session, ids, now)
     per_monitor: dict[str, list[Figures]] = defaultdict(list)

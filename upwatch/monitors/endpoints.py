@@ -39,7 +39,7 @@ regions = APIRouter(
     prefix="/regions", tags=["regions"], responses=problem_responses(400, 401, 422, 429, 500)
 )
 board = APIRouter(
-    prefix="/dashboard", tags=["dashboard"], responses=problem_responses(400, 401, 429, 500)
+    prefix="/dashboard", tags=["dashboard"], responses=problem_responses(400, 401, 422, 429, 500)
 )
 heartbeats = APIRouter(
     prefix="/heartbeat", tags=["heartbeats"], responses=problem_responses(400, 404, 500)
@@ -187,21 +187,33 @@ async def monitor_regions(
     return await dashboard.monitor_regions(session, monitor, online, now)
 
 
+DashboardProject = Annotated[
+    str | None,
+    Query(
+        max_length=32,
+        description="Only this project's monitors. A project the caller does not belong to "
+        "gives an empty list, as every list of project rows does.",
+    ),
+]
+
+
 @board.get("/uptime", operation_id="dashboardUptime")
 async def dashboard_uptime(
-    user: CurrentUser, session: Session, runtime: RuntimeDep
+    user: CurrentUser, session: Session, runtime: RuntimeDep, projectId: DashboardProject = None
 ) -> list[DashboardUptimeItem]:
-    """One item per monitor the caller can see: status and uptime over 24 h, 7 and 30 days."""
-    uptime, _ = await dashboard.dashboard(session, user, runtime.clock.now())
+    """One item per monitor the caller can see: status and uptime over 24 h, 7 and 30 days;
+    `projectId` narrows to one project."""
+    uptime, _ = await dashboard.dashboard(session, user, runtime.clock.now(), projectId)
     return uptime
 
 
 @board.get("/performance-metrics", operation_id="dashboardPerformance")
 async def dashboard_performance(
-    user: CurrentUser, session: Session, runtime: RuntimeDep
+    user: CurrentUser, session: Session, runtime: RuntimeDep, projectId: DashboardProject = None
 ) -> list[DashboardPerformanceItem]:
-    """One item per monitor the caller can see: response times over the last 24 hours."""
-    _, performance = await dashboard.dashboard(session, user, runtime.clock.now())
+    """One item per monitor the caller can see: response times over the last 24 hours;
+    `projectId` narrows to one project."""
+    _, performance = await dashboard.dashboard(session, user, runtime.clock.now(), projectId)
     return performance
 
 

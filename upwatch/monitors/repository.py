@@ -120,9 +120,12 @@ class MonitorRepository:
             )
         ).all()
 
-    async def visible_all(self, caller: User) -> Sequence[Monitor]:
-        """Every monitor the caller lists (the dashboard), by ``readable_project_ids``."""
+    async def visible_all(self, caller: User, project_id: str | None = None) -> Sequence[Monitor]:
+        """Every monitor the caller lists (the dashboard), by ``readable_project_ids``; only
+        those of ``project_id`` when given."""
         query = select(Monitor).where(Monitor.project_id.in_(readable_project_ids(caller)))
+        if project_id is not None:
+            query = query.where(Monitor.project_id == project_id)
         return (await self.session.scalars(query.order_by(Monitor.created_at, Monitor.id))).all()
 
     async def counts_since(

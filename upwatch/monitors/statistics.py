@@ -2,7 +2,8 @@
 
 A period's counts come from ``daily_aggregates`` and its histogram from the summed bucket rows
 of ``daily_histogram_buckets``; merged, they give the same figures as the raw values would
-(within the histogram's bucket error for percentiles)."""
+(within the histogram's bucket error for percentiles). The days' smallest and largest times
+bound the percentiles, so none lies outside what was measured."""
 
 from __future__ import annotations
 
@@ -26,9 +27,12 @@ class Figures(DayTotals):
         self.response_ms_sum += day.response_ms_sum
         self.response_count += day.response_count
 
-    def add_buckets(self, buckets: Iterable[tuple[int, int]]) -> None:
-        """Add stored histogram buckets, (index, count) pairs, of the same days."""
-        self.histogram.merge(Histogram.from_buckets(buckets))
+    def add_buckets(
+        self, buckets: Iterable[tuple[int, int]], observed: tuple[float, float] | None = None
+    ) -> None:
+        """Add stored histogram buckets, (index, count) pairs, of the same days, and the
+        smallest and largest time among them when known."""
+        self.histogram.merge(Histogram.from_buckets(buckets, observed))
 
     def merge(self, other: Figures) -> None:
         self.total += other.total
@@ -104,10 +108,26 @@ def from_aggregates(
     """Figures of stored days: their counts, and their histogram buckets when percentiles are
     wanted (uptime alone needs none)."""
     figures = Figures()
+    days = list(days)
     for day in days:
         figures.add_aggregate(day)
-    figures.add_buckets(buckets)
+    figures.add_buckets(buckets, observed_range(days))
     return figures
+
+
+def observed_range(days: Iterable[DailyAggregate]) -> tuple[float, float] | None:
+    """The smallest and largest response time of ``days``; None when a day with times has no
+    stored range (days stored before ranges were kept, whose raw results were gone)."""
+    low: float | None = None
+    high: float | None = None
+    for day in days:
+        if not day.response_count:
+            continue
+        if day.response_ms_min is None or day.response_ms_max is None:
+            return None
+        low = day.response_ms_min if low is None else min(low, day.response_ms_min)
+        high = day.response_ms_max if high is None else max(high, day.response_ms_max)
+    return None if low is None or high is None else (low, high)
 
 
 def from_results(results: Iterable[CheckResult]) -> Figures:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import hmac
 from typing import Literal
 
 from fastapi import APIRouter
@@ -8,10 +9,11 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from pydantic import BaseModel
 from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
+from starlette.requests import Request
 from starlette.responses import Response
 
 from upwatch.dependencies import RuntimeDep
-from upwatch.kit.errors import ServiceUnavailable, problem_responses
+from upwatch.kit.errors import ServiceUnavailable, Unauthorized, problem_responses
 
 router = APIRouter(tags=["operations"], responses=problem_responses(400, 500))
 
@@ -48,8 +50,26 @@ async def readyz(runtime: RuntimeDep) -> Health:
     "/metrics",
     operation_id="metrics",
     response_class=Response,
-    responses={200: {"content": {CONTENT_TYPE_LATEST: {"schema": {"type": "string"}}}}},
+    responses={
+        200: {"content": {CONTENT_TYPE_LATEST: {"schema": {"type": "string"}}}},
+        **problem_responses(401),
+    },
 )
-async def metrics(runtime: RuntimeDep) -> Response:
-    """Prometheus text format."""
+async def metrics(request: Request, runtime: RuntimeDep) -> Response:
+    """Prometheus text format. When the operator sets `UPWATCH_METRICS_TOKEN`, only requests
+    with `Authorization: Bearer <that token>` are answered (401 otherwise); unset, it is open.
+    Per monitor, labelled by ids: `upwatch_monitor_up{monitor,project}` (1 up or degraded,
+    0 down) and `upwatch_monitor_response_seconds{monitor,project}` (the last check's response
+    time), from the process that stores check results."""
+    # Read by hand, not declared as a security scheme: the token is optional, and a declared
+    # scheme would tell clients (and the schema-driven tests) that it is always required.
+    token = runtime.settings.metrics_token
+    if token:
+        scheme, _, given = request.headers.get("Authorization", "").strip().partition(" ")
+        if scheme.lower() != "bearer":
+            given = ""
+        # The header's own bytes (the server reads headers as Latin-1) against the token's
+        # UTF-8, in constant time: how much of a guess matched must not show in the timing.
+        if not hmac.compare_digest(given.strip().encode("latin-1"), token.encode()):
+            raise Unauthorized("a bearer token (UPWATCH_METRICS_TOKEN) is required")
     return Response(runtime.metrics.render(), media_type=CONTENT_TYPE_LATEST)

@@ -69,11 +69,16 @@ class SecretNotKept(ValueError):
 
 
 def mask_value(value: str) -> str:
-    """Enough to recognise a secret, not to use it."""
+    """Enough to recognise a secret, not to use it. A URL keeps its scheme, host and port (where
+    it goes); its user, password, path, query and fragment (where credentials sit) are masked."""
     if value.startswith(("http://", "https://")):
         try:
             url = URL(value)
-            return f"{url.scheme}://{url.host}/{MASK}"
+            host = url.host or ""
+            if ":" in host:
+                host = f"[{host}]"  # an IPv6 address
+            port = f":{url.explicit_port}" if url.explicit_port is not None else ""
+            return f"{url.scheme}://{host}{port}/{MASK}"
         except (ValueError, TypeError):
             return MASK
     return f"{MASK}{value[-4:]}" if len(value) >= 16 else MASK
