@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-<<<<<<< HEAD
 import getpass
 import ipaddress
 import logging
 import os
 import socket
-=======
->>>>>>> mail-logs
 import sys
 
 from upwatch import __version__
