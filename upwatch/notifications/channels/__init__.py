@@ -23,6 +23,7 @@ from upwatch.notifications.channels.registry import (
     field_errors,
     keep_secrets,
     masked,
+    refused_urls,
     urls_of,
     validate_config,
 )
@@ -48,6 +49,7 @@ __all__ = [
     "keep_secrets",
     "mask_value",
     "masked",
+    "refused_urls",
     "urls_of",
     "validate_config",
 ]
