@@ -247,7 +247,7 @@ async def test_profile_settings_and_user_settings_are_one_record(
             "settings": {
                 "theme": "dark",
                 "notifications": {"slack": True},
-                "slackConfig": {"channel": "#ops"},
+                "slackConfig": {"webhookUrl": "https://hooks.slack.com/services/T0/B0/x"},
             }
         },
     )
@@ -271,7 +271,7 @@ async def test_profile_settings_and_user_settings_are_one_record(
         "teams": True,
         "webhook": False,
     }
-    assert body["slackConfig"] == {"channel": "#ops"}
+    assert body["slackConfig"] == {"webhookUrl": "https://hooks.slack.com/****"}  # masked
     assert body["language"] == "en"
 
 

@@ -43,7 +43,10 @@ def live_server(
 # refuses input the schema allows; each operation here states its rule in its description.
 SEMANTIC_REJECTIONS: dict[tuple[str, str], str] = {
     ("POST", "/auth/reset-password"): "an unknown reset token is a 400 (contract §4)",
-    ("PUT", "/users/settings"): "a time zone must be an IANA zone name (contract §5)",
+    ("PUT", "/users/settings"): "a time zone must be an IANA zone name (contract §5); a new "
+    "`*Config` is checked like the provider config of its channel (docs/api.md, Accounts)",
+    ("PUT", "/users/me"): "a new `*Config` in `settings` is checked like the provider config "
+    "of its channel (docs/api.md, Accounts)",
     ("POST", "/auth/signup"): "an invitation token no invitation has is a 422 (docs/api.md, "
     "Projects and membership)",
     ("POST", "/users"): "an invitation token no invitation has is a 422 (docs/api.md, "

@@ -40,7 +40,7 @@ def user_out(user: User) -> UserOut:
 
 
 def profile_out(user: User) -> ProfileOut:
-    settings = preferences.profile_view(user.settings)
+    settings = preferences.profile_view(user.settings, user.email)
     return ProfileOut.model_validate(user, context={"settings": settings})
 
 
@@ -158,7 +158,9 @@ async def update_profile(
     body: UpdateProfileRequest, user: CurrentUser, session: Session, runtime: RuntimeDep
 ) -> ProfileOut:
     """Update the caller. Changing roles or verifying an address needs an admin; a new e-mail
-    is unverified; a new password revokes every token of the account, this one included."""
+    is unverified; a new password revokes every token of the account, this one included.
+    `settings` merges like `PUT /users/settings`, its `*Config` objects checked the same way
+    (422 naming e.g. `settings.slackConfig.webhookUrl`)."""
     user = await AccountService(session, runtime).update_profile(user, body)
     return profile_out(user)
 
@@ -177,12 +179,19 @@ async def update_settings(
 ) -> UserSettingsOut:
     """Merge the given settings into the caller's settings record. The fields may be sent
     directly or wrapped as `{"settings": {...}}`; fields left out or null stay as they are.
-    `timezone` must be an IANA time zone name (422, contract §5)."""
+    `timezone` must be an IANA time zone name (422, contract §5).
+
+    The `notifications` switches and `*Config` objects are your personal channels: each
+    active one (switch on, config set and valid) gets the incident alerts of every project
+    you belong to, `preferredNotification` first. A new `*Config` is checked like a
+    notification provider's config of that type, its URLs against the address policy (422
+    naming the field, e.g. `slackConfig.webhookUrl`); `channelStatus` says which channels
+    are active and why not."""
     user = await AccountService(session, runtime).update_settings(user, body.fields())
-    return preferences.settings_view(user.settings)
+    return preferences.settings_view(user.settings, user.email)
 
 
 @users.get("/settings", operation_id="getSettings", responses=problem_responses(401))
 async def get_settings(user: CurrentUser) -> UserSettingsOut:
-    """The caller's settings."""
-    return preferences.settings_view(user.settings)
+    """The caller's settings; `channelStatus` says which personal channels are active."""
+    return preferences.settings_view(user.settings, user.email)

@@ -11,6 +11,7 @@ from sqlalchemy.engine import Result
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.models import (
+    Alert,
     ApiUsage,
     PasswordResetToken,
     Project,
@@ -57,7 +58,9 @@ class UserRepository:
         for child in (ProjectMember, ProjectInvitation):
             await self.session.execute(delete(child).where(child.project_id.in_(owned)))
         await self.session.execute(delete(Project).where(Project.owner_id == user.id))
-        for model in (RefreshToken, PasswordResetToken, Subscription, ProjectMember, ApiUsage):
+        # Alerts to the account's personal channels go with it (attempts by their cascade).
+        models = (RefreshToken, PasswordResetToken, Subscription, ProjectMember, ApiUsage, Alert)
+        for model in models:
             await self.session.execute(delete(model).where(model.user_id == user.id))
         await self.session.delete(user)
         await self.session.flush()

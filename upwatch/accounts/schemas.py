@@ -45,7 +45,17 @@ ImageUrl = Annotated[
 ]
 Roles = Annotated[list[Role], Field(min_length=1, max_length=4), AfterValidator(unique_roles)]
 TimeZone = Annotated[str, Field(max_length=64), AfterValidator(check_timezone)]
-ConfigObject = JsonObject
+ConfigObject = Annotated[
+    JsonObject,
+    Field(
+        description="A personal channel's config, with the fields of a notification provider "
+        'of that type: emailConfig `{to: [addresses]}` (`{"to": []}`: your own address), '
+        "slackConfig, discordConfig, teamsConfig `{webhookUrl}`, webhookConfig "
+        "`{url, headers?, secret?}`, smsConfig `{to, from, accountSid, authToken}`. `{}` "
+        "unsets it. Checked like a provider's config (422 naming the field); one sent back "
+        "as read (masked secrets included) is kept as it is."
+    ),
+]
 
 
 InvitationToken = Annotated[
@@ -161,6 +171,28 @@ class TokenPair(BaseModel):
     token_type: Literal["bearer"] = "bearer"  # noqa: S105  (a scheme name)
 
 
+class ChannelStatusOut(BaseModel):
+    active: bool = Field(
+        description="Incident alerts of your projects reach you on this channel "
+        "(if the project owner's plan offers it)"
+    )
+    reason: str | None = Field(
+        description="Why not, when inactive: the switch is off, the config is not set, or "
+        "what in the config is invalid (e.g. `slackConfig.webhookUrl: Field required`)"
+    )
+
+
+ChannelStatus = Annotated[
+    dict[str, ChannelStatusOut],
+    Field(
+        description="Your personal channels, one entry per channel of this view: a channel is "
+        "active when its `notifications` switch is on and its `*Config` is set and valid. A "
+        "stored config that does not validate is kept but inactive."
+    ),
+]
+SHOWN_CONFIG = "Secrets masked as in notification providers; `{}` when not set"
+
+
 class ProfileNotifications(BaseModel):
     email: bool
     sms: bool
@@ -172,10 +204,11 @@ class ProfileSettingsOut(BaseModel):
     theme: Theme
     notifications: ProfileNotifications
     preferredNotification: Channel
-    emailConfig: dict[str, Any]
-    smsConfig: dict[str, Any]
-    slackConfig: dict[str, Any]
-    webhookConfig: dict[str, Any]
+    emailConfig: dict[str, Any] = Field(description=SHOWN_CONFIG)
+    smsConfig: dict[str, Any] = Field(description=SHOWN_CONFIG)
+    slackConfig: dict[str, Any] = Field(description=SHOWN_CONFIG)
+    webhookConfig: dict[str, Any] = Field(description=SHOWN_CONFIG)
+    channelStatus: ChannelStatus
 
 
 class ProfileOut(RowOut):
@@ -209,11 +242,12 @@ class UserSettingsOut(BaseModel):
     theme: Theme
     notifications: SettingsNotifications
     preferredNotification: Channel
-    emailConfig: dict[str, Any]
-    slackConfig: dict[str, Any]
-    discordConfig: dict[str, Any]
-    teamsConfig: dict[str, Any]
-    webhookConfig: dict[str, Any]
+    emailConfig: dict[str, Any] = Field(description=SHOWN_CONFIG)
+    slackConfig: dict[str, Any] = Field(description=SHOWN_CONFIG)
+    discordConfig: dict[str, Any] = Field(description=SHOWN_CONFIG)
+    teamsConfig: dict[str, Any] = Field(description=SHOWN_CONFIG)
+    webhookConfig: dict[str, Any] = Field(description=SHOWN_CONFIG)
+    channelStatus: ChannelStatus
 
 
 # ---- updates, after the responses they change ----

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from datetime import timedelta
+from typing import Any
 
 from pydantic.alias_generators import to_snake
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -279,16 +280,22 @@ class AccountService:
         for field, value in body.model_dump(include=plain, exclude_none=True).items():
             setattr(user, to_snake(field), value)
         if body.settings is not None:
-            user.settings = preferences.merge(
-                user.settings, body.settings.model_dump(exclude_unset=True)
+            changes = preferences.checked(
+                user.settings,
+                body.settings.model_dump(exclude_unset=True),
+                user.email,
+                self.runtime.guard,
+                prefix="settings.",
             )
+            user.settings = preferences.merge(user.settings, changes)
         if body.password is not None:
             user.password_hash = await self.runtime.passwords.hash(body.password)
             await self._revoke_everything(user)
         await self.session.flush()
         return user
 
-    async def update_settings(self, user: User, changes: dict[str, object]) -> User:
+    async def update_settings(self, user: User, changes: dict[str, Any]) -> User:
+        changes = preferences.checked(user.settings, changes, user.email, self.runtime.guard)
         user.settings = preferences.merge(user.settings, changes)
         await self.session.flush()
         return user

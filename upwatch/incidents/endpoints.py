@@ -120,7 +120,8 @@ async def add_incident_update(
 async def list_incident_alerts(
     id: str, user: CurrentUser, session: Session, runtime: RuntimeDep
 ) -> list[AlertOut]:
-    """Delivery history: each alert this incident caused, per provider, with every attempt
-    (outcome, error, time). Suppressed alerts say why (quiet hours, disabled, plan)."""
+    """Delivery history: each alert this incident caused, per provider or member's personal
+    channel (`providerId` null, `userId` and `channel` set), with every attempt (outcome,
+    error, time). Suppressed alerts say why (quiet hours, disabled, plan)."""
     alerts, attempts = await IncidentService(session, runtime).alerts(user, id)
     return [alert_out(a, attempts[a.id]) for a in alerts]

@@ -24,9 +24,12 @@ class NotificationProvider(IdMixin, TimestampMixin, Base):
 
 
 class Alert(Base):
-    """One message to one provider: an outbox row written with the state change it reports.
+    """One message to one destination: an outbox row written with the state change it reports.
 
-    Integer ids give the order alerts were written in, which the sender keeps per provider
+    The destination is a provider (``provider_id``), or a member's personal channel from
+    their settings (``user_id`` and the channel in ``provider_type``, ``provider_id`` null).
+
+    Integer ids give the order alerts were written in, which the sender keeps per destination
     and incident (a recovery is never delivered before its outage alert).
     """
 
@@ -40,8 +43,12 @@ class Alert(Base):
     provider_id: Mapped[str | None] = mapped_column(
         String(32), ForeignKey("notification_providers.id", ondelete="SET NULL"), index=True
     )
-    provider_type: Mapped[str] = mapped_column(String(20))
+    provider_type: Mapped[str] = mapped_column(String(20))  # the channel
     provider_name: Mapped[str] = mapped_column(String(100))
+    # A personal alert's recipient; deleted with the account, like the rest of its data.
+    user_id: Mapped[str | None] = mapped_column(
+        String(32), ForeignKey("users.id", ondelete="CASCADE"), index=True
+    )
     project_id: Mapped[str] = mapped_column(
         String(32), ForeignKey("projects.id", ondelete="CASCADE"), index=True
     )

@@ -1,8 +1,9 @@
 """Reliable alerting: alerts are outbox rows, delivered by a sender that retries with back-off.
 
-``AlertOutbox.enqueue`` writes one row per provider in the caller's transaction (the one that
-changed the monitor's state), already marked suppressed when quiet hours, a disabled provider
-or the owner's plan say so. ``AlertSender`` claims due rows, delivers them through the channel's
+``AlertOutbox.enqueue`` writes one row per provider, and one per active personal channel of
+each project member (``personal.py``), in the caller's transaction (the one that changed the
+monitor's state), already marked suppressed when quiet hours, a disabled provider or the
+owner's plan say so. ``AlertSender`` claims due rows, delivers them through the channel's
 transport and records every attempt. A claim is committed before sending, so after a crash an
 alert is retried only when its outcome was never recorded; receivers get the alert's delivery
 id (``X-Upwatch-Delivery``, PagerDuty's dedup key) to drop such a rare repeat.
@@ -21,6 +22,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from upwatch.accounts.preferences import complete
 from upwatch.billing.repository import SubscriptionRepository
 from upwatch.config import Settings
 from upwatch.kit.clock import Clock
@@ -32,10 +34,12 @@ from upwatch.kit.net import NetworkGuard, guarded_session
 from upwatch.kit.outbox import Wakeable, backoff
 from upwatch.kit.plans import PlanCatalog
 from upwatch.models import Alert, AlertAttempt, NotificationProvider, Project, User
-from upwatch.notifications.channels import DeliveryKit, TransportError, deliver
+from upwatch.notifications import personal
+from upwatch.notifications.channels import REGISTRY, DeliveryKit, TransportError, deliver
 from upwatch.notifications.events import AlertEvent, EventKind
 from upwatch.notifications.repository import AlertRepository, ProviderRepository
 from upwatch.notifications.rules import suppression
+from upwatch.projects.repository import ProjectRepository
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +79,62 @@ def new_alert(
     )
 
 
+def personal_alert(
+    user: User,
+    channel: str,
+    project_id: str,
+    incident_id: str | None,
+    event: AlertEvent,
+    status: str,
+    reason: str | None,
+    now: datetime,
+) -> Alert:
+    """The alert row for ``event`` to a member's personal ``channel``."""
+    label = REGISTRY[channel].label
+    return Alert(
+        provider_id=None,
+        provider_type=channel,
+        provider_name=f"personal {label}: {user.email}"[:100],
+        user_id=user.id,
+        project_id=project_id,
+        incident_id=incident_id,
+        event=event.kind.value,
+        facts=event.to_json(),
+        status=status,
+        reason=reason,
+        attempts=0,
+        next_attempt_at=now,
+        sent_at=None,
+        created_at=now,
+    )
+
+
+async def destination_of(session: AsyncSession, alert: Alert) -> tuple[str, dict[str, Any]] | str:
+    """The channel and config to deliver ``alert`` with, read now, or why it is not sent.
+
+    A personal alert goes only to a member of the alert's project whose channel is still
+    active: leaving the project or turning the channel off stops pending alerts.
+    """
+    if alert.user_id is not None:
+        user = await session.get(User, alert.user_id)
+        if user is None:
+            return "the user was deleted"
+        if await ProjectRepository(session).member(alert.project_id, user.id) is None:
+            return "the user is no longer a member of the project"
+        config = personal.delivery_config(complete(user.settings), user.email, alert.provider_type)
+        return config if isinstance(config, str) else (alert.provider_type, config)
+    provider = (
+        await session.get(NotificationProvider, alert.provider_id)
+        if alert.provider_id is not None
+        else None
+    )
+    if provider is None:
+        return "the provider was deleted"
+    if not provider.is_enabled:
+        return "the provider was disabled"
+    return provider.type, provider.config
+
+
 class AlertOutbox:
     """Writes alerts in the transaction of the change they report."""
 
@@ -90,10 +150,12 @@ class AlertOutbox:
         incident_id: str | None,
         now: datetime,
     ) -> list[Alert]:
-        """One alert per provider of ``project``; ``event`` builds the facts for a delivery
-        id. The sender is woken once the transaction commits."""
+        """One alert per provider of ``project`` and per active personal channel of each
+        member; ``event`` builds the facts for a delivery id. The sender is woken once the
+        transaction commits."""
         providers = await ProviderRepository(session).of_project(project.id)
-        if not providers:
+        members = await ProjectRepository(session).members(project.id)
+        if not providers and not members:
             return []
         owner = await session.get(User, project.owner_id)
         timezone = str((owner.settings if owner else {}).get("timezone") or "UTC")
@@ -125,6 +187,25 @@ class AlertOutbox:
             alert = new_alert(provider, project.id, incident_id, facts, status, reason, now)
             repository.add(alert)
             alerts.append(alert)
+        for _membership, user in members:
+            # Personal channels have no quiet hours; the owner's plan applies to them too.
+            for channel in personal.active_channels(complete(user.settings), user.email):
+                facts = event(f"{incident_id or 'none'}:{user.id}.{channel}:{uuid.uuid4().hex[:8]}")
+                reason = suppression(
+                    enabled=True,
+                    channel=channel,
+                    channels_in_plan=plan.notificationChannels,
+                    quiet_start=None,
+                    quiet_end=None,
+                    timezone=timezone,
+                    now=now,
+                )
+                status = "pending" if reason is None else "suppressed"
+                alert = personal_alert(
+                    user, channel, project.id, incident_id, facts, status, reason, now
+                )
+                repository.add(alert)
+                alerts.append(alert)
         await session.flush()
         after_commit(session, self.wake)
         return alerts
@@ -194,10 +275,15 @@ class AlertSender:
         self, provider: NotificationProvider, event: AlertEvent
     ) -> TransportError | None:
         """Deliver one message now; the error, or None when it was delivered."""
+        return await self._send(provider.type, provider.config, event)
+
+    async def _send(
+        self, channel: str, config: dict[str, Any], event: AlertEvent
+    ) -> TransportError | None:
         if self.kit is None:
             return TransportError("the alert sender is not running", retryable=True)
         try:
-            await deliver(provider.type, provider.config, event, self.kit)
+            await deliver(channel, config, event, self.kit)
         except TransportError as exc:
             return exc
         return None
@@ -205,23 +291,17 @@ class AlertSender:
     async def _attempt(self, alert_id: int, claimed_until: datetime) -> None:
         async with self.database.worksession() as session:
             alert = await session.get(Alert, alert_id)
-            provider = (
-                await session.get(NotificationProvider, alert.provider_id)
-                if alert is not None and alert.provider_id is not None
-                else None
-            )
-        if alert is None:
+            target = await destination_of(session, alert) if alert is not None else None
+        if alert is None or target is None:
             return  # deleted with its incident or project meanwhile
         started = time.perf_counter()
         error: str | None
         retryable = False
-        if provider is None:
-            error = "the provider was deleted"
-        elif not provider.is_enabled:
-            error = "the provider was disabled"
+        if isinstance(target, str):
+            error = target
         else:
             try:
-                failure = await self.send(provider, AlertEvent.from_json(alert.facts))
+                failure = await self._send(*target, AlertEvent.from_json(alert.facts))
             except Exception as exc:
                 # Counted as an attempt all the same, so an alert can never loop unrecorded.
                 log.exception("unexpected error delivering alert %s", alert_id)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from sqlalchemy import and_, exists, func, select, update
+from sqlalchemy import and_, exists, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
@@ -92,13 +92,17 @@ class AlertRepository:
 
     async def due(self, now: datetime, batch: int) -> Sequence[tuple[int, datetime]]:
         """Pending alerts whose time has come, oldest first, skipping any alert while an
-        earlier one to the same provider about the same incident is still pending, so a
-        recovery never overtakes its outage alert."""
+        earlier one to the same destination (provider, or member and personal channel) about
+        the same incident is still pending, so a recovery never overtakes its outage alert."""
         earlier = aliased(Alert)
+        same_destination = or_(
+            earlier.provider_id == Alert.provider_id,
+            and_(earlier.user_id == Alert.user_id, earlier.provider_type == Alert.provider_type),
+        )
         blocked = exists().where(
             and_(
                 earlier.status == "pending",
-                earlier.provider_id == Alert.provider_id,
+                same_destination,
                 earlier.incident_id == Alert.incident_id,
                 earlier.id < Alert.id,
             )

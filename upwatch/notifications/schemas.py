@@ -163,15 +163,24 @@ class AlertAttemptOut(RowOut):
 
 
 class AlertOut(RowOut):
-    """One alert to one provider and what became of it."""
+    """One alert to one destination and what became of it: a notification provider, or a
+    member's personal channel from their settings (`providerId` null, `userId` set)."""
 
     # Alert keys are integers in the database, strings in the API.
     model_config = ConfigDict(coerce_numbers_to_str=True)
 
     id: str
-    provider_id: str | None
+    provider_id: str | None = Field(
+        description="The provider; null for a personal channel or a deleted provider"
+    )
     provider_type: ChannelName
-    provider_name: str
+    provider_name: str = Field(
+        description="The provider's name, or `personal <channel>: <member's e-mail>`"
+    )
+    user_id: str | None = Field(
+        description="The member whose personal channel this alert went to; null for a provider"
+    )
+    channel: ChannelName = Field(description="How it was sent (the provider type)")
     incident_id: str | None
     event: Literal["incident.opened", "incident.resolved", "test"]
     status: Literal["pending", "sent", "failed", "suppressed"]
@@ -183,4 +192,4 @@ class AlertOut(RowOut):
     @classmethod
     def derived(cls, row: Any, context: Any) -> dict[str, Any]:
         """The attempts are rows of their own (``context``: those of this alert)."""
-        return {"attempts": context["attempts"]}
+        return {"attempts": context["attempts"], "channel": row.provider_type}

@@ -17,12 +17,11 @@ from upwatch.kit.errors import (
     ValidationFailed,
     field_errors,
 )
-from upwatch.kit.net import TargetRefused
 from upwatch.models import AlertAttempt, NotificationProvider, Project, User
 from upwatch.notifications.channels import (
     SecretNotKept,
     keep_secrets,
-    urls_of,
+    refused_urls,
     validate_config,
 )
 from upwatch.notifications.delivery import new_alert
@@ -80,13 +79,8 @@ class ProviderService:
 
     def _check_addresses(self, channel: str, config: dict[str, Any]) -> None:
         """Refuse URLs at internal addresses now; they are checked again at send time."""
-        for field, url in urls_of(channel, config):
-            try:
-                self.runtime.guard.check_url(url)
-            except TargetRefused as exc:
-                raise ValidationFailed.on(f"config.{field}", f"refused address: {exc}") from exc
-            except ValueError as exc:
-                raise ValidationFailed.on(f"config.{field}", str(exc)) from exc
+        for field, why in refused_urls(self.runtime.guard, channel, config):
+            raise ValidationFailed.on(f"config.{field}", why)
 
     async def _require_room(self, project: Project) -> None:
         await self.limits.lock(project.owner_id)  # concurrent creations cannot overshoot

@@ -20,8 +20,10 @@ from upwatch.notifications.channels.registry import (
     REGISTRY,
     ChannelName,
     deliver,
+    field_errors,
     keep_secrets,
     masked,
+    refused_urls,
     urls_of,
     validate_config,
 )
@@ -43,9 +45,11 @@ __all__ = [
     "TwilioConfig",
     "WebhookConfig",
     "deliver",
+    "field_errors",
     "keep_secrets",
     "mask_value",
     "masked",
+    "refused_urls",
     "urls_of",
     "validate_config",
 ]

@@ -62,6 +62,7 @@ class SecretNotKept(ValueError):
 
     def __init__(self, field: str) -> None:
         super().__init__(f"config.{field}")
+        self.name = field  # within the config
         self.field = f"config.{field}"
 
 

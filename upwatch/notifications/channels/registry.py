@@ -5,6 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final, Literal
 
+from pydantic import ValidationError
+
+from upwatch.kit.errors import field_errors as worded_errors
+from upwatch.kit.net import NetworkGuard, TargetRefused
 from upwatch.notifications.channels.base import Channel, DeliveryKit, TransportError
 from upwatch.notifications.channels.discord import Discord
 from upwatch.notifications.channels.email import Email
@@ -52,6 +56,12 @@ def validate_config(channel: str, raw: Mapping[str, Any]) -> dict[str, Any]:
     return REGISTRY[channel].validate(raw)
 
 
+def field_errors(exc: ValidationError, prefix: str = "config") -> list[tuple[str, str]]:
+    """(field, message) pairs in the API's words, the field named under ``prefix`` (where the
+    client sent the config: a provider's ``config``, a personal ``slackConfig``)."""
+    return [(e.field, e.message) for e in worded_errors(exc.errors(), within=(prefix,))]
+
+
 def masked(channel: str, config: Mapping[str, Any]) -> dict[str, Any]:
     return REGISTRY[channel].masked(config)
 
@@ -66,3 +76,19 @@ def keep_secrets(
 def urls_of(channel: str, config: Mapping[str, Any]) -> list[tuple[str, str]]:
     """(field, URL) pairs the service will contact, for the address policy."""
     return REGISTRY[channel].urls(config)
+
+
+def refused_urls(
+    guard: NetworkGuard, channel: str, config: Mapping[str, Any]
+) -> list[tuple[str, str]]:
+    """(field, why) for each URL of ``config`` the address guard refuses now; they are checked
+    again when sending."""
+    refused = []
+    for field, url in urls_of(channel, config):
+        try:
+            guard.check_url(url)
+        except TargetRefused as exc:
+            refused.append((field, f"refused address: {exc}"))
+        except ValueError as exc:
+            refused.append((field, str(exc)))
+    return refused
