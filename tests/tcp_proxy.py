@@ -45,6 +45,7 @@ class TcpProxy:
 
     def stop(self) -> None:
         self._call(self._close(cut=True))
+        self._call(self._finish_tasks())
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=10)
         self._loop.close()
@@ -74,6 +75,15 @@ class TcpProxy:
         if cut:
             await self._cut()
 
+    async def _finish_tasks(self) -> None:
+        """Connections still being opened or piped end here, with their sockets closed, so
+        nothing of the proxy's is left to the garbage collector (and its ResourceWarning)."""
+        tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await self._cut()
+
     async def _cut(self) -> None:
         for writer in list(self._writers):
             with contextlib.suppress(Exception):
@@ -81,13 +91,18 @@ class TcpProxy:
         self._writers.clear()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._writers.add(writer)  # a cut while the upstream connection opens closes it too
         try:
             up_reader, up_writer = await asyncio.open_connection(*self.upstream)
         except OSError:
             writer.transport.abort()
+            self._writers.discard(writer)
+            return
+        if writer not in self._writers:  # cut meanwhile: do not connect a dropped client
+            up_writer.transport.abort()
             return
         self.connections += 1
-        self._writers.update((writer, up_writer))
+        self._writers.add(up_writer)
 
         async def pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
             try:

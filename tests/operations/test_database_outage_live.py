@@ -26,9 +26,12 @@ from tests.factories import FAST_PLANS, Target
 from tests.live_server import LiveServer, clean_env
 from tests.tcp_proxy import TcpProxy, proxy_to
 
-pytestmark = pytest.mark.skipif(
-    BACKEND != "postgresql", reason="a database server's outage: SQLite has no server to lose"
-)
+pytestmark = [
+    pytest.mark.skipif(
+        BACKEND != "postgresql", reason="a database server's outage: SQLite has no server to lose"
+    ),
+    pytest.mark.usefixtures("collect_cut_connections"),  # it cuts connections on purpose
+]
 
 INTERVAL = 10
 # How long the long outage lasts (the scenario: PostgreSQL refuses for 20 s).
