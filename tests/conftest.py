@@ -384,9 +384,10 @@ def collect_cut_connections() -> Iterator[None]:
     disappears under them): a driver connection whose socket was reset mid-statement, or
     whose connect failed half-way, is dropped by the pool without a close of its own and
     warns when garbage-collected, at whatever moment that happens, often in a later test.
-    Collected here, at the end of the test that cut it, its expected warning is not mistaken
-    for a leak in an unrelated test."""
-    yield
+    The warning is expected for the whole test (the collector may run in the middle of it, as
+    CI once showed), and everything it cut is collected at its end, so the warning is not
+    mistaken for a leak in an unrelated test either."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ResourceWarning)
+        yield
         gc.collect()

@@ -14,6 +14,10 @@ import httpx
 from tests.conftest import free_port
 
 UPWATCH = str(Path(sys.executable).parent / "upwatch")
+# Bounds a loaded machine may need raised (docs/testing.md): how long `upwatch serve` may take
+# to become ready, and how long a one-off command may run.
+START_SECONDS = float(os.environ.get("UPWATCH_TEST_START_SECONDS", "60"))
+COMMAND_SECONDS = float(os.environ.get("UPWATCH_TEST_COMMAND_SECONDS", "60"))
 
 
 def clean_env(**extra: str) -> dict[str, str]:
@@ -48,7 +52,7 @@ class LiveServer:
                 stdout=log,
                 stderr=subprocess.STDOUT,
             )
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + START_SECONDS
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"upwatch serve exited:\n{self.log.read_text()}")
@@ -58,7 +62,11 @@ class LiveServer:
             except httpx.TransportError:
                 pass
             time.sleep(0.1)
-        raise RuntimeError(f"upwatch serve did not become ready:\n{self.log.read_text()}")
+        self.stop()  # a server that never became ready is not left running behind the test
+        raise RuntimeError(
+            f"upwatch serve not ready within {START_SECONDS:g} s (UPWATCH_TEST_START_SECONDS):\n"
+            f"{self.log.read_text()}"
+        )
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -78,6 +86,6 @@ def run_cli(cwd: Path, env: dict[str, str], *args: str) -> subprocess.CompletedP
         env=env,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=COMMAND_SECONDS,
         check=False,
     )
