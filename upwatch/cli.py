@@ -11,6 +11,8 @@ import os
 import socket
 import sys
 
+from pydantic import ValidationError
+
 from upwatch import __version__
 from upwatch.config import Settings
 from upwatch.kit.logs import configure_logging
@@ -18,6 +20,7 @@ from upwatch.kit.logs import configure_logging
 log = logging.getLogger("upwatch")
 
 ADMIN_PASSWORD_VARIABLE = "UPWATCH_ADMIN_PASSWORD"  # noqa: S105  (the variable's name)
+LOG_LEVELS = ["critical", "error", "warning", "info", "debug"]
 
 
 def _is_loopback(host: str) -> bool:
@@ -133,7 +136,12 @@ def parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="run the whole service in one process")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
-    serve.add_argument("--log-level", default="info")
+    serve.add_argument(
+        "--log-level",
+        default="info",
+        choices=LOG_LEVELS,
+        help="the least severe lines written, by Upwatch and by uvicorn alike",
+    )
     serve.set_defaults(run=_serve)
 
     migrate = commands.add_parser("migrate", help="create or upgrade the database schema")
@@ -153,6 +161,14 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> None:
-    configure_logging(Settings())
+    # Arguments first: --help and --version answer even when the environment is wrong.
     args = parser().parse_args(argv)
+    try:
+        settings = Settings()
+    except ValidationError as error:
+        for problem in error.errors():
+            name = "_".join(str(part) for part in problem["loc"]).upper()
+            print(f"upwatch: UPWATCH_{name}: {problem['msg']}", file=sys.stderr)  # noqa: T201
+        sys.exit(2)
+    configure_logging(settings, level=getattr(args, "log_level", "info"))
     sys.exit(args.run(args))

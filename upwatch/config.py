@@ -211,9 +211,13 @@ def _private_file(path: Path) -> None:
         os.close(fd)
 
 
+_warned: set[Path] = set()  # each path once per process, however many engines open it
+
+
 def _warn_if_shared(path: Path) -> None:
     mode = stat.S_IMODE(path.stat().st_mode)
-    if mode & 0o077:
+    if mode & 0o077 and path not in _warned:
+        _warned.add(path)
         private = "700" if path.is_dir() else "600"
         log.warning(
             "%s has mode %03o: other users of this machine can reach Upwatch's data "

@@ -8,16 +8,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sqlite3
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 import httpx
 import pytest
 from asgi_lifespan import LifespanManager
 from fastapi import FastAPI
-from sqlalchemy import text
+from sqlalchemy import event, text
 from sqlalchemy.engine import make_url
 
 from tests.conftest import (
@@ -243,3 +245,38 @@ async def test_an_sql_error_that_is_a_bug_still_answers_500_with_a_logged_stack(
     [record] = unhandled(caplog)
     assert record.exc_info is not None
     assert lines(caplog, OUTAGE) == []
+
+
+@pytest.mark.skipif(BACKEND != "sqlite", reason="SQLite's write lock: PostgreSQL locks rows")
+async def test_a_write_lock_held_past_the_busy_timeout_answers_503_busy_and_is_no_outage(
+    app: FastAPI, runtime: Runtime, database_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    def short_busy_timeout(connection: Any, _record: Any) -> None:
+        cursor = connection.cursor()
+        cursor.execute("PRAGMA busy_timeout=50")
+        cursor.close()
+
+    event.listen(runtime.db.engine.sync_engine, "connect", short_busy_timeout)
+    await runtime.db.engine.dispose()  # the pool's connections take the short timeout
+
+    async def write(session: Session) -> None:
+        await session.execute(text("CREATE TABLE busy_scratch (x INTEGER)"))
+
+    app.add_api_route("/write", write, methods=["POST"])
+    blocker = sqlite3.connect(database_url.removeprefix("sqlite:///"), isolation_level=None)
+    try:
+        blocker.execute("BEGIN EXCLUSIVE")  # another writer, as ingestion at a high rate
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://upwatch.test") as c:
+            response = await c.post("/write")
+            body = assert_problem(response, 503)
+            assert body["type"].endswith("/unavailable")
+            assert body["detail"].startswith("the database is busy")
+            assert response.headers["Retry-After"] == "1"
+            assert not runtime.db.reachability.is_down
+            assert lines(caplog, OUTAGE) == []
+
+            blocker.execute("ROLLBACK")
+            assert (await c.post("/write")).status_code == 200
+    finally:
+        blocker.close()

@@ -103,6 +103,37 @@ def test_the_public_url_follows_the_port_serve_binds_when_it_is_not_set(tmp_path
         server.stop()
 
 
+def test_serve_names_its_migrations_not_alembics_plugins_and_warns_of_a_shared_directory_once(
+    tmp_path: Path,
+) -> None:
+    shared = tmp_path / "data"
+    shared.mkdir(mode=0o755)
+    shared.chmod(0o755)
+    server = LiveServer(tmp_path, clean_env(UPWATCH_DATA_DIR=str(shared)), log_level="info")
+    server.start().stop()
+    log = server.log.read_text()
+    assert "Running upgrade" in log
+    assert "setup plugin" not in log
+    assert log.count(f"{shared} has mode 755") == 1, log
+
+
+def test_serve_at_log_level_warning_writes_no_info_lines(tmp_path: Path) -> None:
+    server = LiveServer(tmp_path, clean_env(), log_level="warning")
+    server.start().stop()
+    log = server.log.read_text()
+    assert "ready on" not in log
+    assert " INFO " not in log, log
+
+
+def test_a_wrong_setting_is_named_by_its_variable_and_help_still_answers(tmp_path: Path) -> None:
+    env = clean_env(UPWATCH_LOG_FORMAT="xml")
+    assert run_cli(tmp_path, env, "--help").returncode == 0
+    result = run_cli(tmp_path, env, "migrate")
+    assert result.returncode == 2
+    assert result.stderr.startswith("upwatch: UPWATCH_LOG_FORMAT: "), result.stderr
+    assert "Traceback" not in result.stderr
+
+
 def test_serve_warns_once_when_the_public_url_is_unset_and_the_host_is_not_loopback(
     caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:

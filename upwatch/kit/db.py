@@ -24,7 +24,7 @@ from sqlalchemy.types import TypeDecorator
 from starlette.requests import Request
 
 from upwatch.config import Settings
-from upwatch.kit.errors import DatabaseUnavailable
+from upwatch.kit.errors import DatabaseBusy, DatabaseUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -100,9 +100,11 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
 _PG_UNAVAILABLE = ("08", "53", "57P")
 # Of those, the ones after which the connection itself is gone.
 _PG_CONNECTION_GONE = ("08", "57P")
-# SQLite primary result codes of the same kind: BUSY, LOCKED ("database is locked"), READONLY,
-# IOERR, FULL, CANTOPEN ("unable to open database file").
-_SQLITE_UNAVAILABLE = frozenset({5, 6, 8, 10, 13, 14})
+# SQLite primary result codes of the same kind: READONLY, IOERR, FULL, CANTOPEN ("unable to
+# open database file").
+_SQLITE_UNAVAILABLE = frozenset({8, 10, 13, 14})
+# BUSY and LOCKED ("database is locked"): another writer held the lock past the busy timeout.
+_SQLITE_BUSY = frozenset({5, 6})
 
 
 def _causes(error: BaseException) -> Iterator[BaseException]:
@@ -119,6 +121,15 @@ def _describe(error: BaseException) -> str:
     """The innermost error's type and text: what the network or the server said."""
     *_, root = _causes(error)
     return f"{type(root).__name__}: {root}".strip().rstrip(":")
+
+
+def busy(error: BaseException) -> bool:
+    """Whether ``error`` is SQLite's "database is locked": busy, not gone."""
+    for current in _causes(error):
+        if isinstance(current, sqlite3.Error):
+            code = getattr(current, "sqlite_errorcode", None)
+            return isinstance(code, int) and code & 0xFF in _SQLITE_BUSY
+    return False
 
 
 def unavailability(error: BaseException) -> tuple[str, bool] | None:
@@ -244,6 +255,8 @@ class Database:
         if not isinstance(context.original_exception, Exception):
             # A cancellation (SQLAlchemy counts it as a disconnect) must stay one.
             return None
+        if busy(context.original_exception):
+            return DatabaseBusy(_describe(context.original_exception))
         found = unavailability(context.original_exception)
         if found is None:
             if not context.is_disconnect:

@@ -145,10 +145,23 @@ class DatabaseUnavailable(ServiceUnavailable):
 
     default_headers = MappingProxyType({"Retry-After": str(DATABASE_RETRY_AFTER_SECONDS)})
 
-    def __init__(self, reason: str) -> None:
-        super().__init__("the database is unreachable; try again in a few seconds")
+    def __init__(
+        self, reason: str, detail: str = "the database is unreachable; try again in a few seconds"
+    ) -> None:
+        super().__init__(detail)
         # For the log only: driver text may name hosts and paths, which callers need not see.
         self.reason = reason
+
+
+class DatabaseBusy(DatabaseUnavailable):
+    """SQLite's write lock stayed taken past the busy timeout (other writers, e.g. ingestion
+    at a high rate): the database is there and answering, so this is no outage (nothing is
+    logged, readiness is untouched), but this operation could not run now."""
+
+    default_headers = MappingProxyType({"Retry-After": "1"})
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason, "the database is busy with other writes; try again in a moment")
 
 
 def problem_response(error: ProblemError) -> JSONResponse:

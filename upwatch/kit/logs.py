@@ -55,14 +55,16 @@ def json_formatter() -> logging.Formatter:
     )
 
 
-def configure_logging(settings: Settings) -> None:
-    """Log INFO and above to standard error in the configured format (once per process)."""
+def configure_logging(settings: Settings, level: str = "info") -> None:
+    """Log ``level`` and above to standard error in the configured format (once per process)."""
     handler = logging.StreamHandler()
     if settings.log_format == "json":
         handler.setFormatter(json_formatter())
     else:
         handler.setFormatter(logging.Formatter(TEXT_FORMAT))
-    logging.basicConfig(level=logging.INFO, handlers=[handler])
+    logging.basicConfig(level=level.upper(), handlers=[handler])
+    # Alembic names each of its own plugins at INFO on every start; its migration steps stay.
+    logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)
     access = logging.getLogger("uvicorn.access")
     if not any(isinstance(f, AccessTokenMask) for f in access.filters):
         access.addFilter(AccessTokenMask())
