@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import httpx
@@ -10,6 +11,7 @@ from asgi_lifespan import LifespanManager
 
 from tests.conftest import SignUp, assert_problem, make_settings
 from upwatch.app import create_app
+from upwatch.runtime import Runtime
 
 
 async def test_an_unknown_route_is_a_404_problem(client: httpx.AsyncClient) -> None:
@@ -83,6 +85,26 @@ async def test_metrics_are_in_prometheus_text_format(client: httpx.AsyncClient) 
         response.text
     )
     assert "upwatch_http_request_duration_seconds_bucket" in response.text
+
+
+async def test_the_metrics_text_is_written_off_the_event_loop_that_runs_the_checks(
+    client: httpx.AsyncClient, runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # With thousands of monitors the text takes long to write: on the loop it would hold up
+    # every check due meanwhile.
+    render = runtime.metrics.render
+    threads: list[threading.Thread] = []
+
+    def recorded() -> bytes:
+        threads.append(threading.current_thread())
+        return render()
+
+    monkeypatch.setattr(runtime.metrics, "render", recorded)
+    response = await client.get("/metrics")
+    assert response.status_code == 200
+    assert "upwatch_http_requests_total" in response.text
+    assert threads
+    assert threads != [threading.current_thread()]
 
 
 METRICS_TOKEN = "scrape-token-0123456789-ünïcode"
