@@ -7,7 +7,9 @@ sender object itself, so an API process can run with no engine at all.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Generic, TypeVar, overload
 
+from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.requests import Request
 
 from upwatch.config import Settings
@@ -96,3 +98,43 @@ class Runtime:
 def get_runtime(request: Request) -> Runtime:
     runtime: Runtime = request.app.state.runtime
     return runtime
+
+
+class DomainService:
+    """What every domain service is: built for one request from its session and the
+    process's runtime. What it works with it names as class attributes (``uses``)."""
+
+    def __init__(self, session: AsyncSession, runtime: Runtime) -> None:
+        self.session = session
+        self.runtime = runtime
+
+
+_Part = TypeVar("_Part")
+
+
+class uses(Generic[_Part]):  # noqa: N801  (read as a declaration: ``users = uses(UserRepository)``)
+    """A repository (built from the session) or another ``DomainService`` (from the session
+    and the runtime) that a service works with, built on first use and kept for the request."""
+
+    def __init__(self, part: type[_Part]) -> None:
+        self.part = part
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, service: None, owner: type) -> uses[_Part]: ...
+    @overload
+    def __get__(self, service: DomainService, owner: type) -> _Part: ...
+    def __get__(self, service: DomainService | None, owner: type) -> Any:
+        if service is None:
+            return self
+        make: Any = self.part
+        made = (
+            make(service.session, service.runtime)
+            if issubclass(self.part, DomainService)
+            else make(service.session)
+        )
+        service.__dict__[self.name] = made  # later reads find it without this descriptor
+        return made

@@ -8,7 +8,6 @@ from datetime import timedelta
 from typing import Any
 
 from pydantic.alias_generators import to_snake
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.accounts import preferences
 from upwatch.accounts.repository import TokenRepository, UserRepository
@@ -27,7 +26,7 @@ from upwatch.kit.errors import (
 )
 from upwatch.kit.security import InvalidToken, new_opaque_token, token_digest
 from upwatch.models import PasswordResetToken, RefreshToken, User
-from upwatch.runtime import Runtime
+from upwatch.runtime import DomainService, Runtime, uses
 
 log = logging.getLogger(__name__)
 
@@ -85,12 +84,9 @@ async def send_reset_link(runtime: Runtime, email: str) -> None:
         log.exception("could not prepare a password-reset e-mail")
 
 
-class AccountService:
-    def __init__(self, session: AsyncSession, runtime: Runtime) -> None:
-        self.session = session
-        self.runtime = runtime
-        self.users = UserRepository(session)
-        self.tokens = TokenRepository(session)
+class AccountService(DomainService):
+    users = uses(UserRepository)
+    tokens = uses(TokenRepository)
 
     # ---- tokens ----
 

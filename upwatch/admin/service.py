@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-from sqlalchemy.ext.asyncio import AsyncSession
-
 from upwatch.accounts.repository import UserRepository
 from upwatch.admin.schemas import AdminUserItem, OutboxMailOut
 from upwatch.billing.repository import SubscriptionRepository
@@ -10,7 +8,7 @@ from upwatch.kit.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from upwatch.kit.mail import SCRUBBED_BODY
 from upwatch.kit.mail_outbox import MailOutboxRepository
 from upwatch.models import Subscription, User
-from upwatch.runtime import Runtime
+from upwatch.runtime import DomainService, uses
 
 
 def admin_item(user: User, sub: Subscription | None) -> AdminUserItem:
@@ -26,13 +24,10 @@ def admin_item(user: User, sub: Subscription | None) -> AdminUserItem:
     )
 
 
-class AdminService:
-    def __init__(self, session: AsyncSession, runtime: Runtime) -> None:
-        self.session = session
-        self.runtime = runtime
-        self.users = UserRepository(session)
-        self.subscriptions = SubscriptionRepository(session)
-        self.mail = MailOutboxRepository(session)
+class AdminService(DomainService):
+    users = uses(UserRepository)
+    subscriptions = uses(SubscriptionRepository)
+    mail = uses(MailOutboxRepository)
 
     async def list_users(self, limit: int, offset: int) -> tuple[list[AdminUserItem], int]:
         rows = await self.users.list_with_subscriptions(limit, offset)

@@ -13,7 +13,7 @@ from upwatch.billing.schemas import Limits, SubscriptionStatus, Usage, UsageItem
 from upwatch.kit.errors import Conflict, PlanLimitExceeded, TooManyRequests
 from upwatch.kit.plans import Plan
 from upwatch.models import Subscription, User
-from upwatch.runtime import Runtime
+from upwatch.runtime import DomainService, Runtime, uses
 
 MEGABYTE = 1024 * 1024
 
@@ -56,14 +56,11 @@ class Exceeded:
     allowed: float
 
 
-class PlanLimits:
+class PlanLimits(DomainService):
     """The one check every creating operation calls before it creates."""
 
-    def __init__(self, session: AsyncSession, runtime: Runtime) -> None:
-        self.session = session
-        self.runtime = runtime
-        self.subscriptions = SubscriptionRepository(session)
-        self.usage = UsageRepository(session)
+    subscriptions = uses(SubscriptionRepository)
+    usage = uses(UsageRepository)
 
     async def plan_of(self, user_id: str) -> Plan:
         subscription = await self.subscriptions.of(user_id)
@@ -98,13 +95,10 @@ class PlanLimits:
             )
 
 
-class SubscriptionService:
-    def __init__(self, session: AsyncSession, runtime: Runtime) -> None:
-        self.session = session
-        self.runtime = runtime
-        self.subscriptions = SubscriptionRepository(session)
-        self.usage = UsageRepository(session)
-        self.limits = PlanLimits(session, runtime)
+class SubscriptionService(DomainService):
+    subscriptions = uses(SubscriptionRepository)
+    usage = uses(UsageRepository)
+    limits = uses(PlanLimits)
 
     async def _subscription(self, user: User) -> Subscription:
         subscription = await self.subscriptions.of(user.id)

@@ -2,23 +2,18 @@ from __future__ import annotations
 
 import logging
 
-from sqlalchemy.ext.asyncio import AsyncSession
-
 from upwatch.accounts.repository import UserRepository
 from upwatch.contact.repository import ContactRepository
 from upwatch.contact.schemas import ContactRequest, ContactUpdate
 from upwatch.kit.errors import NotFound, TooManyRequests
 from upwatch.models import ContactSubmission
-from upwatch.runtime import Runtime
+from upwatch.runtime import DomainService, uses
 
 log = logging.getLogger(__name__)
 
 
-class ContactService:
-    def __init__(self, session: AsyncSession, runtime: Runtime) -> None:
-        self.session = session
-        self.runtime = runtime
-        self.submissions = ContactRepository(session)
+class ContactService(DomainService):
+    submissions = uses(ContactRepository)
 
     async def submit(self, body: ContactRequest, client: str) -> ContactSubmission:
         window = self.runtime.throttles.contact_address

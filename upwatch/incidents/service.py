@@ -7,7 +7,6 @@ from datetime import datetime
 from functools import partial
 
 from pydantic.alias_generators import to_snake
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.incidents.repository import IncidentRepository
 from upwatch.incidents.schemas import IncidentCreate, IncidentPatch, IncidentUpdateCreate
@@ -17,7 +16,7 @@ from upwatch.kit.logs import log_event
 from upwatch.models import Alert, AlertAttempt, Incident, IncidentUpdate, Monitor, User
 from upwatch.notifications.repository import AlertRepository
 from upwatch.projects.repository import ProjectRepository
-from upwatch.runtime import Runtime
+from upwatch.runtime import DomainService, uses
 
 log = logging.getLogger(__name__)
 
@@ -60,12 +59,9 @@ def move_status(incident: Incident, status: str, now: datetime) -> bool:
     return True
 
 
-class IncidentService:
-    def __init__(self, session: AsyncSession, runtime: Runtime) -> None:
-        self.session = session
-        self.runtime = runtime
-        self.incidents = IncidentRepository(session)
-        self.projects = ProjectRepository(session)
+class IncidentService(DomainService):
+    incidents = uses(IncidentRepository)
+    projects = uses(ProjectRepository)
 
     async def visible(self, caller: User, incident_id: str) -> Incident:
         """The incident if the caller may see its project (any member may), else 404."""

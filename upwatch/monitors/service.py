@@ -7,7 +7,6 @@ from datetime import datetime
 from functools import partial
 
 from pydantic.alias_generators import to_snake
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.billing.service import PlanLimits
 from upwatch.kit.db import after_commit
@@ -20,7 +19,7 @@ from upwatch.monitors import secrets, statistics
 from upwatch.monitors.repository import MonitorRepository, RegionRepository
 from upwatch.monitors.schemas import MonitorFields, MonitorUpdate, NewMonitor
 from upwatch.projects.repository import ProjectRepository
-from upwatch.runtime import Runtime
+from upwatch.runtime import DomainService, uses
 
 DEFAULT_TIMEOUT_SECONDS = 10.0
 # What each type checks; an update may change these but not remove them.
@@ -52,14 +51,11 @@ def _log_pause(monitor: Monitor, caller: User, was: str, active: bool) -> None:
     )
 
 
-class MonitorService:
-    def __init__(self, session: AsyncSession, runtime: Runtime) -> None:
-        self.session = session
-        self.runtime = runtime
-        self.monitors = MonitorRepository(session)
-        self.regions = RegionRepository(session)
-        self.projects = ProjectRepository(session)
-        self.limits = PlanLimits(session, runtime)
+class MonitorService(DomainService):
+    monitors = uses(MonitorRepository)
+    regions = uses(RegionRepository)
+    projects = uses(ProjectRepository)
+    limits = uses(PlanLimits)
 
     async def visible(self, caller: User, monitor_id: str) -> Monitor:
         """The monitor if the caller may see its project (any member may), else 404."""

@@ -7,7 +7,6 @@ from typing import Any
 
 from pydantic import ValidationError
 from pydantic.alias_generators import to_snake
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.billing.service import PlanLimits
 from upwatch.kit.errors import (
@@ -29,7 +28,7 @@ from upwatch.notifications.events import AlertEvent, EventKind
 from upwatch.notifications.repository import AlertRepository, ProviderRepository
 from upwatch.notifications.schemas import NewProvider, ProviderUpdate
 from upwatch.projects.repository import ProjectRepository
-from upwatch.runtime import Runtime
+from upwatch.runtime import DomainService, uses
 
 # Every state change writes one alert per provider inside the ingester's shared transaction:
 # a bound keeps one project from slowing every tenant's results (and from becoming a mailer).
@@ -50,13 +49,10 @@ def require_quiet_pair(start: str | None, end: str | None) -> None:
         raise ValidationFailed.on(missing, "quiet hours need both a start and an end")
 
 
-class ProviderService:
-    def __init__(self, session: AsyncSession, runtime: Runtime) -> None:
-        self.session = session
-        self.runtime = runtime
-        self.providers = ProviderRepository(session)
-        self.projects = ProjectRepository(session)
-        self.limits = PlanLimits(session, runtime)
+class ProviderService(DomainService):
+    providers = uses(ProviderRepository)
+    projects = uses(ProjectRepository)
+    limits = uses(PlanLimits)
 
     async def visible(self, caller: User, provider_id: str) -> NotificationProvider:
         """The provider if the caller may see its project (any member may), else 404."""

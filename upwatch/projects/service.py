@@ -15,17 +15,14 @@ from upwatch.kit.security import new_opaque_token, token_digest
 from upwatch.models import Project, ProjectInvitation, ProjectMember, User
 from upwatch.projects.repository import ProjectAccess, ProjectRepository
 from upwatch.projects.schemas import ProjectCreate, ProjectUpdate
-from upwatch.runtime import Runtime
+from upwatch.runtime import DomainService, Runtime, uses
 
 
-class ProjectService:
-    def __init__(self, session: AsyncSession, runtime: Runtime) -> None:
-        self.session = session
-        self.runtime = runtime
-        self.projects = ProjectRepository(session)
-        self.users = UserRepository(session)
-        self.usage = UsageRepository(session)
-        self.limits = PlanLimits(session, runtime)
+class ProjectService(DomainService):
+    projects = uses(ProjectRepository)
+    users = uses(UserRepository)
+    usage = uses(UsageRepository)
+    limits = uses(PlanLimits)
 
     async def visible(self, caller: User, project_id: str) -> ProjectAccess:
         """The project, or 404 when the caller may not see it (never reveal it exists)."""
