@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
 import httpx
 import pytest
 from asgi_lifespan import LifespanManager
+from prometheus_client.parser import text_string_to_metric_families
 
 from tests.conftest import SignUp, assert_problem, make_settings
 from upwatch.app import create_app
-from upwatch.runtime import Runtime
+from upwatch.kit.metrics import Metrics
 
 
 async def test_an_unknown_route_is_a_404_problem(client: httpx.AsyncClient) -> None:
@@ -87,24 +87,27 @@ async def test_metrics_are_in_prometheus_text_format(client: httpx.AsyncClient) 
     assert "upwatch_http_request_duration_seconds_bucket" in response.text
 
 
-async def test_the_metrics_text_is_written_off_the_event_loop_that_runs_the_checks(
-    client: httpx.AsyncClient, runtime: Runtime, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # With thousands of monitors the text takes long to write: on the loop it would hold up
-    # every check due meanwhile.
-    render = runtime.metrics.render
-    threads: list[threading.Thread] = []
-
-    def recorded() -> bytes:
-        threads.append(threading.current_thread())
-        return render()
-
-    monkeypatch.setattr(runtime.metrics, "render", recorded)
-    response = await client.get("/metrics")
-    assert response.status_code == 200
-    assert "upwatch_http_requests_total" in response.text
-    assert threads
-    assert threads != [threading.current_thread()]
+def test_the_per_monitor_series_are_prometheus_text_its_own_parser_reads() -> None:
+    # Written by Metrics itself, not by prometheus_client: what a scraper reads is checked.
+    metrics = Metrics()
+    metrics.monitor_checked("m-1", "p-1", "up", 12.5)
+    metrics.monitor_checked("m-2", "p-1", "down", None)
+    metrics.monitor_checked("m-3", "p-2", "pending", 3.0)
+    metrics.monitor_checked("m-4", "p-2", "up", 1.0)
+    metrics.monitor_gone("m-4")
+    families = {f.name: f for f in text_string_to_metric_families(metrics.render().decode())}
+    up = families["upwatch_monitor_up"]
+    response = families["upwatch_monitor_response_seconds"]
+    assert up.type == response.type == "gauge"
+    assert {(s.labels["monitor"], s.labels["project"], s.value) for s in up.samples} == {
+        ("m-1", "p-1", 1.0),
+        ("m-2", "p-1", 0.0),
+    }
+    assert {(s.labels["monitor"], s.value) for s in response.samples} == {
+        ("m-1", 0.0125),
+        ("m-3", 0.003),
+    }
+    assert "upwatch_http_requests" in families
 
 
 METRICS_TOKEN = "scrape-token-0123456789-ünïcode"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
@@ -89,55 +88,64 @@ class Metrics:
         )
 
         # Per monitor, labelled by ids only (names are free text and change): one series per
-        # monitor and metric. Set by the ingester when it stores results; removed when the
-        # monitor is deleted or paused.
-        self.monitor_up = Gauge(
-            "upwatch_monitor_up",
-            "1 when the monitor is up or degraded, 0 when down, as of its last stored check",
-            ["monitor", "project"],
-            registry=self.registry,
-        )
-        self.monitor_response = Gauge(
-            "upwatch_monitor_response_seconds",
-            "Response time of the monitor's last stored check (absent when it measured none)",
-            ["monitor", "project"],
-            registry=self.registry,
-        )
+        # monitor and metric, set by the ingester when it stores results and removed when the
+        # monitor is deleted or paused. Kept as plain values and written by ``render`` itself:
+        # prometheus_client's writer took a quarter of a second for 10,000 monitors, on the
+        # event loop at every scrape, which delayed every check due meanwhile (p99 lateness
+        # 0.2 s in bench/checks.py); in a thread, its contention for the interpreter cost
+        # more than that at 1,000 checks a second.
         self._monitor_projects: dict[str, str] = {}
+        self._monitor_up: dict[str, int] = {}
+        self._monitor_response: dict[str, float] = {}
 
     def monitor_checked(
         self, monitor_id: str, project_id: str, status: str, response_ms: float | None
     ) -> None:
         """A monitor's status and response time after its latest stored check."""
-        if self._monitor_projects.get(monitor_id, project_id) != project_id:
-            self.monitor_gone(monitor_id)  # moved to another project: one series, not two
-        self._monitor_projects[monitor_id] = project_id
-        labels = (monitor_id, project_id)
+        self._monitor_projects[monitor_id] = project_id  # moved to another project: one series
         if status in ("up", "degraded"):
-            self.monitor_up.labels(*labels).set(1)
+            self._monitor_up[monitor_id] = 1
         elif status == "down":
-            self.monitor_up.labels(*labels).set(0)
+            self._monitor_up[monitor_id] = 0
         else:  # pending: no verdict yet
-            _remove(self.monitor_up, labels)
+            self._monitor_up.pop(monitor_id, None)
         if response_ms is None:
-            _remove(self.monitor_response, labels)
+            self._monitor_response.pop(monitor_id, None)
         else:
-            self.monitor_response.labels(*labels).set(response_ms / 1000)
+            self._monitor_response[monitor_id] = response_ms / 1000
 
     def monitor_gone(self, monitor_id: str) -> None:
         """The monitor was deleted or paused: its series go."""
-        project_id = self._monitor_projects.pop(monitor_id, None)
-        if project_id is not None:
-            for gauge in (self.monitor_up, self.monitor_response):
-                _remove(gauge, (monitor_id, project_id))
+        for values in (self._monitor_projects, self._monitor_up, self._monitor_response):
+            values.pop(monitor_id, None)
 
     def render(self) -> bytes:
-        return generate_latest(self.registry)
+        return generate_latest(self.registry) + self._monitor_series().encode()
+
+    def _monitor_series(self) -> str:
+        """The per-monitor gauges in the text format (ids need no escaping: they are UUIDs)."""
+        projects = self._monitor_projects
+        lines = [MONITOR_UP_HEADER]
+        lines += [
+            f'upwatch_monitor_up{{monitor="{m}",project="{projects[m]}"}} {value}.0\n'
+            for m, value in self._monitor_up.items()
+        ]
+        lines.append(MONITOR_RESPONSE_HEADER)
+        lines += [
+            f'upwatch_monitor_response_seconds{{monitor="{m}",project="{projects[m]}"}} {value!r}\n'
+            for m, value in self._monitor_response.items()
+        ]
+        return "".join(lines)
 
 
-def _remove(gauge: Gauge, labels: tuple[str, ...]) -> None:
-    with contextlib.suppress(KeyError):  # a series never set
-        gauge.remove(*labels)
+MONITOR_UP_HEADER = (
+    "# HELP upwatch_monitor_up 1 when the monitor is up or degraded, 0 when down, as of its "
+    "last stored check\n# TYPE upwatch_monitor_up gauge\n"
+)
+MONITOR_RESPONSE_HEADER = (
+    "# HELP upwatch_monitor_response_seconds Response time of the monitor's last stored check "
+    "(absent when it measured none)\n# TYPE upwatch_monitor_response_seconds gauge\n"
+)
 
 
 class MetricsMiddleware:
