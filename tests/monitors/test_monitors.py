@@ -270,6 +270,24 @@ async def test_charlie_gets_404_on_every_monitor_route(
     assert [m["id"] for m in listing.json()] == [monitor["id"]]
 
 
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/monitors?projectId=",
+        "/incidents?projectId=",
+        "/incidents?monitorId=",
+        "/notification-providers/user?projectId=",
+        "/dashboard/uptime?projectId=",
+    ],
+)
+async def test_a_list_narrowed_to_a_malformed_id_answers_422_naming_the_rule(
+    client: httpx.AsyncClient, cast: Cast, path: str
+) -> None:
+    response = await client.get(path + "not-an-id", headers=cast.alice.headers)
+    body = assert_problem(response, 422)
+    assert "32 hexadecimal characters" in str(body), body
+
+
 async def test_deleting_a_monitor_removes_it(
     client: httpx.AsyncClient, cast: Cast, target: Target
 ) -> None:

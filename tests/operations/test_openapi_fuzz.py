@@ -177,8 +177,13 @@ def test_every_operation_answers_within_its_documented_contract(
         if (case.method, case.path) in SEMANTIC_REJECTIONS
         else []
     )
+    # A case made invalid in its headers keeps them: our token in their place would turn it
+    # into a valid request, which the server rightly accepts.
+    negative_headers = case.meta is not None and case.meta.is_negative_at(ParameterLocation.HEADER)
     response = case.call_and_validate(
-        base_url=live_server.url, headers=credentials.headers(), excluded_checks=excluded
+        base_url=live_server.url,
+        headers=None if negative_headers else credentials.headers(),
+        excluded_checks=excluded,
     )
     if case.path == "/users/me" and case.method in {"PUT", "DELETE"}:
         credentials.forget()

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated
 
-from fastapi import APIRouter, Query, status
+from fastapi import APIRouter, status
 
 from upwatch.accounts.dependencies import CurrentUser
 from upwatch.dependencies import RuntimeDep, Session
@@ -19,7 +18,7 @@ from upwatch.incidents.schemas import (
 )
 from upwatch.incidents.service import IncidentService
 from upwatch.kit.errors import problem_responses
-from upwatch.kit.pagination import PageParams
+from upwatch.kit.pagination import IdFilter, PageParams
 from upwatch.kit.schemas import DeletedOut
 from upwatch.models import Alert, AlertAttempt, Incident, IncidentUpdate
 from upwatch.notifications.schemas import AlertOut
@@ -60,9 +59,9 @@ async def list_incidents(
     user: CurrentUser,
     session: Session,
     page: PageParams,
-    projectId: Annotated[str | None, Query(max_length=32)] = None,
+    projectId: IdFilter = None,
     status: IncidentStatus | None = None,
-    monitorId: Annotated[str | None, Query(max_length=32)] = None,
+    monitorId: IdFilter = None,
 ) -> list[IncidentOut]:
     """Incidents in the caller's projects, newest first."""
     repository = IncidentRepository(session)

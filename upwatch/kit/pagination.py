@@ -7,6 +7,8 @@ from typing import Annotated
 
 from fastapi import Depends, Query, Response
 
+from upwatch.kit.inputs import worded
+
 
 @dataclass(frozen=True)
 class Page:
@@ -27,3 +29,9 @@ def _page(
 
 
 PageParams = Annotated[Page, Depends(_page)]
+
+
+# Ids are uuid4 hex (kit/db.new_id). A list narrowed to an id that cannot exist answers 422
+# with the rule, not an empty list that looks like "nothing there".
+ID_PATTERN = worded("^[0-9a-f]{32}$", "an id: 32 hexadecimal characters")
+IdFilter = Annotated[str | None, Query(max_length=32, pattern=ID_PATTERN)]

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Query, status
 from upwatch.accounts.dependencies import AdminUser, CurrentUser
 from upwatch.dependencies import RuntimeDep, Session
 from upwatch.kit.errors import Conflict, problem_responses
-from upwatch.kit.pagination import PageParams
+from upwatch.kit.pagination import ID_PATTERN, IdFilter, PageParams
 from upwatch.kit.schemas import DeletedOut
 from upwatch.models import CheckResult, CheckTiming, Monitor, Region
 from upwatch.monitors import dashboard
@@ -77,7 +77,7 @@ async def list_monitors(
     session: Session,
     runtime: RuntimeDep,
     page: PageParams,
-    projectId: Annotated[str | None, Query(max_length=32)] = None,
+    projectId: IdFilter = None,
 ) -> list[MonitorOut]:
     """Monitors in the caller's projects, newest first; `projectId` narrows to one project."""
     items, total = await MonitorRepository(session).visible_to(
@@ -191,6 +191,7 @@ DashboardProject = Annotated[
     str | None,
     Query(
         max_length=32,
+        pattern=ID_PATTERN,
         description="Only this project's monitors. A project the caller does not belong to "
         "gives an empty list, as every list of project rows does.",
     ),

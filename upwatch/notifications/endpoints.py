@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from fastapi import APIRouter, Query, status
+from fastapi import APIRouter, status
 
 from upwatch.accounts.dependencies import CurrentUser
 from upwatch.dependencies import RuntimeDep, Session
 from upwatch.kit.errors import problem_responses
-from upwatch.kit.pagination import PageParams
+from upwatch.kit.pagination import IdFilter, PageParams
 from upwatch.kit.schemas import DeletedOut
 from upwatch.models import NotificationProvider
 from upwatch.notifications.repository import ProviderRepository
@@ -47,7 +45,7 @@ async def list_providers(
     user: CurrentUser,
     session: Session,
     page: PageParams,
-    projectId: Annotated[str | None, Query(max_length=32)] = None,
+    projectId: IdFilter = None,
 ) -> list[ProviderOut]:
     """The providers in projects the caller belongs to, newest first."""
     items, total = await ProviderRepository(session).visible_to(
