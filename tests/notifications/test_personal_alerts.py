@@ -309,6 +309,13 @@ class TestPendingPersonalAlerts:
         receiver.status = 503
         target.status = 200
         assert await _check(client, headers, monitor_id) == "up"
+
+        async def recovery_queued() -> bool:
+            return len((await client.get(url, headers=headers)).json()) == 2
+
+        # The check answers before the ingester resolves the incident and queues the recovery
+        # alert: Bob leaves only once it is queued, or there is no alert of his to stop.
+        await eventually(recovery_queued)
         left = await client.delete(
             f"/projects/{cast.project_id}/users/{cast.bob.id}", headers=cast.bob.headers
         )
