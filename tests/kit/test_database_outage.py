@@ -216,7 +216,7 @@ class TestWhenTheSqliteFileCannotBeOpened:
         alice = await sign_up("alice@example.com")
         moved = await asyncio.to_thread(live.rename, tmp_path / "moved")
         # Open connections keep the moved file; new ones find no directory to open it in.
-        await runtime.db.engine.dispose()
+        await runtime.db.dispose()
         for response in await some_requests(client, alice):
             assert_unavailable(response)
         # Connections opened before the move still work, so a background role's statement may
@@ -257,7 +257,7 @@ async def test_a_write_lock_held_past_the_busy_timeout_answers_503_busy_and_is_n
         cursor.close()
 
     event.listen(runtime.db.engine.sync_engine, "connect", short_busy_timeout)
-    await runtime.db.engine.dispose()  # the pool's connections take the short timeout
+    await runtime.db.dispose()  # the pool's connections take the short timeout
 
     async def write(session: Session) -> None:
         await session.execute(text("CREATE TABLE busy_scratch (x INTEGER)"))

@@ -271,7 +271,31 @@ class Database:
     def _answered(self, *_args: Any) -> None:
         self.reachability.regained()
 
-    async def dispose(self) -> None:
+    async def dispose(self, settle_seconds: float = 5.0) -> None:
+        """Close every pooled connection, once those still in use have come back.
+
+        ``engine.dispose()`` closes only the connections in the pool: one checked out at that
+        moment (a role finishing its last statement at shutdown) is later returned to the
+        discarded pool and never closed, so the server keeps its session and the driver's
+        connection is left to the garbage collector. Waiting for them to come back, up to
+        ``settle_seconds``, closes them all.
+        """
+        pool = self.engine.sync_engine.pool
+        in_use: Callable[[], int] = getattr(pool, "checkedout", lambda: 0)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + settle_seconds
+        # Polled, not woken by a pool "checkin" listener: adding a listener while another
+        # task is suspended inside that pool's event dispatch (an async driver's connect
+        # awaits there) breaks the dispatch ("deque mutated during iteration").
+        while in_use() and loop.time() < deadline:  # noqa: ASYNC110
+            await asyncio.sleep(0.005)
+        if in_use():
+            log.warning(
+                "closing the database with %d connections still in use after %s s; they "
+                "close when the process ends",
+                in_use(),
+                settle_seconds,
+            )
         await self.engine.dispose()
 
 
