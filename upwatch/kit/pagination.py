@@ -1,4 +1,5 @@
-"""``limit``/``offset`` query parameters and the ``X-Total-Count`` header (contract §2)."""
+"""How lists are queried: ``limit``/``offset`` with the ``X-Total-Count`` header (contract §2),
+and the id filters that narrow a list."""
 
 from __future__ import annotations
 
@@ -34,4 +35,12 @@ PageParams = Annotated[Page, Depends(_page)]
 # Ids are uuid4 hex (kit/db.new_id). A list narrowed to an id that cannot exist answers 422
 # with the rule, not an empty list that looks like "nothing there".
 ID_PATTERN = worded("^[0-9a-f]{32}$", "an id: 32 hexadecimal characters")
-IdFilter = Annotated[str | None, Query(max_length=32, pattern=ID_PATTERN)]
+IdFilter = Annotated[
+    str | None,
+    Query(
+        max_length=32,
+        pattern=ID_PATTERN,
+        description="Only rows of this id. An id the caller cannot see gives an empty list, as "
+        "every list of project rows does.",
+    ),
+]

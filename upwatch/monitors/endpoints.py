@@ -10,7 +10,7 @@ from fastapi import APIRouter, Query, status
 from upwatch.accounts.dependencies import AdminUser, CurrentUser
 from upwatch.dependencies import RuntimeDep, Session
 from upwatch.kit.errors import Conflict, problem_responses
-from upwatch.kit.pagination import ID_PATTERN, IdFilter, PageParams
+from upwatch.kit.pagination import IdFilter, PageParams
 from upwatch.kit.schemas import DeletedOut
 from upwatch.models import CheckResult, CheckTiming, Monitor, Region
 from upwatch.monitors import dashboard
@@ -187,20 +187,9 @@ async def monitor_regions(
     return await dashboard.monitor_regions(session, monitor, online, now)
 
 
-DashboardProject = Annotated[
-    str | None,
-    Query(
-        max_length=32,
-        pattern=ID_PATTERN,
-        description="Only this project's monitors. A project the caller does not belong to "
-        "gives an empty list, as every list of project rows does.",
-    ),
-]
-
-
 @board.get("/uptime", operation_id="dashboardUptime")
 async def dashboard_uptime(
-    user: CurrentUser, session: Session, runtime: RuntimeDep, projectId: DashboardProject = None
+    user: CurrentUser, session: Session, runtime: RuntimeDep, projectId: IdFilter = None
 ) -> list[DashboardUptimeItem]:
     """One item per monitor the caller can see: status and uptime over 24 h, 7 and 30 days;
     `projectId` narrows to one project."""
@@ -210,7 +199,7 @@ async def dashboard_uptime(
 
 @board.get("/performance-metrics", operation_id="dashboardPerformance")
 async def dashboard_performance(
-    user: CurrentUser, session: Session, runtime: RuntimeDep, projectId: DashboardProject = None
+    user: CurrentUser, session: Session, runtime: RuntimeDep, projectId: IdFilter = None
 ) -> list[DashboardPerformanceItem]:
     """One item per monitor the caller can see: response times over the last 24 hours;
     `projectId` narrows to one project."""
