@@ -224,6 +224,9 @@ def make_settings(database_url: str, data_dir: Path, **overrides: Any) -> Settin
         "smtp_timeout_seconds": 10.0,
         # Tests send traffic to this machine only, whatever targets they create.
         "targets_loopback_only": True,
+        # Probes in the test's process, on its ManualClock; the worker processes have tests
+        # of their own (tests/engine/test_worker_process.py).
+        "worker_processes": 0,
     }
     values.update(overrides)
     return Settings(_env_file=None, **values)  # type: ignore[call-arg]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import httpx
@@ -18,10 +19,16 @@ class Target:
         self.body = "all systems go"
         self.hits = 0
         self.url = ""
+        self.delay = 0.0  # seconds before each answer
+        self.gate = asyncio.Event()  # cleared, requests wait until it is set again
+        self.gate.set()
         self._runner: web.AppRunner | None = None
 
     async def handle(self, _request: web.Request) -> web.Response:
         self.hits += 1
+        await self.gate.wait()
+        if self.delay:
+            await asyncio.sleep(self.delay)
         return web.Response(status=self.status, text=self.body)
 
     async def start(self) -> None:

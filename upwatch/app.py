@@ -104,6 +104,9 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
                 ),
                 report_seconds=settings.region_report_seconds,
                 online_seconds=settings.region_online_seconds,
+                concurrency=settings.check_concurrency,
+                worker_processes=settings.worker_processes,
+                log_format=settings.log_format,
             )
         meter: ApiMeter = (
             RedisMeter(settings.redis_url, clock)

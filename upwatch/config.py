@@ -115,6 +115,13 @@ class Settings(BaseSettings):
     # Run the monitoring engine (scheduler, workers, ingester) in this process; false makes an
     # API-only process, e.g. beside a separate engine.
     engine: bool = True
+    # Child processes that run the engine's probes, each on a loop of its own, so a probe's
+    # timing holds no wait for the service's other work (and a second core is put to work).
+    # 0 runs the probes in the service's own process: lighter, but timings then include the
+    # time the process spent on requests and on storing results.
+    worker_processes: int = Field(default=1, ge=0, le=64)
+    # Checks one worker (process) runs at once.
+    check_concurrency: int = Field(default=500, ge=1, le=10_000)
     # Workers report their region alive this often; a region is online while its last report
     # is younger than region_online_seconds.
     region_report_seconds: float = Field(default=15.0, gt=0)

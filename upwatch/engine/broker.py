@@ -7,7 +7,9 @@ distributed one (Redis Streams, NATS JetStream) implements the same protocol.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
@@ -45,13 +47,59 @@ class Broker(Protocol):
 
     async def next_job(self, region_id: str) -> CheckJob: ...
 
+    async def ack_job(self, job: CheckJob) -> None:
+        """The job's result is published: it is never delivered again. A job taken and not
+        acknowledged (its worker died) is delivered again to another worker."""
+
     async def publish_result(self, report: CheckReport) -> None:
         """Queue a result; waits while the result queue is full (back-pressure on workers)."""
 
     async def next_results(self, max_batch: int, max_wait: float) -> list[CheckReport]:
         """Wait for at least one result, then gather more for up to ``max_wait`` seconds."""
 
+    async def ack_results(self, reports: Sequence[CheckReport]) -> None:
+        """The reports are stored (their transaction committed): never delivered again."""
+
     def depth(self) -> dict[str, int]: ...
+
+
+class _JobQueue:
+    """A region's bounded job queue, into which jobs a dead worker held go back first."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._jobs: collections.deque[CheckJob] = collections.deque()
+        self._arrived = asyncio.Event()
+
+    def put(self, job: CheckJob) -> bool:
+        if len(self._jobs) >= self.limit:
+            return False
+        self._jobs.append(job)
+        self._arrived.set()
+        return True
+
+    def put_back(self, jobs: Sequence[CheckJob]) -> None:
+        """Ahead of the queue and past its limit: they were admitted once, so they are not
+        dropped now."""
+        self._jobs.extendleft(reversed(jobs))
+        if jobs:
+            self._arrived.set()
+
+    async def get(self) -> CheckJob:
+        while not self._jobs:
+            self._arrived.clear()
+            await self._arrived.wait()
+        return self._jobs.popleft()
+
+    def take(self, most: int) -> list[CheckJob]:
+        """Up to ``most`` queued jobs, without waiting."""
+        taken: list[CheckJob] = []
+        while self._jobs and len(taken) < most:
+            taken.append(self._jobs.popleft())
+        return taken
+
+    def __len__(self) -> int:
+        return len(self._jobs)
 
 
 class MemoryBroker:
@@ -60,28 +108,43 @@ class MemoryBroker:
     While the database is away the ingester keeps its batch and the result queue fills; then
     ``publish_result`` waits, workers stop taking jobs, and the scheduler drops jobs it cannot
     queue: memory stays bounded and no result that was measured is lost.
+
+    Acknowledgements are no-ops here: a job or result lives in this process and dies with it.
+    A worker in another process takes jobs through a link (``engine.workerprocess``) that
+    keeps what it sent until the result comes back and puts it back with ``requeue_jobs``.
     """
 
     def __init__(self, max_jobs_per_region: int = 100_000, max_results: int = 20_000) -> None:
         self.max_jobs = max_jobs_per_region
-        self._jobs: dict[str, asyncio.Queue[CheckJob]] = {}
+        self._jobs: dict[str, _JobQueue] = {}
         self._results: asyncio.Queue[CheckReport] = asyncio.Queue(max_results)
 
-    def _queue(self, region_id: str) -> asyncio.Queue[CheckJob]:
+    def _queue(self, region_id: str) -> _JobQueue:
         queue = self._jobs.get(region_id)
         if queue is None:
-            queue = self._jobs[region_id] = asyncio.Queue(self.max_jobs)
+            queue = self._jobs[region_id] = _JobQueue(self.max_jobs)
         return queue
 
     async def publish_job(self, job: CheckJob) -> bool:
-        try:
-            self._queue(job.region_id).put_nowait(job)
-        except asyncio.QueueFull:
-            return False
-        return True
+        return self._queue(job.region_id).put(job)
 
     async def next_job(self, region_id: str) -> CheckJob:
         return await self._queue(region_id).get()
+
+    async def next_jobs(self, region_id: str, max_jobs: int) -> list[CheckJob]:
+        """Wait for one job, then take what else is queued, up to ``max_jobs``."""
+        queue = self._queue(region_id)
+        jobs = [await queue.get()]
+        jobs.extend(queue.take(max_jobs - 1))
+        return jobs
+
+    async def ack_job(self, job: CheckJob) -> None:
+        pass
+
+    def requeue_jobs(self, jobs: Sequence[CheckJob]) -> None:
+        """Jobs a worker took and never finished (its process died), to be delivered again."""
+        for job in jobs:
+            self._queue(job.region_id).put_back([job])
 
     async def publish_result(self, report: CheckReport) -> None:
         await self._results.put(report)
@@ -101,7 +164,10 @@ class MemoryBroker:
                     batch.append(await self._results.get())
         return batch
 
+    async def ack_results(self, reports: Sequence[CheckReport]) -> None:
+        pass
+
     def depth(self) -> dict[str, int]:
-        depths = {f"jobs:{region}": q.qsize() for region, q in self._jobs.items()}
+        depths = {f"jobs:{region}": len(q) for region, q in self._jobs.items()}
         depths["results"] = self._results.qsize()
         return depths

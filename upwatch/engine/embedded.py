@@ -1,7 +1,9 @@
 """The monitoring engine as it runs inside `upwatch serve`: every role in one process.
 
 Scheduler -> MemoryBroker -> worker pool of region `local` -> MemoryBroker -> ingester.
-A distributed deployment swaps the broker and runs roles in separate processes.
+The worker pool runs in ``worker_processes`` child processes (``engine.workerprocess``), or
+in this process when that is 0. A distributed deployment swaps the broker and runs roles in
+separate processes.
 
 The per-monitor series of /metrics (``upwatch_monitor_up``, ``upwatch_monitor_response_seconds``)
 are set by the ingester and removed by the scheduler when a reload finds the monitor deleted or
@@ -17,6 +19,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from functools import partial
 
 from upwatch.engine.broker import CheckReport, MemoryBroker
 from upwatch.engine.checks import ProbeKit, run_check
@@ -26,6 +29,7 @@ from upwatch.engine.repository import EngineRepository
 from upwatch.engine.scheduler import Scheduler
 from upwatch.engine.targets import MonitorSpec
 from upwatch.engine.worker import Worker
+from upwatch.engine.workerprocess import ChildConfig, WorkerProcess
 from upwatch.kit.clock import Clock
 from upwatch.kit.db import Database
 from upwatch.kit.errors import ServiceUnavailable
@@ -50,6 +54,8 @@ class Engine:
         automation: TransitionHandler | None = None,
         report_seconds: float = 15.0,
         online_seconds: float = 60.0,
+        worker_processes: int = 0,
+        log_format: str = "text",
     ) -> None:
         self.metrics = metrics
         self.db = db
@@ -75,8 +81,11 @@ class Engine:
             gone=self.changed,
         )
         self.concurrency = concurrency
+        self.worker_processes = worker_processes
+        self.log_format = log_format
         self.kit: ProbeKit | None = None
         self.worker: Worker | None = None
+        self.processes: list[WorkerProcess] = []
         self.ready = asyncio.Event()
         self._setup_lock = asyncio.Lock()
         self._counted = 0
@@ -109,6 +118,19 @@ class Engine:
                 self.metrics,
                 self.concurrency,
             )
+            level = logging.getLevelName(logging.getLogger().getEffectiveLevel()).lower()
+            config = ChildConfig(
+                region_id=self.local_region_id,
+                concurrency=self.concurrency,
+                allow_private=self.guard.allow_private,
+                loopback_only=self.guard.loopback_only,
+                log_format=self.log_format,
+                log_level=level,
+            )
+            self.processes = [
+                WorkerProcess(self.broker, config, self.metrics)
+                for _ in range(self.worker_processes)
+            ]
             self.ready.set()
 
     def start(self, supervisor: Supervisor) -> None:
@@ -126,7 +148,14 @@ class Engine:
         # The scheduler ticks at least every second; the worker takes a job or waits at most
         # five; a worker stuck behind slow probes is lagging, not stalled, for a probe timeout.
         self.roles["scheduler"] = start("scheduler", self._run_scheduler, period_seconds=1.0)
-        self.roles["worker"] = start("worker-local", self._run_worker, 30.0, busy=has_jobs)
+        if self.worker_processes:
+            # A process beats every few seconds even when idle; a stuck or dead one does not.
+            for n in range(self.worker_processes):
+                self.roles[f"worker-{n}"] = start(
+                    f"worker-local-{n}", partial(self._run_process, n), 30.0, busy=has_jobs
+                )
+        else:
+            self.roles["worker"] = start("worker-local", self._run_worker, 30.0, busy=has_jobs)
         self.roles["ingester"] = start("ingester", self._run_ingester, 5.0, busy=has_results)
         self.roles["presence"] = start("region-presence", self._run_presence, self.report_seconds)
 
@@ -138,6 +167,10 @@ class Engine:
         await self._setup()
         assert self.worker is not None
         await self.worker.run()
+
+    async def _run_process(self, n: int) -> None:
+        await self._setup()
+        await self.processes[n].run()
 
     async def _run_ingester(self) -> None:
         await self._setup()
@@ -151,10 +184,11 @@ class Engine:
                 self.metrics.queue_depth.labels(queue).set(depth)
             self.metrics.results_written.inc(self.ingester.written - self._counted)
             self._counted = self.ingester.written
-            worker = self.roles.get("worker")
             # A worker that stopped beating (dead, or stuck) no longer keeps its region online.
-            beating = worker is not None and (
-                time.monotonic() - worker.last_beat < 3 * self.report_seconds
+            beating = any(
+                time.monotonic() - role.last_beat < 3 * self.report_seconds
+                for name, role in self.roles.items()
+                if name.startswith("worker")
             )
             # Shielded, so a stop never leaves the connection inside its write transaction.
             await asyncio.shield(self._report([self.local_region_id] if beating else []))

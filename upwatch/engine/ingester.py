@@ -93,6 +93,7 @@ class Ingester:
                 delay = backoff(self._failing, self.retry_first_seconds, self.retry_max_seconds)
                 await asyncio.sleep(delay.total_seconds())
                 continue
+            await self.broker.ack_results(self.pending)
             if self._failing:
                 log.warning(
                     "storing results works again after %d failed attempts; nothing was lost",

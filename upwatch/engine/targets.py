@@ -13,6 +13,11 @@ from upwatch.probes.spec import CheckSpec
 class MonitorSpec(CheckSpec):
     __slots__ = ()
 
+    def __reduce__(self) -> tuple[type[CheckSpec], tuple[object, ...]]:
+        """Pickled as the plain snapshot: a worker process unpickles it without importing
+        the models (and the database layer behind them)."""
+        return CheckSpec, tuple(getattr(self, name) for name in CheckSpec.__slots__)
+
     @classmethod
     def of(cls, monitor: Monitor) -> MonitorSpec:
         return cls(

@@ -17,6 +17,16 @@ from upwatch.kit.supervisor import progress
 log = logging.getLogger(__name__)
 
 
+def observe(metrics: Metrics, job: CheckJob, report: CheckReport) -> None:
+    """A finished check's figures for /metrics (made where the metrics are served)."""
+    metrics.lateness.observe(max(0.0, report.started_at - job.due_at))
+    duration = report.checked_at.timestamp() - report.started_at
+    metrics.probe_duration.labels(job.spec.type).observe(max(0.0, duration))
+    outcome = report.outcome
+    kind = "up" if outcome.ok else (outcome.error_kind or "down")
+    metrics.checks.labels(job.spec.type, str(kind)).inc()
+
+
 class Worker:
     def __init__(
         self,
@@ -24,7 +34,7 @@ class Worker:
         broker: Broker,
         kit: ProbeKit,
         clock: Clock,
-        metrics: Metrics,
+        metrics: Metrics | None,
         concurrency: int = 500,
     ) -> None:
         self.metrics = metrics
@@ -61,24 +71,24 @@ class Worker:
     async def _check(self, job: CheckJob) -> None:
         try:
             started = time.time()
-            self.metrics.lateness.observe(max(0.0, started - job.due_at))
             outcome = await run_check(job.spec, self.kit, self.clock.now())
-            self.metrics.probe_duration.labels(job.spec.type).observe(time.time() - started)
-            kind = "up" if outcome.ok else (outcome.error_kind or "down")
-            self.metrics.checks.labels(job.spec.type, str(kind)).inc()
-            await self.broker.publish_result(
-                CheckReport(
-                    monitor_id=job.spec.id,
-                    region_id=job.region_id,
-                    due_at=job.due_at,
-                    started_at=started,
-                    checked_at=self.clock.now(),
-                    outcome=outcome,
-                    id=new_id(),  # here, where the check ran: it follows the report everywhere
-                )
+            report = CheckReport(
+                monitor_id=job.spec.id,
+                region_id=job.region_id,
+                due_at=job.due_at,
+                started_at=started,
+                checked_at=self.clock.now(),
+                outcome=outcome,
+                id=new_id(),  # here, where the check ran: it follows the report everywhere
             )
+            if self.metrics is not None:
+                observe(self.metrics, job, report)
+            await self.broker.publish_result(report)
             progress()
         except Exception:
             log.exception("check of monitor %s failed to run", job.spec.id)
         finally:
             self._slots.release()
+        # After the result is published, or after a failure that a second delivery would
+        # only repeat.
+        await self.broker.ack_job(job)

@@ -57,8 +57,13 @@ def json_formatter() -> logging.Formatter:
 
 def configure_logging(settings: Settings, level: str = "info") -> None:
     """Log ``level`` and above to standard error in the configured format (once per process)."""
+    configure_handler(settings.log_format, level)
+
+
+def configure_handler(log_format: str, level: str = "info") -> None:
+    """``configure_logging`` for a process without settings (a worker process)."""
     handler = logging.StreamHandler()
-    if settings.log_format == "json":
+    if log_format == "json":
         handler.setFormatter(json_formatter())
     else:
         handler.setFormatter(logging.Formatter(TEXT_FORMAT))
