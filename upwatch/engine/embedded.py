@@ -236,4 +236,7 @@ class Engine:
         stored = await self.ingester.ingest([report])
         kind = "up" if outcome.ok else (outcome.error_kind or "down")
         self.metrics.checks.labels(spec.type, str(kind)).inc()
-        return stored[0] if stored else None
+        if not stored:
+            return None
+        async with self.db.worksession() as session:
+            return await EngineRepository(session).result(stored[0])

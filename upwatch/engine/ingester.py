@@ -1,9 +1,10 @@
 """Turning check reports into stored results, daily aggregates and monitor status.
 
-One batch is one transaction: the batch's monitors are locked, the results go in with one
-INSERT that skips report ids stored before, and only the rows it inserted move the day
-aggregates (increments in SQL) and each monitor's status (through the pure status machine).
-A batch stored twice therefore counts once, whichever attempt committed.
+One batch is one transaction: the batch's monitors are locked, report ids stored before are
+skipped, and only the new results move the day aggregates (increments in SQL) and each
+monitor's status (through the pure status machine), written back with the batch. A batch
+stored twice therefore counts once, whichever attempt committed. Every statement has one
+fixed shape run with many parameter sets, and no ORM object is made on this path.
 
 A batch that fails stays in the ingester (``pending``) and is retried with back-off until the
 database takes it: while it is away, the broker's bounded result queue fills and holds the
@@ -23,7 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.engine.broker import Broker, CheckReport
 from upwatch.engine.ports import TransitionHandler
-from upwatch.engine.repository import IngestRepository
+from upwatch.engine.repository import IngestRepository, LockedMonitor
 from upwatch.engine.status import (
     IncidentAction,
     Result,
@@ -39,7 +40,7 @@ from upwatch.kit.logs import log_event
 from upwatch.kit.metrics import Metrics
 from upwatch.kit.outbox import backoff, stop_if_cancelled
 from upwatch.kit.supervisor import progress
-from upwatch.models import CheckResult, Monitor
+from upwatch.models import Monitor
 from upwatch.probes.outcome import Outcome
 
 log = logging.getLogger(__name__)
@@ -119,7 +120,7 @@ class Ingester:
                 exc_info=exc,
             )
 
-    def _report_monitors(self, fresh: Sequence[tuple[Monitor, CheckReport]]) -> None:
+    def _report_monitors(self, fresh: Sequence[tuple[LockedMonitor, CheckReport]]) -> None:
         """Each monitor's status and last response time for /metrics. Set while the batch
         holds the monitors' locks: a pause or delete commits after it, so the scheduler's
         removal of the series comes after this, never before."""
@@ -135,9 +136,9 @@ class Ingester:
         if self.metrics is not None:
             self.metrics.results_pending.set(len(self.pending))
 
-    async def ingest(self, reports: Sequence[CheckReport]) -> list[CheckResult]:
-        """Store ``reports`` and move their monitors' status; returns the rows this call
-        inserted (none for reports stored before)."""
+    async def ingest(self, reports: Sequence[CheckReport]) -> list[str]:
+        """Store ``reports`` and move their monitors' status; returns the report ids this
+        call stored (none for reports stored before)."""
         if not reports:
             return []
         async with self.db.worksession() as session:
@@ -147,46 +148,50 @@ class Ingester:
         self.written += len(stored)
         return stored
 
-    async def _ingest(
-        self, session: AsyncSession, reports: Sequence[CheckReport]
-    ) -> list[CheckResult]:
+    async def _ingest(self, session: AsyncSession, reports: Sequence[CheckReport]) -> list[str]:
         repository = IngestRepository(session)
         unique = {r.id: r for r in reports}  # a report delivered twice in one batch
         monitors = await repository.lock_monitors({r.monitor_id for r in unique.values()})
-        kept: list[tuple[Monitor, CheckReport]] = []
+        stored_before = await repository.stored_report_ids(list(unique))
+        fresh: list[tuple[LockedMonitor, CheckReport]] = []
         for report in sorted(unique.values(), key=lambda r: r.checked_at):
             monitor = monitors.get(report.monitor_id)
-            if monitor is not None and monitor.is_active:
-                kept.append((monitor, report))
-            elif self.gone is not None:  # deleted or paused since the check was scheduled
-                self.gone(report.monitor_id)
-        inserted = {
-            row.report_id: row
-            for row in await repository.insert_results([_row(m, r) for m, r in kept])
-        }
-        fresh = [(m, r) for m, r in kept if r.id in inserted]
+            if monitor is None or not monitor.is_active:
+                if self.gone is not None:  # deleted or paused since the check was scheduled
+                    self.gone(report.monitor_id)
+            elif report.id not in stored_before:
+                fresh.append((monitor, report))
         if not fresh:
             return []
+        ids = await repository.result_ids(len(fresh))
         all_regions = self.region_ids()
         days: dict[tuple[str, str, str], DayTotals] = {}
+        results: list[dict[str, Any]] = []
         timings: list[dict[str, Any]] = []
-        actions: list[tuple[Monitor, IncidentAction, Outcome, datetime]] = []
-        for monitor, report in fresh:
+        actions: list[tuple[str, IncidentAction, Outcome, datetime]] = []
+        moved: dict[str, LockedMonitor] = {}
+        for (monitor, report), result_id in zip(fresh, ids, strict=True):
             outcome = report.outcome
+            status = result_status(
+                outcome.ok, outcome.response_time_ms, monitor.degraded_threshold_ms
+            )
+            results.append(_row(result_id, report, status))
             transition = apply(
                 decode_state(monitor),
                 Result(report.region_id, outcome.ok, outcome.response_time_ms),
                 settings_of(monitor, all_regions),
             )
             if transition.incident is not IncidentAction.NONE:
-                actions.append((monitor, transition.incident, outcome, report.checked_at))
+                actions.append((monitor.id, transition.incident, outcome, report.checked_at))
             if transition.changed:
                 # Told once committed: a batch that fails and is retried changes nothing yet.
                 after_commit(
                     session,
                     partial(
                         _log_status_change,
-                        monitor,
+                        monitor.id,
+                        monitor.name,
+                        monitor.project_id,
                         transition.previous_status.value,
                         transition.state.status.value,
                         report.region_id,
@@ -196,11 +201,13 @@ class Ingester:
             monitor.status = transition.state.status.value
             if monitor.last_checked_at is None or report.checked_at > monitor.last_checked_at:
                 monitor.last_checked_at = report.checked_at
-            row = inserted[report.id]
+            moved[monitor.id] = monitor
             key = (monitor.id, report.region_id, report.checked_at.date().isoformat())
-            day = days.setdefault(key, DayTotals())
+            day = days.get(key)
+            if day is None:
+                day = days[key] = DayTotals()
             day.total += 1
-            setattr(day, row.status, getattr(day, row.status) + 1)
+            setattr(day, status, getattr(day, status) + 1)
             if outcome.response_time_ms is not None:
                 day.response_ms_sum += outcome.response_time_ms
                 day.response_count += 1
@@ -209,7 +216,7 @@ class Ingester:
             if measured is not None:
                 timings.append(
                     {
-                        "result_id": row.id,
+                        "result_id": result_id,
                         "dns_ms": measured.dns_ms,
                         "connect_ms": measured.connect_ms,
                         "tls_ms": measured.tls_ms,
@@ -217,7 +224,19 @@ class Ingester:
                         "total_ms": measured.total_ms,
                     }
                 )
+        await repository.insert_results(results)
         await repository.insert_timings(timings)
+        await repository.save_monitors(
+            [
+                {
+                    "m_id": m.id,
+                    "m_status": m.status,
+                    "m_state": m.state,
+                    "m_checked": m.last_checked_at,
+                }
+                for m in sorted(moved.values(), key=lambda m: m.id)
+            ]
+        )
         await repository.add_days(
             [
                 {
@@ -249,42 +268,46 @@ class Ingester:
                 for bucket, count in add.histogram.buckets()
             ]
         )
-        await session.flush()
         self._report_monitors(fresh)
-        if self.automation is not None:
+        if self.automation is not None and actions:
             # After the insert, so the outage's first failure is among the stored results.
-            for monitor, action, outcome, checked_at in actions:
-                await self.automation.carry_out(session, monitor, action, outcome, checked_at)
-        return [inserted[r.id] for _m, r in fresh]
+            # The rare transition loads the monitor as the domain knows it (with its state
+            # as just written).
+            for monitor_id, action, outcome, checked_at in actions:
+                row = await session.get(Monitor, monitor_id, populate_existing=True)
+                if row is not None:
+                    await self.automation.carry_out(session, row, action, outcome, checked_at)
+        return [r.id for _m, r in fresh]
 
 
-def _log_status_change(monitor: Monitor, previous: str, status: str, region_id: str) -> None:
+def _log_status_change(
+    monitor_id: str, name: str, project_id: str, previous: str, status: str, region_id: str
+) -> None:
     log_event(
         log,
         "monitor.status_changed",
         "monitor %s (%s) is %s, was %s (result from region %s)",
-        monitor.id,
-        monitor.name,
+        monitor_id,
+        name,
         status,
         previous,
         region_id,
-        monitor_id=monitor.id,
-        project_id=monitor.project_id,
+        monitor_id=monitor_id,
+        project_id=project_id,
         status=status,
         previous_status=previous,
         region_id=region_id,
     )
 
 
-def _row(monitor: Monitor, report: CheckReport) -> dict[str, Any]:
+def _row(result_id: int, report: CheckReport, status: str) -> dict[str, Any]:
     outcome = report.outcome
     return {
+        "id": result_id,
         "report_id": report.id,
-        "monitor_id": monitor.id,
+        "monitor_id": report.monitor_id,
         "region_id": report.region_id,
-        "status": result_status(
-            outcome.ok, outcome.response_time_ms, monitor.degraded_threshold_ms
-        ),
+        "status": status,
         "status_code": outcome.status_code,
         "response_time_ms": outcome.response_time_ms,
         "error_kind": outcome.error_kind.value if outcome.error_kind else None,

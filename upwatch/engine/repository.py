@@ -8,10 +8,24 @@ everyone (the scheduler, the API) reads who is online from there, never from a p
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, fields
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, Table, case, select, update
+from sqlalchemy import (
+    ARRAY,
+    ColumnElement,
+    String,
+    Table,
+    any_,
+    bindparam,
+    case,
+    func,
+    insert,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -46,9 +60,38 @@ def _extreme(table: Table, added: Any, lower: bool) -> ColumnElement[Any]:
     )
 
 
+@dataclass(slots=True)
+class LockedMonitor:
+    """What the ingester reads of a monitor and writes back: plain values, no ORM object."""
+
+    id: str
+    project_id: str
+    name: str
+    is_active: bool
+    status: str
+    state: dict[str, Any] | None
+    last_checked_at: datetime | None
+    retries: int
+    degraded_threshold_ms: float | None
+    quorum: int | None
+    region_ids: list[str] | None
+
+
+_MONITORS: Table = Monitor.__table__  # type: ignore[assignment]
+_RESULTS: Table = CheckResult.__table__  # type: ignore[assignment]
+_LOCKED_COLUMNS = [_MONITORS.c[f.name] for f in fields(LockedMonitor)]
+
+
 class IngestRepository:
     """What the ingester writes: results (once per report id), their timings, and the day
-    aggregates as increments."""
+    aggregates as increments.
+
+    The hot path uses statements of one fixed shape, run with many parameter sets
+    (executemany): compiled once, cached by SQLAlchemy and prepared once by the driver. No
+    ORM object is made and nothing is returned from an insert: result ids are taken ahead
+    (the PostgreSQL sequence, or past SQLite's largest id under its write lock), so timings
+    can name their result without ``RETURNING``.
+    """
 
     def __init__(self, session: AsyncSession) -> None:
         self.session = session
@@ -57,35 +100,78 @@ class IngestRepository:
     def _insert(self, table: Any) -> Any:
         return pg_insert(table) if self._postgresql else sqlite_insert(table)
 
-    async def lock_monitors(self, monitor_ids: Collection[str]) -> dict[str, Monitor]:
+    def _among(self, column: Any, values: Sequence[str]) -> ColumnElement[bool]:
+        """``column IN values`` with one statement text whatever the number of values on
+        PostgreSQL (``= ANY(array)``); SQLite prepares statements cheaply."""
+        if self._postgresql:
+            array = bindparam("values", list(values), type_=ARRAY(String))
+            matches: ColumnElement[bool] = column == any_(array)
+            return matches
+        within: ColumnElement[bool] = column.in_(values)
+        return within
+
+    async def lock_monitors(self, monitor_ids: Collection[str]) -> dict[str, LockedMonitor]:
         """The batch's monitors, locked until commit: two ingesters never move one monitor's
         state from the same starting point. PostgreSQL locks the rows (in id order, so two
         batches cannot deadlock on them); SQLite takes its single writer lock first, since a
         transaction that read before it writes fails if another writer committed meanwhile."""
         ids = sorted(monitor_ids)
-        query = select(Monitor).where(Monitor.id.in_(ids)).order_by(Monitor.id)
+        query = select(*_LOCKED_COLUMNS).where(self._among(_MONITORS.c.id, ids))
         if self._postgresql:
-            query = query.with_for_update()
+            query = query.order_by(_MONITORS.c.id).with_for_update()
         else:
             await self.session.execute(
-                update(Monitor)
-                .where(Monitor.id.in_(ids))
-                .values(status=Monitor.status)
-                .execution_options(synchronize_session=False)
+                update(_MONITORS).where(_MONITORS.c.id == ids[0]).values(status=_MONITORS.c.status)
             )
-        return {m.id: m for m in await self.session.scalars(query)}
+        rows = (await self.session.execute(query)).all()
+        return {row.id: LockedMonitor(*row) for row in rows}
 
-    async def insert_results(self, rows: Sequence[Mapping[str, Any]]) -> list[CheckResult]:
-        """Insert results, skipping any whose ``report_id`` is stored already; returns only
-        the rows this call inserted."""
+    async def stored_report_ids(self, report_ids: Sequence[str]) -> set[str]:
+        """Which of ``report_ids`` are stored already (a batch retried, a report redelivered).
+        Exact while the batch holds its monitors' locks: a report's copies all wait for the
+        lock of its one monitor."""
+        query = select(_RESULTS.c.report_id).where(self._among(_RESULTS.c.report_id, report_ids))
+        return set((await self.session.scalars(query)).all())
+
+    async def result_ids(self, count: int) -> list[int]:
+        """``count`` fresh ids for ``check_results``, taken before the insert."""
+        if self._postgresql:
+            if self._sequence is None:
+                IngestRepository._sequence = await self.session.scalar(
+                    text("SELECT pg_get_serial_sequence('check_results', 'id')")
+                )
+            rows = await self.session.scalars(
+                text("SELECT nextval(:sequence) FROM generate_series(1, :count)"),
+                {"sequence": self._sequence, "count": count},
+            )
+            return list(rows.all())
+        # Under the write lock lock_monitors took: no one else inserts until commit.
+        largest = await self.session.scalar(select(func.max(_RESULTS.c.id)))
+        start = (largest or 0) + 1
+        return list(range(start, start + count))
+
+    _sequence: str | None = None  # the name, the same for every database of one process
+
+    async def insert_results(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Insert results that carry their ``id`` (``result_ids``) and are not stored yet."""
+        if rows:
+            await self.session.execute(insert(_RESULTS), list(rows))
+
+    async def save_monitors(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Write back each monitor's status, state and last check (keys ``m_id``,
+        ``m_status``, ``m_state``, ``m_checked``): one statement for the batch."""
         if not rows:
-            return []
+            return
         statement = (
-            self._insert(CheckResult)
-            .on_conflict_do_nothing(index_elements=["report_id"])
-            .returning(CheckResult)
+            update(_MONITORS)
+            .where(_MONITORS.c.id == bindparam("m_id"))
+            .values(
+                status=bindparam("m_status"),
+                state=bindparam("m_state", type_=_MONITORS.c.state.type),
+                last_checked_at=bindparam("m_checked", type_=_MONITORS.c.last_checked_at.type),
+            )
         )
-        return list((await self.session.scalars(statement, list(rows))).all())
+        await self.session.execute(statement, list(rows))
 
     async def insert_timings(self, rows: Sequence[Mapping[str, Any]]) -> None:
         if rows:
@@ -156,6 +242,12 @@ class EngineRepository:
             select(Region.id).where(Region.last_seen_at >= now - timedelta(seconds=online_seconds))
         )
         return tuple(sorted(rows.all()))
+
+    async def result(self, report_id: str) -> CheckResult | None:
+        found: CheckResult | None = await self.session.scalar(
+            select(CheckResult).where(CheckResult.report_id == report_id)
+        )
+        return found
 
     async def active_monitors(self) -> Sequence[Monitor]:
         return (await self.session.scalars(select(Monitor).where(Monitor.is_active))).all()

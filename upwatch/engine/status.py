@@ -43,9 +43,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import Any
-
-from upwatch.models import Monitor
+from typing import Any, Protocol
 
 
 class MonitorStatus(StrEnum):
@@ -226,7 +224,24 @@ def result_status(ok: bool, response_ms: float | None, threshold_ms: float | Non
 # rewritten by every result.
 
 
-def decode_state(monitor: Monitor) -> MonitorState:
+class StoredMonitor(Protocol):
+    """What the rules read of a monitor: the model's row, or the ingester's plain copy."""
+
+    @property
+    def status(self) -> str: ...
+    @property
+    def state(self) -> Mapping[str, Any] | None: ...
+    @property
+    def retries(self) -> int: ...
+    @property
+    def degraded_threshold_ms(self) -> float | None: ...
+    @property
+    def quorum(self) -> int | None: ...
+    @property
+    def region_ids(self) -> Sequence[str] | None: ...
+
+
+def decode_state(monitor: StoredMonitor) -> MonitorState:
     data = monitor.state or {}
     regions = {
         region: RegionState(
@@ -253,7 +268,7 @@ def encode_state(state: MonitorState) -> dict[str, Any]:
     }
 
 
-def settings_of(monitor: Monitor, all_regions: Sequence[str]) -> Settings:
+def settings_of(monitor: StoredMonitor, all_regions: Sequence[str]) -> Settings:
     return Settings(
         retries=monitor.retries,
         degraded_threshold_ms=monitor.degraded_threshold_ms,
