@@ -107,6 +107,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
                 concurrency=settings.check_concurrency,
                 worker_processes=settings.worker_processes,
                 log_format=settings.log_format,
+                late_seconds=settings.ready_late_seconds,
             )
         meter: ApiMeter = (
             RedisMeter(settings.redis_url, clock)
@@ -185,6 +186,11 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
         operations_router,
     ):
         app.include_router(router)
-    app.add_middleware(RequestGuard, max_body_bytes=settings.max_body_bytes)
+    app.add_middleware(
+        RequestGuard,
+        max_body_bytes=settings.max_body_bytes,
+        retries=settings.conflict_retries,
+        retry_seconds=settings.conflict_retry_seconds,
+    )
     app.add_middleware(MetricsMiddleware, metrics=metrics)
     return app

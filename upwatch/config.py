@@ -112,6 +112,14 @@ class Settings(BaseSettings):
     role_restart_seconds: float = Field(default=1.0, gt=0)
     role_restart_max_seconds: float = Field(default=30.0, gt=0)
     ready_stall_seconds: float = Field(default=60.0, gt=0)
+    # A request that concurrent writes kept from running (SQLite's lock, a PostgreSQL
+    # deadlock or serialization failure) runs again this many times, after conflict_retry_
+    # seconds doubling, before it answers 503.
+    conflict_retries: int = Field(default=6, ge=0, le=20)
+    conflict_retry_seconds: float = Field(default=0.05, gt=0, le=5)
+    # A check still queued this long after it was due makes /readyz answer 503: the workers
+    # (or, holding them back, the database) cannot keep up with the schedule.
+    ready_late_seconds: float = Field(default=30.0, gt=0)
     # Run the monitoring engine (scheduler, workers, ingester) in this process; false makes an
     # API-only process, e.g. beside a separate engine.
     engine: bool = True

@@ -16,7 +16,7 @@ from upwatch.accounts.schemas import (
     SignupRequest,
     UpdateProfileRequest,
 )
-from upwatch.kit.db import commit_and_notify, new_id
+from upwatch.kit.db import commit_and_notify
 from upwatch.kit.errors import (
     BadRequest,
     Conflict,
@@ -24,6 +24,7 @@ from upwatch.kit.errors import (
     TooManyRequests,
     Unauthorized,
 )
+from upwatch.kit.ids import new_id
 from upwatch.kit.security import InvalidToken, new_opaque_token, token_digest
 from upwatch.models import PasswordResetToken, RefreshToken, User
 from upwatch.runtime import DomainService, Runtime, uses

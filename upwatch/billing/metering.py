@@ -13,7 +13,7 @@ from upwatch.billing.repository import ApiUsageRepository
 from upwatch.kit.clock import Clock
 from upwatch.kit.db import Database
 from upwatch.kit.outbox import stop_if_cancelled
-from upwatch.kit.supervisor import progress
+from upwatch.kit.progress import progress
 
 log = logging.getLogger(__name__)
 

@@ -14,16 +14,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
-from upwatch.engine.targets import MonitorSpec
-from upwatch.kit.db import new_id
+from upwatch.kit.ids import new_id
 from upwatch.probes.outcome import Outcome
+from upwatch.probes.spec import CheckSpec
 
 
 @dataclass(frozen=True, slots=True)
 class CheckJob:
     """Carries the monitor's snapshot, so a worker needs no database."""
 
-    spec: MonitorSpec
+    spec: CheckSpec
     region_id: str
     due_at: float  # epoch seconds the check was scheduled for
 
@@ -91,6 +91,10 @@ class _JobQueue:
             await self._arrived.wait()
         return self._jobs.popleft()
 
+    def oldest_due(self) -> float | None:
+        """When the job waiting longest was due (epoch seconds), if any waits."""
+        return self._jobs[0].due_at if self._jobs else None
+
     def take(self, most: int) -> list[CheckJob]:
         """Up to ``most`` queued jobs, without waiting."""
         taken: list[CheckJob] = []
@@ -143,8 +147,11 @@ class MemoryBroker:
 
     def requeue_jobs(self, jobs: Sequence[CheckJob]) -> None:
         """Jobs a worker took and never finished (its process died), to be delivered again."""
+        by_region: dict[str, list[CheckJob]] = {}
         for job in jobs:
-            self._queue(job.region_id).put_back([job])
+            by_region.setdefault(job.region_id, []).append(job)
+        for region_id, held in by_region.items():
+            self._queue(region_id).put_back(held)  # in the order they were taken
 
     async def publish_result(self, report: CheckReport) -> None:
         await self._results.put(report)
@@ -166,6 +173,25 @@ class MemoryBroker:
 
     async def ack_results(self, reports: Sequence[CheckReport]) -> None:
         pass
+
+    def behind(self, now: float, late_seconds: float) -> list[str]:
+        """What cannot keep up: workers (a region's oldest queued job is ``late_seconds``
+        overdue) or storage (the result queue is nine tenths full)."""
+        reasons = []
+        for region, queue in self._jobs.items():
+            due = queue.oldest_due()
+            if due is not None and now - due > late_seconds:
+                reasons.append(
+                    f"checks of region {region} start {now - due:.0f} s late ({len(queue)} "
+                    "queued): its workers cannot keep up"
+                )
+        limit = self._results.maxsize
+        if self._results.qsize() >= 0.9 * limit:
+            reasons.append(
+                f"{self._results.qsize()} results wait to be stored (limit {limit}): storing "
+                "cannot keep up, and workers are held back"
+            )
+        return reasons
 
     def depth(self) -> dict[str, int]:
         depths = {f"jobs:{region}": len(q) for region, q in self._jobs.items()}

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from upwatch.engine.targets import MonitorSpec
 from upwatch.probes.outcome import Outcome
 from upwatch.probes.probe import ProbeKit
 from upwatch.probes.registry import probe_for
+from upwatch.probes.spec import CheckSpec
 
 __all__ = ["ProbeKit", "run_check"]
 
 
-async def run_check(spec: MonitorSpec, kit: ProbeKit, now: datetime) -> Outcome:
+async def run_check(spec: CheckSpec, kit: ProbeKit, now: datetime) -> Outcome:
     """Raises ``UnknownMonitorType`` (a ``ValueError``) for a type no probe checks."""
     return await probe_for(spec.type).check(spec, kit, now)

@@ -56,6 +56,7 @@ class Engine:
         online_seconds: float = 60.0,
         worker_processes: int = 0,
         log_format: str = "text",
+        late_seconds: float = 30.0,
     ) -> None:
         self.metrics = metrics
         self.db = db
@@ -82,6 +83,7 @@ class Engine:
         )
         self.concurrency = concurrency
         self.worker_processes = worker_processes
+        self.late_seconds = late_seconds  # a queued check this overdue makes /readyz say so
         self.log_format = log_format
         self.kit: ProbeKit | None = None
         self.worker: Worker | None = None
@@ -145,6 +147,9 @@ class Engine:
             return depth().get("results", 0) > 0 or bool(self.ingester.pending)
 
         start = supervisor.start
+        supervisor.watch(
+            lambda: self.broker.behind(self.clock.now().timestamp(), self.late_seconds)
+        )
         # The scheduler ticks at least every second; the worker takes a job or waits at most
         # five; a worker stuck behind slow probes is lagging, not stalled, for a probe timeout.
         self.roles["scheduler"] = start("scheduler", self._run_scheduler, period_seconds=1.0)

@@ -39,7 +39,7 @@ from upwatch.kit.histogram import DayTotals
 from upwatch.kit.logs import log_event
 from upwatch.kit.metrics import Metrics
 from upwatch.kit.outbox import backoff, stop_if_cancelled
-from upwatch.kit.supervisor import progress
+from upwatch.kit.progress import progress
 from upwatch.models import Monitor
 from upwatch.probes.outcome import Outcome
 

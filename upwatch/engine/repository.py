@@ -30,7 +30,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from upwatch.kit.db import new_id
+from upwatch.kit.ids import new_id
 from upwatch.models import (
     CheckResult,
     CheckTiming,
@@ -113,16 +113,14 @@ class IngestRepository:
     async def lock_monitors(self, monitor_ids: Collection[str]) -> dict[str, LockedMonitor]:
         """The batch's monitors, locked until commit: two ingesters never move one monitor's
         state from the same starting point. PostgreSQL locks the rows (in id order, so two
-        batches cannot deadlock on them); SQLite takes its single writer lock first, since a
-        transaction that read before it writes fails if another writer committed meanwhile."""
+        batches cannot deadlock on them); on SQLite the transaction holds the single writer lock
+        from its start."""
         ids = sorted(monitor_ids)
         query = select(*_LOCKED_COLUMNS).where(self._among(_MONITORS.c.id, ids))
         if self._postgresql:
             query = query.order_by(_MONITORS.c.id).with_for_update()
-        else:
-            await self.session.execute(
-                update(_MONITORS).where(_MONITORS.c.id == ids[0]).values(status=_MONITORS.c.status)
-            )
+        # SQLite: the session is a writer's (``Database.worksession``), whose transaction
+        # began with the write lock (BEGIN IMMEDIATE).
         rows = (await self.session.execute(query)).all()
         return {row.id: LockedMonitor(*row) for row in rows}
 

@@ -5,14 +5,17 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from typing import TYPE_CHECKING
 
 from upwatch.engine.broker import Broker, CheckJob, CheckReport
 from upwatch.engine.checks import ProbeKit, run_check
 from upwatch.kit.clock import Clock
-from upwatch.kit.db import new_id
-from upwatch.kit.metrics import Metrics
+from upwatch.kit.ids import new_id
 from upwatch.kit.outbox import stop_if_cancelled
-from upwatch.kit.supervisor import progress
+from upwatch.kit.progress import progress
+
+if TYPE_CHECKING:  # a worker process has no metrics of its own
+    from upwatch.kit.metrics import Metrics
 
 log = logging.getLogger(__name__)
 

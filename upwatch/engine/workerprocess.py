@@ -36,12 +36,14 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from upwatch.engine.broker import CheckJob, CheckReport, MemoryBroker
 from upwatch.engine.worker import observe
-from upwatch.kit.metrics import Metrics
-from upwatch.kit.supervisor import progress
+from upwatch.kit.progress import progress
+
+if TYPE_CHECKING:
+    from upwatch.kit.metrics import Metrics
 
 log = logging.getLogger(__name__)
 

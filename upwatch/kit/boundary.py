@@ -1,10 +1,13 @@
-"""Checks on the raw request before any framework code parses it."""
+"""Checks on the raw request before any framework code parses it, and the retry of a request
+that concurrent writes kept from running."""
 
 from __future__ import annotations
 
+import asyncio
 from urllib.parse import parse_qsl, unquote_to_bytes
 
 from upwatch.kit.errors import (
+    RETRYABLE,
     BadRequest,
     PayloadTooLarge,
     ProblemError,
@@ -21,9 +24,13 @@ class RequestGuard:
     into a generic 400, and a 413 should say what is wrong.
     """
 
-    def __init__(self, app: ASGIApp, max_body_bytes: int) -> None:
+    def __init__(
+        self, app: ASGIApp, max_body_bytes: int, retries: int = 0, retry_seconds: float = 0.05
+    ) -> None:
         self.app = app
         self.max_body_bytes = max_body_bytes
+        self.retries = retries
+        self.retry_seconds = retry_seconds
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -61,7 +68,22 @@ class RequestGuard:
             chunks.append(chunk)
             more = message.get("more_body", False)
         body = b"".join(chunks)
+        for attempt in range(self.retries + 1):
+            if not await self._attempt(scope, body, receive, send, attempt < self.retries):
+                return
+            # Jittered by the other requests' timing already; doubling spreads retries out.
+            await asyncio.sleep(self.retry_seconds * 2**attempt)
+
+    async def _attempt(
+        self, scope: Scope, body: bytes, receive: Receive, send: Send, may_retry: bool
+    ) -> bool:
+        """Run the request once; True when its answer was a retryable 503 that was not sent
+        (the transaction rolled back: nothing of it stayed)."""
         replayed = False
+        # The scope itself, not a copy: outer middleware reads what routing put in it.
+        state = scope.setdefault("state", {})
+        state.pop(RETRYABLE, None)
+        discarded = False
 
         async def replay() -> Message:
             nonlocal replayed
@@ -70,7 +92,15 @@ class RequestGuard:
                 return {"type": "http.request", "body": body, "more_body": False}
             return await receive()
 
-        await self.app(scope, replay, send)
+        async def answer(message: Message) -> None:
+            nonlocal discarded
+            if message["type"] == "http.response.start":
+                discarded = may_retry and message["status"] == 503 and bool(state.get(RETRYABLE))
+            if not discarded:
+                await send(message)
+
+        await self.app(scope, replay, answer)
+        return discarded
 
 
 async def _send_problem(send: Send, error: ProblemError) -> None:

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import sqlite3
-import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any, ClassVar, TypeVar
 
 from sqlalchemy import JSON, DateTime, MetaData, String, event
-from sqlalchemy.engine import Dialect, ExceptionContext
+from sqlalchemy.engine import Connection, Dialect, ExceptionContext
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
@@ -25,6 +25,7 @@ from starlette.requests import Request
 
 from upwatch.config import Settings
 from upwatch.kit.errors import DatabaseBusy, DatabaseUnavailable
+from upwatch.kit.ids import new_id
 
 log = logging.getLogger(__name__)
 
@@ -50,10 +51,6 @@ class UTCDateTime(TypeDecorator[datetime]):
         if value is None:
             return None
         return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-
-
-def new_id() -> str:
-    return uuid.uuid4().hex
 
 
 NAMING = {
@@ -85,6 +82,9 @@ class TimestampMixin:
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    # The driver's own implicit BEGIN (deferred, and only before a write) is turned off:
+    # _sqlite_begin says how each transaction begins.
+    dbapi_connection.isolation_level = None
     cursor = dbapi_connection.cursor()
     # WAL lets readers run beside the single writer; foreign keys make cascades real.
     cursor.execute("PRAGMA journal_mode=WAL")
@@ -92,6 +92,20 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA busy_timeout=10000")
     cursor.close()
+
+
+# The execution option that makes a SQLite transaction a writer's from its first statement.
+WRITES = "upwatch_writes"
+
+
+def _sqlite_begin(connection: Connection) -> None:
+    """A writer's transaction takes SQLite's write lock up front (``BEGIN IMMEDIATE``), so
+    it waits its turn (busy_timeout) behind another writer. A deferred one that read first
+    fails at once with "database is locked" when it tries to write after another writer
+    committed: SQLite cannot let it write from its older snapshot, and waiting would not
+    help. Readers keep ``BEGIN`` (deferred), so reads never queue behind the ingester."""
+    immediate = connection.get_execution_options().get(WRITES, False)
+    connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
 
 # PostgreSQL SQLSTATEs that say the server cannot serve now, whatever the statement: connection
@@ -103,7 +117,10 @@ _PG_CONNECTION_GONE = ("08", "57P")
 # SQLite primary result codes of the same kind: READONLY, IOERR, FULL, CANTOPEN ("unable to
 # open database file").
 _SQLITE_UNAVAILABLE = frozenset({8, 10, 13, 14})
-# BUSY and LOCKED ("database is locked"): another writer held the lock past the busy timeout.
+# BUSY and LOCKED ("database is locked"): another writer held the lock past the busy timeout,
+# or committed after this transaction read (then at once: it cannot write from its snapshot).
+# PostgreSQL's serialization failure and deadlock: the same verdict, from row locks.
+_PG_CONFLICT = frozenset({"40001", "40P01"})
 _SQLITE_BUSY = frozenset({5, 6})
 
 
@@ -124,11 +141,15 @@ def _describe(error: BaseException) -> str:
 
 
 def busy(error: BaseException) -> bool:
-    """Whether ``error`` is SQLite's "database is locked": busy, not gone."""
+    """Whether ``error`` says concurrent writes kept this transaction from running now (and
+    running it again can succeed): SQLite's "database is locked", PostgreSQL's serialization
+    failure or deadlock."""
     for current in _causes(error):
         if isinstance(current, sqlite3.Error):
             code = getattr(current, "sqlite_errorcode", None)
             return isinstance(code, int) and code & 0xFF in _SQLITE_BUSY
+        if getattr(current, "sqlstate", None) in _PG_CONFLICT:
+            return True
     return False
 
 
@@ -230,14 +251,18 @@ class Database:
         sync_engine = self.engine.sync_engine
         if settings.is_sqlite:
             event.listen(sync_engine, "connect", _sqlite_pragmas)
+            event.listen(sync_engine, "begin", _sqlite_begin)
         event.listen(sync_engine, "do_connect", self._connect)
         event.listen(sync_engine, "handle_error", self._on_error)
         event.listen(sync_engine, "after_cursor_execute", self._answered)
-        self.sessionmaker = async_sessionmaker(self.engine, expire_on_commit=False)
+        # On SQLite a transaction of these begins with the write lock (see _sqlite_begin): a
+        # session that may write is safe beside any other writer.
+        writer = self.engine.execution_options(**{WRITES: True})
+        self.sessionmaker = async_sessionmaker(writer, expire_on_commit=False)
+        # For transactions that only read (GET requests): they never wait for a writer.
+        self.readsession = async_sessionmaker(self.engine, expire_on_commit=False)
         # Background roles' sessions (see WorkSession).
-        self.worksession = async_sessionmaker(
-            self.engine, expire_on_commit=False, class_=WorkSession
-        )
+        self.worksession = async_sessionmaker(writer, expire_on_commit=False, class_=WorkSession)
 
     def _connect(self, dialect: Dialect, _record: Any, cargs: Any, cparams: Any) -> Any:
         """Connect as SQLAlchemy would; a network error on the way (which drivers raise bare,
@@ -317,11 +342,36 @@ async def commit_and_notify(session: AsyncSession) -> None:
 async def request_session(request: Request) -> AsyncIterator[AsyncSession]:
     """The request boundary: commit on success, roll back (dropping queued effects) on error.
 
+    A request that may write (any method but GET, HEAD and OPTIONS) holds a writer's
+    transaction from its first statement: on SQLite it waits its turn for the write lock
+    instead of failing beside a busy ingester, so it must not wait on the network inside one
+    (``end_transaction`` first). A GET that writes asks for ``writing_session``.
+
     An error raised with ``keep_changes = True`` still commits: a detected refresh-token
     replay must revoke the token family even though the request itself is refused.
     """
+    reads = request.method in ("GET", "HEAD", "OPTIONS")
+    async with _boundary(request, writes=not reads) as session:
+        yield session
+
+
+async def writing_session(request: Request) -> AsyncIterator[AsyncSession]:
+    """``request_session`` for a GET that writes (a heartbeat sent as a plain fetch)."""
+    async with _boundary(request, writes=True) as session:
+        yield session
+
+
+async def end_transaction(session: AsyncSession) -> None:
+    """Commit what the request did so far, before it waits on the network (a probe, a test
+    message): a writer's transaction would hold SQLite's write lock, and every other writer
+    with it, for as long as the target takes. The next statement begins a new one."""
+    await commit_and_notify(session)
+
+
+@contextlib.asynccontextmanager
+async def _boundary(request: Request, writes: bool) -> AsyncIterator[AsyncSession]:
     database: Database = request.app.state.runtime.db
-    async with database.sessionmaker() as session:
+    async with (database.sessionmaker if writes else database.readsession)() as session:
         try:
             try:
                 yield session

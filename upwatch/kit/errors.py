@@ -154,9 +154,11 @@ class DatabaseUnavailable(ServiceUnavailable):
 
 
 class DatabaseBusy(DatabaseUnavailable):
-    """SQLite's write lock stayed taken past the busy timeout (other writers, e.g. ingestion
-    at a high rate): the database is there and answering, so this is no outage (nothing is
-    logged, readiness is untouched), but this operation could not run now."""
+    """Concurrent writes kept this transaction from running now: SQLite's write lock (taken
+    past the busy timeout, or by a writer that committed after this transaction read),
+    PostgreSQL's serialization failure or deadlock. The database is there and answering, so
+    this is no outage (nothing is logged, readiness is untouched). The request boundary runs
+    the request again a few times (``RETRYABLE``) before it answers 503."""
 
     default_headers = MappingProxyType({"Retry-After": "1"})
 
@@ -328,9 +330,16 @@ def _allowed_methods(request: Request) -> str:
     return ", ".join(sorted(methods))
 
 
+# Set in a request's scope state when its answer is a DatabaseBusy 503: kit/boundary.py
+# then runs the request again instead of sending that answer.
+RETRYABLE = "upwatch_retryable"
+
+
 def install_error_handlers(app: FastAPI) -> None:
-    async def on_problem(_request: Request, exc: Exception) -> JSONResponse:
+    async def on_problem(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, ProblemError)
+        if isinstance(exc, DatabaseBusy):
+            request.scope.setdefault("state", {})[RETRYABLE] = True
         return problem_response(exc)
 
     async def on_validation(_request: Request, exc: Exception) -> JSONResponse:

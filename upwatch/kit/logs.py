@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pythonjsonlogger.core import RESERVED_ATTRS
 from pythonjsonlogger.json import JsonFormatter
 
-from upwatch.config import Settings
+if TYPE_CHECKING:  # a worker process logs without loading the settings
+    from upwatch.config import Settings
 
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
 MASK = "****"

@@ -8,7 +8,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 
-from upwatch.kit.supervisor import progress
+from upwatch.kit.progress import progress
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,6 @@ or a dead connection shows up in ``/readyz`` instead of hiding behind a live pro
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -22,23 +21,15 @@ from dataclasses import dataclass, field
 
 from upwatch.kit.errors import DatabaseUnavailable
 from upwatch.kit.metrics import Metrics
+from upwatch.kit.progress import current_role, progress
+
+__all__ = ["Role", "Supervisor", "progress"]
 
 log = logging.getLogger(__name__)
 
 
 def _always_busy() -> bool:
     return True
-
-
-_current: contextvars.ContextVar[Role | None] = contextvars.ContextVar("role", default=None)
-
-
-def progress() -> None:
-    """The calling role made progress (no-op outside a supervised role). Loops call this
-    instead of carrying a callback, so the same loop runs supervised or on its own."""
-    role = _current.get()
-    if role is not None:
-        role.beat()
 
 
 @dataclass
@@ -80,6 +71,7 @@ class Supervisor:
         self.max_backoff = max_backoff_seconds
         self.stall_seconds = stall_seconds
         self.roles: dict[str, Role] = {}
+        self._watches: list[Callable[[], list[str]]] = []
 
     def start(
         self,
@@ -98,7 +90,7 @@ class Supervisor:
         return role
 
     async def _keep(self, role: Role) -> None:
-        _current.set(role)  # this task's context only: the role's own tasks inherit it
+        current_role.set(role)  # this task's context only: the role's own tasks inherit it
         while True:
             try:
                 await role.run()
@@ -130,10 +122,15 @@ class Supervisor:
             delay = min(self.first_backoff * 2 ** (role.failures - 1), self.max_backoff)
             await asyncio.sleep(delay)
 
+    def watch(self, behind: Callable[[], list[str]]) -> None:
+        """Add a readiness check: ``behind`` names what cannot keep up (empty when all can)."""
+        self._watches.append(behind)
+
     def stalled(self) -> list[str]:
-        """Roles that made no progress for several periods while they had work, with why."""
+        """Roles that made no progress for several periods while they had work, and what the
+        watches say cannot keep up, with why."""
         now = time.monotonic()
-        reasons = []
+        reasons = [reason for behind in self._watches for reason in behind()]
         for role in self.roles.values():
             limit = max(self.stall_seconds, 3 * role.period_seconds)
             if role.task is not None and role.task.done():

@@ -8,7 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, status
 
 from upwatch.accounts.dependencies import AdminUser, CurrentUser
-from upwatch.dependencies import RuntimeDep, Session
+from upwatch.dependencies import RuntimeDep, Session, WritingSession
 from upwatch.kit.errors import Conflict, problem_responses
 from upwatch.kit.pagination import IdFilter, PageParams
 from upwatch.kit.schemas import DeletedOut
@@ -256,6 +256,8 @@ async def heartbeat_post(token: str, session: Session, runtime: RuntimeDep) -> d
 
 
 @heartbeats.get("/{token}", operation_id="heartbeatGet")
-async def heartbeat_get(token: str, session: Session, runtime: RuntimeDep) -> dict[str, bool]:
+async def heartbeat_get(
+    token: str, session: WritingSession, runtime: RuntimeDep
+) -> dict[str, bool]:
     """The same as POST, for jobs that can only fetch a URL."""
     return await heartbeat_post(token, session, runtime)

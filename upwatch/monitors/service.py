@@ -9,7 +9,7 @@ from functools import partial
 from pydantic.alias_generators import to_snake
 
 from upwatch.billing.service import PlanLimits
-from upwatch.kit.db import after_commit
+from upwatch.kit.db import after_commit, end_transaction
 from upwatch.kit.errors import Conflict, NotFound, ValidationFailed
 from upwatch.kit.logs import log_event
 from upwatch.kit.net import TargetRefused
@@ -207,6 +207,8 @@ class MonitorService(DomainService):
         monitor = await self.visible(caller, monitor_id)
         if not monitor.is_active:
             raise Conflict("the monitor is paused; resume it to check it")
+        # The probe takes as long as the target does; the engine stores its result itself.
+        await end_transaction(self.session)
         stored = await self.runtime.checks.check_now(monitor)
         if stored is None:
             raise NotFound("no such monitor")  # deleted while the check ran

@@ -9,6 +9,7 @@ from pydantic import ValidationError
 from pydantic.alias_generators import to_snake
 
 from upwatch.billing.service import PlanLimits
+from upwatch.kit.db import end_transaction
 from upwatch.kit.errors import (
     Forbidden,
     NotFound,
@@ -186,6 +187,7 @@ class ProviderService(DomainService):
             project_name=project.name,
             severity="low",
         )
+        await end_transaction(self.session)  # delivery waits on the provider
         failure = await self.runtime.alerts.send(provider, event)
         status, reason = ("sent", None) if failure is None else ("failed", failure.message)
         alert = new_alert(provider, project.id, None, event, status, reason, now, attempts=1)
