@@ -243,5 +243,5 @@ class Engine:
         self.metrics.checks.labels(spec.type, str(kind)).inc()
         if not stored:
             return None
-        async with self.db.worksession() as session:
+        async with self.db.workreader() as session:
             return await EngineRepository(session).result(stored[0])

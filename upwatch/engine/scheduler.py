@@ -99,7 +99,7 @@ class Scheduler:
 
     async def load(self) -> None:
         """Every active monitor, scheduled to resume without a burst or a gap."""
-        async with self.db.worksession() as session:
+        async with self.db.workreader() as session:
             monitors = await EngineRepository(session).active_monitors()
         self._heap.clear()  # a restarted scheduler starts from the database afresh
         self._specs.clear()
@@ -110,7 +110,7 @@ class Scheduler:
         log.info("scheduler tracks %d monitors", len(self._specs))
 
     async def _reload(self, monitor_ids: set[str]) -> None:
-        async with self.db.worksession() as session:
+        async with self.db.workreader() as session:
             monitors = {m.id: m for m in await EngineRepository(session).monitors(monitor_ids)}
         now = self.clock.now().timestamp()
         for monitor_id in monitor_ids:

@@ -261,8 +261,12 @@ class Database:
         self.sessionmaker = async_sessionmaker(writer, expire_on_commit=False)
         # For transactions that only read (GET requests): they never wait for a writer.
         self.readsession = async_sessionmaker(self.engine, expire_on_commit=False)
-        # Background roles' sessions (see WorkSession).
+        # Background roles' sessions (see WorkSession); ``workreader`` for those that only
+        # read (a poll for due rows, a schedule load), which need not wait for the ingester.
         self.worksession = async_sessionmaker(writer, expire_on_commit=False, class_=WorkSession)
+        self.workreader = async_sessionmaker(
+            self.engine, expire_on_commit=False, class_=WorkSession
+        )
 
     def _connect(self, dialect: Dialect, _record: Any, cargs: Any, cparams: Any) -> Any:
         """Connect as SQLAlchemy would; a network error on the way (which drivers raise bare,

@@ -179,7 +179,7 @@ class Mailer:
     async def deliver_due(self, batch: int = 50) -> int:
         """One pass over due messages; returns how many were attempted."""
         now = self.clock.now()
-        async with self.database.worksession() as session:
+        async with self.database.workreader() as session:
             rows = await MailOutboxRepository(session).due(now, batch)
         attempted = 0
         for message_id, due_at in rows:

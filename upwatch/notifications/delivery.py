@@ -251,7 +251,7 @@ class AlertSender:
     async def deliver_due(self, batch: int = 50) -> int:
         """One pass over due alerts; returns how many were attempted."""
         now = self.clock.now()
-        async with self.database.worksession() as session:
+        async with self.database.workreader() as session:
             due = await AlertRepository(session).due(now, batch)
         limiter = asyncio.Semaphore(CONCURRENCY)
 
@@ -289,7 +289,7 @@ class AlertSender:
         return None
 
     async def _attempt(self, alert_id: int, claimed_until: datetime) -> None:
-        async with self.database.worksession() as session:
+        async with self.database.workreader() as session:
             alert = await session.get(Alert, alert_id)
             target = await destination_of(session, alert) if alert is not None else None
         if alert is None or target is None:
