@@ -517,6 +517,19 @@ async def test_metrics_carry_each_monitors_status_and_response_time_until_paused
         "upwatch_monitor_up": None,
         "upwatch_monitor_response_seconds": None,
     }
+
+    async def scheduled_first_checks_stored() -> bool:
+        for monitor in (paused, deleted):
+            listed = await client.get(
+                f"/monitors/{monitor['id']}/checks", headers=cast.alice.headers
+            )
+            if listed.headers["X-Total-Count"] != "1":
+                return False
+        return True
+
+    # The scheduler checks a new monitor within seconds: its result, still on its way to the
+    # database, could otherwise land after the failing check below and move the status back.
+    await eventually(scheduled_first_checks_stored)
     for monitor in (paused, deleted):
         checked = await client.post(f"/monitors/{monitor['id']}/check", headers=cast.alice.headers)
         assert checked.status_code == 200, checked.text
