@@ -31,6 +31,7 @@ from fastapi import FastAPI
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
+from tests.factories import Target
 from upwatch.app import create_app
 from upwatch.config import Settings, async_database_url
 from upwatch.kit.clock import ManualClock
@@ -201,6 +202,15 @@ def smtp() -> Iterator[SmtpServer]:
 @pytest.fixture
 def mailbox(smtp: SmtpServer) -> Mailbox:
     return smtp.mailbox
+
+
+@pytest.fixture
+async def target() -> AsyncIterator[Target]:
+    """A real HTTP server on loopback to point monitors at."""
+    server = Target()
+    await server.start()
+    yield server
+    await server.stop()
 
 
 @pytest.fixture

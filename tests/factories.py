@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 from aiohttp import web
 
-from tests.conftest import Account
+if TYPE_CHECKING:  # conftest imports this module for its Target fixture
+    from tests.conftest import Account
 
 
 class Target:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -34,14 +33,6 @@ def settings_overrides(tmp_path: Path) -> dict[str, Any]:
         # A role with work is stalled after three of its periods (the scheduler's is 1 s).
         "ready_stall_seconds": 1.0,
     }
-
-
-@pytest.fixture
-async def target() -> AsyncIterator[Target]:
-    server = Target()
-    await server.start()
-    yield server
-    await server.stop()
 
 
 def restarts(app: FastAPI, role: str) -> float:

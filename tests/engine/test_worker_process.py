@@ -11,7 +11,7 @@ import statistics
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import pytest
@@ -25,14 +25,6 @@ from upwatch.probes.spec import CheckSpec
 REGION = "region-a"
 # Settings, not speeds: how long a child may take to start and check on a loaded machine.
 WITHIN = float(os.environ.get("UPWATCH_TEST_PROCESS_SECONDS", "30"))
-
-
-@pytest.fixture
-async def target() -> AsyncIterator[Target]:
-    server = Target()
-    await server.start()
-    yield server
-    await server.stop()
 
 
 class _Slow(http.server.BaseHTTPRequestHandler):

@@ -55,14 +55,6 @@ async def receiver() -> AsyncIterator[Receiver]:
     await server.stop()
 
 
-@pytest.fixture
-async def target() -> AsyncIterator[Target]:
-    server = Target()
-    await server.start()
-    yield server
-    await server.stop()
-
-
 def assert_signed(received: Received, secret: str) -> None:
     expected = hmac.new(secret.encode(), received.body, hashlib.sha256).hexdigest()
     signature = received.headers["X-Upwatch-Signature"]

@@ -50,14 +50,6 @@ async def receiver() -> AsyncIterator[Receiver]:
     await server.stop()
 
 
-@pytest.fixture
-async def target() -> AsyncIterator[Target]:
-    server = Target()
-    await server.start()
-    yield server
-    await server.stop()
-
-
 async def _settings(client: httpx.AsyncClient, account: Account, **fields: Any) -> dict[str, Any]:
     response = await client.put("/users/settings", headers=account.headers, json=fields)
     assert response.status_code == 200, response.text

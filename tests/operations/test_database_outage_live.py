@@ -13,7 +13,7 @@ import os
 import re
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -45,14 +45,6 @@ def proxy(database_url: str) -> Iterator[TcpProxy]:
     with proxy_to(upstream.hostname or "127.0.0.1", upstream.port or 5432) as running:
         yield running
     asyncio.run(_empty_tables(database_url))
-
-
-@pytest.fixture
-async def target() -> AsyncIterator[Target]:
-    server = Target()
-    await server.start()
-    yield server
-    await server.stop()
 
 
 class Editor:

@@ -78,13 +78,6 @@ class TestTheStoryOfAnOutage:
         }
 
     @pytest.fixture
-    async def target(self) -> AsyncIterator[Target]:
-        server = Target()
-        await server.start()
-        yield server
-        await server.stop()
-
-    @pytest.fixture
     async def receivers(self) -> AsyncIterator[tuple[Receiver, Receiver]]:
         good, broken = await Receiver().start(), await Receiver().start()
         broken.status = 500

@@ -41,9 +41,8 @@ class CheckReport:
     id: str = field(default_factory=new_id)
 
 
-class Broker(Protocol):
-    async def publish_job(self, job: CheckJob) -> bool:
-        """Queue a job; False when the region's queue is full (the job is dropped)."""
+class JobSource(Protocol):
+    """What a worker needs: jobs to take, and somewhere to put their results."""
 
     async def next_job(self, region_id: str) -> CheckJob: ...
 
@@ -53,6 +52,11 @@ class Broker(Protocol):
 
     async def publish_result(self, report: CheckReport) -> None:
         """Queue a result; waits while the result queue is full (back-pressure on workers)."""
+
+
+class Broker(JobSource, Protocol):
+    async def publish_job(self, job: CheckJob) -> bool:
+        """Queue a job; False when the region's queue is full (the job is dropped)."""
 
     async def next_results(self, max_batch: int, max_wait: float) -> list[CheckReport]:
         """Wait for at least one result, then gather more for up to ``max_wait`` seconds."""

@@ -7,7 +7,7 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
-from upwatch.engine.broker import Broker, CheckJob, CheckReport
+from upwatch.engine.broker import CheckJob, CheckReport, JobSource
 from upwatch.engine.checks import ProbeKit, run_check
 from upwatch.kit.clock import Clock
 from upwatch.kit.ids import new_id
@@ -34,7 +34,7 @@ class Worker:
     def __init__(
         self,
         region_id: str,
-        broker: Broker,
+        broker: JobSource,
         kit: ProbeKit,
         clock: Clock,
         metrics: Metrics | None,

@@ -203,7 +203,7 @@ async def _ended(process: asyncio.subprocess.Process, grace_seconds: float) -> i
 
 
 class LinkBroker:
-    """The child's end of the link, as the ``Broker`` its worker takes jobs from."""
+    """The child's end of the link: the ``JobSource`` its worker takes jobs from."""
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.reader = reader
@@ -215,9 +215,6 @@ class LinkBroker:
         self._acks: list[int] = []
         self._outgoing = asyncio.Event()
         self._drained = asyncio.Event()
-
-    async def publish_job(self, job: CheckJob) -> bool:
-        raise NotImplementedError("a worker process only takes jobs")
 
     async def next_job(self, region_id: str) -> CheckJob:
         return await self._jobs.get()
@@ -236,12 +233,6 @@ class LinkBroker:
         if tag is not None:
             self._results.append((tag, report))
             self._outgoing.set()
-
-    async def next_results(self, max_batch: int, max_wait: float) -> list[CheckReport]:
-        raise NotImplementedError("a worker process only publishes results")
-
-    async def ack_results(self, reports: Sequence[CheckReport]) -> None:
-        raise NotImplementedError("a worker process only publishes results")
 
     def depth(self) -> dict[str, int]:
         return {"jobs": self._jobs.qsize(), "results": len(self._results)}
