@@ -93,6 +93,22 @@ async def create_provider(
     return await _created(client, headers, "/notification-providers", body)
 
 
+async def create_page(
+    client: httpx.AsyncClient, account: Account, project_id: str, **fields: Any
+) -> dict[str, Any]:
+    """A page named "Shop status" at slug ``shop-status``, unless ``fields`` say otherwise."""
+    body = {"projectId": project_id, "name": "Shop status", "slug": "shop-status", **fields}
+    return await _created(client, account.headers, "/status-pages", body)
+
+
+async def add_component(
+    client: httpx.AsyncClient, account: Account, page_id: str, monitor_id: str, **fields: Any
+) -> dict[str, Any]:
+    """The monitor shown on the page."""
+    body = {"monitorId": monitor_id, **fields}
+    return await _created(client, account.headers, f"/status-pages/{page_id}/components", body)
+
+
 async def sent_back(
     client: httpx.AsyncClient, update_schema: str, read: dict[str, Any]
 ) -> dict[str, Any]:

@@ -41,6 +41,9 @@ from upwatch.operations.endpoints import router as operations_router
 from upwatch.ports import ApiMeter, NoEngine
 from upwatch.projects.endpoints import router as projects_router
 from upwatch.runtime import PlanCache, Runtime, Throttles
+from upwatch.statuspages.endpoints import public as public_status_router
+from upwatch.statuspages.endpoints import router as status_pages_router
+from upwatch.statuspages.snapshot import Snapshots
 
 log = logging.getLogger(__name__)
 
@@ -115,6 +118,8 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
             else MemoryMeter(db, clock, settings.usage_flush_seconds)
         )
         app.state.engine = engine  # for operators' tooling and tests; requests use the ports
+        snapshots = Snapshots(db.readsession, clock, settings.status_page_max_age_seconds)
+        app.state.status_page_snapshots = snapshots
         app.state.runtime = Runtime(
             settings=settings,
             clock=clock,
@@ -132,6 +137,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
             monitor_changes=engine or NoEngine(),
             checks=engine or NoEngine(),
             alerts=alerts,
+            status_pages=snapshots,
         )
         # A sender's pass may take a delivery timeout: that is lagging, not a stall.
         supervisor.start(
@@ -179,6 +185,8 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
         heartbeats_router,
         dashboard_router,
         incidents_router,
+        status_pages_router,
+        public_status_router,
         notifications_router,
         billing_router,
         contact_router,

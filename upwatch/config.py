@@ -134,6 +134,9 @@ class Settings(BaseSettings):
     # is younger than region_online_seconds.
     region_report_seconds: float = Field(default=15.0, gt=0)
     region_online_seconds: float = Field(default=60.0, gt=0)
+    # A public status page is built at most once per this many seconds (and again after an
+    # edit of the page): monitor states and incidents show on it within this time.
+    status_page_max_age_seconds: float = Field(default=5.0, ge=0, le=3600)
     # Set: /metrics answers only requests with "Authorization: Bearer <this token>".
     metrics_token: str = ""
 

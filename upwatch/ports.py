@@ -21,6 +21,12 @@ class MonitorChanges(Protocol):
         """A monitor was created, edited, paused, resumed or deleted (after commit)."""
 
 
+class StatusPageChanges(Protocol):
+    def changed(self, page_id: str) -> None:
+        """A status page, its components or its message changed (after commit): its public
+        snapshot is built again on the next visit."""
+
+
 class CheckRunner(Protocol):
     async def check_now(self, monitor: Monitor) -> CheckResult | None:
         """Run one check of ``monitor`` now and store it like a scheduled one."""

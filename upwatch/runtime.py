@@ -22,7 +22,13 @@ from upwatch.kit.plans import Plan, PlanCatalog
 from upwatch.kit.security import AccessTokens, Passwords
 from upwatch.kit.supervisor import Supervisor
 from upwatch.kit.throttle import SlidingWindow
-from upwatch.ports import AlertSending, ApiMeter, CheckRunner, MonitorChanges
+from upwatch.ports import (
+    AlertSending,
+    ApiMeter,
+    CheckRunner,
+    MonitorChanges,
+    StatusPageChanges,
+)
 
 
 @dataclass
@@ -93,6 +99,7 @@ class Runtime:
     monitor_changes: MonitorChanges
     checks: CheckRunner
     alerts: AlertSending
+    status_pages: StatusPageChanges
 
 
 def get_runtime(request: Request) -> Runtime:

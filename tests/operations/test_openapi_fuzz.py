@@ -58,6 +58,8 @@ SEMANTIC_REJECTIONS: dict[tuple[str, str], str] = {
     "(contract §8)",
     ("PATCH", "/notification-providers/{id}"): "config is validated per type, URLs at "
     "internal addresses are refused (contract §9)",
+    ("PATCH", "/status-pages/{id}/status"): "componentIds must be components of the page "
+    "(docs/api.md, Status pages)",
 }
 
 
@@ -72,6 +74,7 @@ class Credentials:
         "/monitors/{id}": "monitor",
         "/incidents/{id}": "incident",
         "/notification-providers/{id}": "provider",
+        "/status-pages/{id}": "status_page",
     }
 
     def __init__(self, server: LiveServer) -> None:
@@ -126,6 +129,15 @@ class Credentials:
             )
         if kind == "incident":
             return self._post("/incidents", {**project, "title": "Fuzz"})
+        if kind == "status_page":
+            # The free plan holds one page, which a generated POST /status-pages may have made.
+            pages = httpx.get(f"{self.server.url}/status-pages", headers=self.headers()).json()
+            slug = f"fuzz-{uuid.uuid4().hex}"
+            return (
+                str(pages[0]["id"])
+                if pages
+                else self._post("/status-pages", {**project, "name": "Fuzz", "slug": slug})
+            )
         return self._post(
             "/notification-providers",
             {

@@ -13,6 +13,7 @@ from upwatch.models import (
     Project,
     ProjectInvitation,
     ProjectMember,
+    StatusPage,
     Subscription,
     User,
 )
@@ -53,6 +54,12 @@ class UsageRepository:
         owned = select(Project.id).where(Project.owner_id == owner_id)
         return await self._count(
             select(func.count()).select_from(Monitor).where(Monitor.project_id.in_(owned))
+        )
+
+    async def status_pages(self, owner_id: str) -> int:
+        owned = select(Project.id).where(Project.owner_id == owner_id)
+        return await self._count(
+            select(func.count()).select_from(StatusPage).where(StatusPage.project_id.in_(owned))
         )
 
     async def projects(self, owner_id: str) -> int:

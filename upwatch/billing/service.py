@@ -115,8 +115,7 @@ class SubscriptionService(DomainService):
         storage_mb = round(await self.usage.storage_bytes(user.id) / MEGABYTE, 6)
         return Usage(
             monitors=usage_item(await self.usage.monitors(user.id), plan.monitorCount),
-            # Status pages arrive with their own issue; none can exist yet.
-            statusPages=usage_item(0, plan.statusPageCount),
+            statusPages=usage_item(await self.usage.status_pages(user.id), plan.statusPageCount),
             teamMembers=usage_item(await self.usage.team_members(user.id), plan.teamMembers),
             projects=usage_item(await self.usage.projects(user.id), plan.projectCount),
             apiCalls=usage_item(

@@ -45,6 +45,11 @@ def target_of(monitor: Monitor) -> str | None:
     return None
 
 
+def automatic_title(monitor: Monitor) -> str:
+    """The title of the incident a monitor turning down opens."""
+    return f"{monitor.name} is down"[:200]
+
+
 def incident_link(public_url: str, incident_id: str) -> str:
     """A page a person can open from an alert: the API document at the incident operation
     (``GET /incidents/{id}`` itself would answer a browser 401). The web console's incident
@@ -122,7 +127,7 @@ class IncidentAutomation:
             Incident(
                 project_id=monitor.project_id,
                 monitor_id=monitor.id,
-                title=f"{monitor.name} is down"[:200],
+                title=automatic_title(monitor),
                 description=failure.describe(),
                 status="investigating",
                 severity="high",
@@ -193,6 +198,7 @@ class IncidentAutomation:
                 incident_id=incident.id,
                 status=incident.status,
                 message=message,
+                automatic=True,
                 created_at=checked_at,
             )
         )

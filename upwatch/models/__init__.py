@@ -13,6 +13,7 @@ from upwatch.models.monitor import (
 )
 from upwatch.models.notification import Alert, AlertAttempt, NotificationProvider
 from upwatch.models.project import Project, ProjectInvitation, ProjectMember
+from upwatch.models.statuspage import StatusMessage, StatusPage, StatusPageComponent
 from upwatch.models.subscription import Subscription
 from upwatch.models.token import PasswordResetToken, RefreshToken
 from upwatch.models.usage import ApiUsage
@@ -38,6 +39,9 @@ __all__ = [
     "ProjectMember",
     "RefreshToken",
     "Region",
+    "StatusMessage",
+    "StatusPage",
+    "StatusPageComponent",
     "Subscription",
     "User",
 ]

@@ -43,4 +43,7 @@ class IncidentUpdate(Base):
     )
     status: Mapped[str] = mapped_column(String(20))
     message: Mapped[str] = mapped_column(Text)
+    # Written by the status machine, not a person: its text may quote a probe's error
+    # (addresses, names), so public pages say it in words of their own.
+    automatic: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime]

@@ -1,0 +1,244 @@
+"""The public page's JSON (seed 11, contract §10): what a visitor sees, built from monitor
+states, day aggregates and incidents; what it never shows; and the snapshot that serves a
+flood of visitors with one build."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime, timedelta
+from typing import Any
+
+import httpx
+import pytest
+from fastapi import FastAPI
+
+from tests.conftest import Cast, assert_problem
+from tests.factories import add_component, create_monitor, create_page
+from upwatch.engine.broker import CheckReport
+from upwatch.engine.embedded import Engine
+from upwatch.kit.clock import ManualClock
+from upwatch.probes.outcome import ErrorKind, Outcome
+
+SECRET = "s3cret-api-key-value"
+
+
+@pytest.fixture
+def settings_overrides() -> dict[str, Any]:
+    # Built on every visit, so each read shows the ingests before it; the snapshot's own
+    # tests below set a maximum age.
+    return {"status_page_max_age_seconds": 0}
+
+
+async def _ingest(engine: Engine, monitor_id: str, at: datetime, ok: bool) -> None:
+    outcome = (
+        Outcome(ok=True, response_time_ms=12.0, status_code=200)
+        if ok
+        else Outcome(ok=False, response_time_ms=None, error_kind=ErrorKind.TIMEOUT, error="late")
+    )
+    stamp = at.timestamp()
+    report = CheckReport(monitor_id, engine.local_region_id, stamp, stamp, at, outcome)
+    assert await engine.ingester.ingest([report])
+
+
+async def _monitor(client: httpx.AsyncClient, cast: Cast, name: str) -> str:
+    """A monitor with a secret header, which the manual clock never checks by itself: the
+    results are those the test ingests."""
+    monitor = await create_monitor(
+        client,
+        cast.alice,
+        cast.project_id,
+        name=name,
+        url="https://shop-backend.example/health?token=query-secret",
+        intervalSeconds=300,
+        headers={"X-Api-Key": SECRET},
+        secretHeaders=["X-Api-Key"],
+    )
+    return str(monitor["id"])
+
+
+async def _public(client: httpx.AsyncClient, slug: str) -> dict[str, Any]:
+    response = await client.get(f"/status-pages/public/slug/{slug}")
+    assert response.status_code == 200, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+async def test_a_visitor_sees_components_their_90_days_and_incidents_without_a_token(
+    client: httpx.AsyncClient, cast: Cast, app: FastAPI, clock: ManualClock
+) -> None:
+    page = await create_page(client, cast.alice, cast.project_id, slug="shop", theme="dark")
+    api = await _monitor(client, cast, "API internal name")
+    web = await _monitor(client, cast, "Web")
+    api_component = await add_component(
+        client, cast.alice, page["id"], api, name="Public API", description="REST"
+    )
+    web_component = await add_component(client, cast.alice, page["id"], web)
+    engine = app.state.engine
+    now = clock.now()
+    # Three days ago all went well; two days ago the API failed one check in four; today
+    # the web shop is down.
+    for hours in (0, 6, 12, 18):
+        at = now - timedelta(days=3) + timedelta(hours=hours) - timedelta(hours=now.hour)
+        await _ingest(engine, api, at, ok=True)
+        await _ingest(engine, web, at, ok=True)
+    for hours, ok in ((0, True), (6, False), (12, True), (18, True)):
+        at = now - timedelta(days=2) + timedelta(hours=hours) - timedelta(hours=now.hour)
+        await _ingest(engine, api, at, ok=ok)
+    await _ingest(engine, web, now - timedelta(minutes=1), ok=False)
+    await client.patch(
+        f"/status-pages/{page['id']}/status",
+        headers=cast.alice.headers,
+        json={"message": "The shop is down", "componentIds": [web_component["id"]]},
+    )
+
+    body = await _public(client, "shop")
+    assert (body["name"], body["slug"], body["theme"]) == ("Shop status", "shop", "dark")
+    assert body["overallStatus"] == "partial_outage"
+    assert body["message"]["message"] == "The shop is down"
+    assert body["message"]["componentIds"] == [web_component["id"]]
+    first, second = body["components"]
+    assert (first["id"], first["name"], first["description"]) == (
+        api_component["id"],
+        "Public API",
+        "REST",
+    )
+    assert (first["status"], second["status"]) == ("operational", "major_outage")
+    days = first["days"]
+    assert len(days) == 90
+    assert days[-1]["date"] == now.date().isoformat()
+    assert days[0]["date"] == (now.date() - timedelta(days=89)).isoformat()
+    assert [d["status"] for d in days[-4:]] == [
+        "operational",
+        "major_outage",  # one of four failed: 75 % uptime
+        "no_data",
+        "no_data",
+    ]
+    assert [d["uptimePercentage"] for d in days[-4:-2]] == [100.0, 75.0]
+    assert all(
+        d == {"date": d["date"], "uptimePercentage": None, "status": "no_data"} for d in days[:-4]
+    )
+    assert first["uptime90d"] == 87.5
+    # Newest first: the web shop's open outage, then the API's, resolved within hours.
+    web_outage, api_outage = body["incidents"]
+    assert web_outage["componentIds"] == [web_component["id"]]
+    assert (web_outage["status"], web_outage["resolvedAt"]) == ("investigating", None)
+    assert web_outage["title"] == "Web is down"
+    assert [u["message"] for u in web_outage["updates"]] == [
+        "Web is not responding as it should. We are looking into it."
+    ]
+    assert api_outage["componentIds"] == [api_component["id"]]
+    assert api_outage["title"] == "Public API is down"  # the page's name, not the monitor's
+    assert api_outage["status"] == "resolved"
+    assert [u["status"] for u in api_outage["updates"]] == ["investigating", "resolved"]
+
+
+async def test_the_public_answer_leaks_no_target_header_secret_or_internal_name(
+    client: httpx.AsyncClient, cast: Cast, app: FastAPI, clock: ManualClock
+) -> None:
+    page = await create_page(client, cast.alice, cast.project_id, slug="shop")
+    monitor = await _monitor(client, cast, "db-primary.internal")
+    await add_component(client, cast.alice, page["id"], monitor, name="Database")
+    await _ingest(app.state.engine, monitor, clock.now(), ok=False)
+    response = await client.get("/status-pages/public/slug/shop")
+    assert response.status_code == 200
+    text = response.text
+    for leak in (
+        "shop-backend",
+        "query-secret",
+        SECRET,
+        "X-Api-Key",
+        "db-primary.internal",
+        monitor,  # not even the monitor's id
+        cast.project_id,
+        cast.alice.email,
+        "late",  # the probe's error text
+    ):
+        assert leak not in text, leak
+
+
+async def test_a_private_page_is_a_404_exactly_like_a_missing_one(
+    client: httpx.AsyncClient, cast: Cast
+) -> None:
+    await create_page(client, cast.alice, cast.project_id, slug="internal", isPublic=False)
+    private = await client.get("/status-pages/public/slug/internal")
+    missing = await client.get("/status-pages/public/slug/nothing-here")
+    private_problem, missing_problem = assert_problem(private, 404), assert_problem(missing, 404)
+    assert private_problem.get("detail") == missing_problem.get("detail")
+    assert private.headers.get("ETag") is None
+
+
+async def test_incidents_resolved_more_than_14_days_ago_leave_the_page(
+    client: httpx.AsyncClient, cast: Cast, app: FastAPI, clock: ManualClock
+) -> None:
+    page = await create_page(client, cast.alice, cast.project_id, slug="shop")
+    monitor = await _monitor(client, cast, "API")
+    await add_component(client, cast.alice, page["id"], monitor)
+    now, engine = clock.now(), app.state.engine
+    for days_ago, ok in ((20, False), (19, True), (3, False), (2, True)):
+        await _ingest(engine, monitor, now - timedelta(days=days_ago), ok=ok)
+    body = await _public(client, "shop")
+    (shown,) = body["incidents"]
+    assert shown["status"] == "resolved"
+    assert shown["resolvedAt"].startswith((now - timedelta(days=2)).date().isoformat())
+    assert body["overallStatus"] == "operational"
+
+
+class TestTheSnapshot:
+    @pytest.fixture
+    def settings_overrides(self) -> dict[str, Any]:
+        return {"status_page_max_age_seconds": 600}
+
+    async def test_a_flood_of_visitors_costs_one_build_and_an_edit_shows_at_once(
+        self, client: httpx.AsyncClient, cast: Cast, app: FastAPI
+    ) -> None:
+        page = await create_page(client, cast.alice, cast.project_id, slug="shop")
+        snapshots = app.state.status_page_snapshots
+        before = snapshots.builds
+        answers = await asyncio.gather(
+            *(client.get("/status-pages/public/slug/shop") for _ in range(50))
+        )
+        assert {a.status_code for a in answers} == {200}
+        assert snapshots.builds == before + 1
+        renamed = await client.patch(
+            f"/status-pages/{page['id']}", headers=cast.alice.headers, json={"name": "Shop live"}
+        )
+        assert renamed.status_code == 200
+        assert (await _public(client, "shop"))["name"] == "Shop live"
+        assert snapshots.builds == before + 2
+
+    async def test_a_visitor_with_the_current_etag_gets_a_304_and_a_new_one_after_a_change(
+        self, client: httpx.AsyncClient, cast: Cast
+    ) -> None:
+        page = await create_page(client, cast.alice, cast.project_id, slug="shop")
+        first = await client.get("/status-pages/public/slug/shop")
+        etag = first.headers["ETag"]
+        assert first.headers["Cache-Control"] == "public, max-age=600"
+        again = await client.get("/status-pages/public/slug/shop", headers={"If-None-Match": etag})
+        assert again.status_code == 304
+        assert again.content == b""
+        assert again.headers["ETag"] == etag
+        await client.patch(
+            f"/status-pages/{page['id']}/status",
+            headers=cast.alice.headers,
+            json={"message": "Maintenance tonight"},
+        )
+        changed = await client.get(
+            "/status-pages/public/slug/shop", headers={"If-None-Match": etag}
+        )
+        assert changed.status_code == 200
+        assert changed.headers["ETag"] != etag
+
+    async def test_a_page_made_private_or_renamed_stops_answering_at_its_old_address_at_once(
+        self, client: httpx.AsyncClient, cast: Cast
+    ) -> None:
+        page = await create_page(client, cast.alice, cast.project_id, slug="shop")
+        await _public(client, "shop")
+        await client.patch(
+            f"/status-pages/{page['id']}", headers=cast.alice.headers, json={"slug": "store"}
+        )
+        assert_problem(await client.get("/status-pages/public/slug/shop"), 404)
+        await _public(client, "store")
+        await client.patch(
+            f"/status-pages/{page['id']}", headers=cast.alice.headers, json={"isPublic": False}
+        )
+        assert_problem(await client.get("/status-pages/public/slug/store"), 404)

@@ -1,0 +1,77 @@
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    ForeignKey,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import Mapped, mapped_column
+
+from upwatch.kit.db import Base, IdMixin, TimestampMixin
+
+
+class StatusPage(IdMixin, TimestampMixin, Base):
+    """A project's public face: components (monitors shown under a name of the owner's
+    choosing), status messages, and the project's incidents on those monitors."""
+
+    __tablename__ = "status_pages"
+
+    project_id: Mapped[str] = mapped_column(
+        String(32), ForeignKey("projects.id", ondelete="CASCADE"), index=True
+    )
+    name: Mapped[str] = mapped_column(String(100))
+    slug: Mapped[str] = mapped_column(String(63), unique=True)
+    description: Mapped[str] = mapped_column(Text, default="")
+    is_public: Mapped[bool] = mapped_column(Boolean, default=True)
+    theme: Mapped[str] = mapped_column(String(10), default="light")
+    # Stored lower-case, so uniqueness is case-insensitive as host names are.
+    custom_domain: Mapped[str | None] = mapped_column(String(253), unique=True)
+    custom_css: Mapped[str] = mapped_column(Text, default="")
+    custom_js: Mapped[str] = mapped_column(Text, default="")
+
+
+class StatusPageComponent(IdMixin, TimestampMixin, Base):
+    """One monitor as a status page shows it. Deleting the monitor removes it."""
+
+    __tablename__ = "status_page_components"
+    __table_args__ = (UniqueConstraint("status_page_id", "monitor_id"),)
+
+    # Indexed by the unique constraint, whose first column it is.
+    status_page_id: Mapped[str] = mapped_column(
+        String(32), ForeignKey("status_pages.id", ondelete="CASCADE")
+    )
+    monitor_id: Mapped[str] = mapped_column(
+        String(32), ForeignKey("monitors.id", ondelete="CASCADE"), index=True
+    )
+    name: Mapped[str] = mapped_column(String(100))
+    description: Mapped[str] = mapped_column(Text, default="")
+    # "order" in the API; a reserved word in SQL.
+    position: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class StatusMessage(Base):
+    """A message posted on a status page; the newest is the current one, and an empty one
+    clears it. Kept as the page's history."""
+
+    __tablename__ = "status_messages"
+
+    id: Mapped[int] = mapped_column(
+        BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True
+    )
+    status_page_id: Mapped[str] = mapped_column(
+        String(32), ForeignKey("status_pages.id", ondelete="CASCADE"), index=True
+    )
+    message: Mapped[str] = mapped_column(Text)
+    component_ids: Mapped[list[str]] = mapped_column(JSON, default=list)
+    # Who posted it; the message stays when the account goes.
+    user_id: Mapped[str | None] = mapped_column(
+        String(32), ForeignKey("users.id", ondelete="SET NULL")
+    )
+    created_at: Mapped[datetime]

@@ -1,0 +1,250 @@
+"""Status pages, their components and messages (seed 7-11, contract §10), and the public
+page's JSON."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Header, Path, Response, status
+from sqlalchemy.ext.asyncio import AsyncSession
+from starlette.requests import Request
+
+from upwatch.accounts.dependencies import CurrentUser
+from upwatch.dependencies import RuntimeDep, Session
+from upwatch.kit.errors import NotFound, problem_responses
+from upwatch.kit.pagination import IdFilter, PageParams
+from upwatch.kit.schemas import DeletedOut
+from upwatch.models import StatusPage, StatusPageComponent
+from upwatch.runtime import Runtime
+from upwatch.statuspages.repository import StatusPageRepository
+from upwatch.statuspages.schemas import (
+    ComponentCreate,
+    ComponentOut,
+    ComponentUpdate,
+    PublicStatusPage,
+    StatusMessageIn,
+    StatusMessageOut,
+    StatusPageCreate,
+    StatusPageOut,
+    StatusPageUpdate,
+)
+from upwatch.statuspages.service import StatusPageService
+from upwatch.statuspages.snapshot import Snapshot, Snapshots
+
+router = APIRouter(
+    prefix="/status-pages",
+    tags=["status pages"],
+    responses=problem_responses(400, 401, 404, 422, 429, 500),
+)
+public = APIRouter(prefix="/status-pages/public", tags=["public status pages"])
+
+
+async def pages_out(
+    session: AsyncSession, runtime: Runtime, pages: list[StatusPage]
+) -> list[StatusPageOut]:
+    repository = StatusPageRepository(session)
+    ids = [p.id for p in pages]
+    components = await repository.components(ids)
+    messages = await repository.current_messages(ids)
+    statuses = await StatusPageService(session, runtime).statuses(
+        [c for p in pages for c in components[p.id]]
+    )
+    base_url = runtime.settings.public_url
+    return [
+        StatusPageOut.model_validate(
+            page,
+            context={
+                "message": messages.get(page.id),
+                "components": [component_out(c, statuses) for c in components[page.id]],
+                "base_url": base_url,
+            },
+        )
+        for page in pages
+    ]
+
+
+async def page_out(session: AsyncSession, runtime: Runtime, page: StatusPage) -> StatusPageOut:
+    return (await pages_out(session, runtime, [page]))[0]
+
+
+def component_out(component: StatusPageComponent, statuses: Mapping[str, str]) -> ComponentOut:
+    return ComponentOut.model_validate(component, context={"statuses": statuses})
+
+
+@router.post(
+    "",
+    status_code=status.HTTP_201_CREATED,
+    operation_id="createStatusPage",
+    responses=problem_responses(402, 409),
+)
+async def create_status_page(
+    body: StatusPageCreate, user: CurrentUser, session: Session, runtime: RuntimeDep
+) -> StatusPageOut:
+    """Create a status page in a project the caller belongs to (limit `statusPageCount`).
+    `slug` and `customDomain` are unique across the service (409). A page is public unless
+    `isPublic` is false; its address is `publicUrl`."""
+    page = await StatusPageService(session, runtime).create(user, body)
+    return await page_out(session, runtime, page)
+
+
+@router.get("", operation_id="listStatusPages")
+async def list_status_pages(
+    user: CurrentUser,
+    session: Session,
+    runtime: RuntimeDep,
+    page: PageParams,
+    projectId: IdFilter = None,
+) -> list[StatusPageOut]:
+    """Status pages of the caller's projects, oldest first."""
+    items, total = await StatusPageRepository(session).visible_to(
+        user, projectId, page.limit, page.offset
+    )
+    page.total(total)
+    return await pages_out(session, runtime, list(items))
+
+
+@router.get("/{id}", operation_id="getStatusPage")
+async def get_status_page(
+    id: str, user: CurrentUser, session: Session, runtime: RuntimeDep
+) -> StatusPageOut:
+    """A page with its components (in order, each with its monitor's status) and current
+    message, public or not."""
+    page = await StatusPageService(session, runtime).visible(user, id)
+    return await page_out(session, runtime, page)
+
+
+@router.patch("/{id}", operation_id="updateStatusPage", responses=problem_responses(409))
+async def update_status_page(
+    id: str, body: StatusPageUpdate, user: CurrentUser, session: Session, runtime: RuntimeDep
+) -> StatusPageOut:
+    """Change a page (seed 7); fields left out stay as they are. A new `slug` or
+    `customDomain` another page has is a 409; the old address stops answering at once."""
+    page = await StatusPageService(session, runtime).update(user, id, body)
+    return await page_out(session, runtime, page)
+
+
+@router.delete("/{id}", operation_id="deleteStatusPage")
+async def delete_status_page(
+    id: str, user: CurrentUser, session: Session, runtime: RuntimeDep
+) -> DeletedOut:
+    """Delete a page with its components and message history."""
+    await StatusPageService(session, runtime).delete(user, id)
+    return DeletedOut(id=id)
+
+
+@router.post(
+    "/{id}/components",
+    status_code=status.HTTP_201_CREATED,
+    operation_id="addStatusPageComponent",
+    responses=problem_responses(409),
+)
+async def add_component(
+    id: str, body: ComponentCreate, user: CurrentUser, session: Session, runtime: RuntimeDep
+) -> ComponentOut:
+    """Show a monitor on the page (seed 9). The monitor must be in the page's project (422;
+    404 when the caller cannot see it), and a page shows a monitor once (409). `name`
+    defaults to the monitor's name, `order` to after the last component. Deleting the
+    monitor removes its components."""
+    service = StatusPageService(session, runtime)
+    component = await service.add_component(user, id, body)
+    return component_out(component, await service.statuses([component]))
+
+
+@router.patch("/{id}/components/{componentId}", operation_id="updateStatusPageComponent")
+async def update_component(
+    id: str,
+    componentId: str,
+    body: ComponentUpdate,
+    user: CurrentUser,
+    session: Session,
+    runtime: RuntimeDep,
+) -> ComponentOut:
+    """Rename, describe or reorder a component; components show by ascending `order`."""
+    service = StatusPageService(session, runtime)
+    component = await service.update_component(user, id, componentId, body)
+    return component_out(component, await service.statuses([component]))
+
+
+@router.delete("/{id}/components/{componentId}", operation_id="deleteStatusPageComponent")
+async def delete_component(
+    id: str, componentId: str, user: CurrentUser, session: Session, runtime: RuntimeDep
+) -> DeletedOut:
+    """Remove a component from the page (seed 10); the monitor stays."""
+    await StatusPageService(session, runtime).delete_component(user, id, componentId)
+    return DeletedOut(id=componentId)
+
+
+@router.patch("/{id}/status", operation_id="postStatusPageMessage")
+async def post_status_message(
+    id: str, body: StatusMessageIn, user: CurrentUser, session: Session, runtime: RuntimeDep
+) -> StatusPageOut:
+    """Post a message on the page for some of its components (seed 8); `componentIds` must
+    be components of this page (422). An empty message clears the current one. Every
+    message is kept (`GET /status-pages/{id}/messages`)."""
+    page = await StatusPageService(session, runtime).post_message(user, id, body)
+    return await page_out(session, runtime, page)
+
+
+@router.get("/{id}/messages", operation_id="listStatusPageMessages")
+async def list_status_messages(
+    id: str, user: CurrentUser, session: Session, runtime: RuntimeDep, page: PageParams
+) -> list[StatusMessageOut]:
+    """The page's message history, newest first (empty messages are the clearings)."""
+    status_page = await StatusPageService(session, runtime).visible(user, id)
+    items, total = await StatusPageRepository(session).messages(
+        status_page.id, page.limit, page.offset
+    )
+    page.total(total)
+    return [StatusMessageOut.model_validate(m) for m in items]
+
+
+# ---- public: no token ----
+
+
+def get_snapshots(request: Request) -> Snapshots:
+    snapshots: Snapshots = request.app.state.status_page_snapshots
+    return snapshots
+
+
+SnapshotsDep = Annotated[Snapshots, Depends(get_snapshots)]
+
+
+def cached_answer(snapshot: Snapshot, max_age: float, if_none_match: str | None) -> Response:
+    """The snapshot's bytes, or 304 when the visitor has them (``If-None-Match``)."""
+    headers = {
+        "ETag": snapshot.etag,
+        # Shared caches may keep it as long as this process does.
+        "Cache-Control": f"public, max-age={int(max_age)}",
+    }
+    if if_none_match is not None and snapshot.etag in {
+        tag.strip() for tag in if_none_match.split(",")
+    }:
+        return Response(status_code=status.HTTP_304_NOT_MODIFIED, headers=headers)
+    return Response(content=snapshot.json, media_type="application/json", headers=headers)
+
+
+@public.get(
+    "/slug/{slug}",
+    operation_id="getPublicStatusPage",
+    response_model=PublicStatusPage,
+    responses={
+        304: {"description": "Not modified: the `If-None-Match` tag is current"},
+        **problem_responses(404, 422, 503),
+    },
+)
+async def get_public_status_page(
+    slug: Annotated[str, Path(max_length=63)],
+    snapshots: SnapshotsDep,
+    if_none_match: Annotated[str | None, Header(max_length=1000)] = None,
+) -> Response:
+    """What the public sees of a page (seed 11); no token needed. A private page is 404
+    exactly like a missing one. Never shows a monitor's address, headers, body or any
+    secret. `days` are 90 UTC days per component from the daily aggregates; `incidents` are
+    the project's incidents on the page's monitors, open or resolved in the last 14 days.
+    Answers carry an `ETag` and `Cache-Control`; the page is built at most once per
+    `UPWATCH_STATUS_PAGE_MAX_AGE_SECONDS`."""
+    snapshot = await snapshots.get(slug)
+    if snapshot is None:
+        raise NotFound("no such status page")
+    return cached_answer(snapshot, snapshots.max_age, if_none_match)

@@ -1,0 +1,197 @@
+"""Every query of status pages, their components and messages, and what the public page
+reads: monitor states, day counts and incidents of the page's monitors."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from sqlalchemy import func, or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from upwatch.models import (
+    DailyAggregate,
+    Incident,
+    Monitor,
+    StatusMessage,
+    StatusPage,
+    StatusPageComponent,
+    User,
+)
+from upwatch.projects.repository import readable_project_ids
+
+
+class StatusPageRepository:
+    def __init__(self, session: AsyncSession) -> None:
+        self.session = session
+
+    async def get(self, page_id: str) -> StatusPage | None:
+        return await self.session.get(StatusPage, page_id)
+
+    async def by_slug(self, slug: str) -> StatusPage | None:
+        return await self.session.scalar(select(StatusPage).where(StatusPage.slug == slug))
+
+    async def by_domain(self, domain: str) -> StatusPage | None:
+        return await self.session.scalar(
+            select(StatusPage).where(StatusPage.custom_domain == domain.lower())
+        )
+
+    async def visible_to(
+        self, caller: User, project_id: str | None, limit: int, offset: int
+    ) -> tuple[Sequence[StatusPage], int]:
+        """Pages of the projects the caller lists (``readable_project_ids``)."""
+        query = select(StatusPage).where(StatusPage.project_id.in_(readable_project_ids(caller)))
+        if project_id is not None:
+            query = query.where(StatusPage.project_id == project_id)
+        total = await self.session.scalar(select(func.count()).select_from(query.subquery()))
+        rows = await self.session.scalars(
+            query.order_by(StatusPage.created_at, StatusPage.id).limit(limit).offset(offset)
+        )
+        return rows.all(), int(total or 0)
+
+    async def taken(self, slug: str | None, domain: str | None, besides: str | None) -> set[str]:
+        """Which of ``slug`` and ``domain`` another page (not ``besides``) already has:
+        the API field names, ``slug`` and ``customDomain``."""
+        conditions = []
+        if slug is not None:
+            conditions.append(StatusPage.slug == slug)
+        if domain is not None:
+            conditions.append(StatusPage.custom_domain == domain)
+        if not conditions:
+            return set()
+        query = select(StatusPage.slug, StatusPage.custom_domain).where(or_(*conditions))
+        if besides is not None:
+            query = query.where(StatusPage.id != besides)
+        taken: set[str] = set()
+        for other_slug, other_domain in (await self.session.execute(query)).all():
+            if slug is not None and other_slug == slug:
+                taken.add("slug")
+            if domain is not None and other_domain == domain:
+                taken.add("customDomain")
+        return taken
+
+    async def add(self, row: StatusPage | StatusPageComponent | StatusMessage) -> None:
+        self.session.add(row)
+        await self.session.flush()
+
+    async def delete(self, row: StatusPage | StatusPageComponent) -> None:
+        await self.session.delete(row)
+        await self.session.flush()
+
+    # ---- components ----
+
+    async def components(self, page_ids: Sequence[str]) -> dict[str, list[StatusPageComponent]]:
+        """Each page's components in their order (ties by creation)."""
+        found: dict[str, list[StatusPageComponent]] = {p: [] for p in page_ids}
+        if page_ids:
+            rows = await self.session.scalars(
+                select(StatusPageComponent)
+                .where(StatusPageComponent.status_page_id.in_(page_ids))
+                .order_by(
+                    StatusPageComponent.position,
+                    StatusPageComponent.created_at,
+                    StatusPageComponent.id,
+                )
+            )
+            for component in rows:
+                found[component.status_page_id].append(component)
+        return found
+
+    async def component(self, page_id: str, component_id: str) -> StatusPageComponent | None:
+        return await self.session.scalar(
+            select(StatusPageComponent).where(
+                StatusPageComponent.id == component_id,
+                StatusPageComponent.status_page_id == page_id,
+            )
+        )
+
+    async def shows(self, page_id: str, monitor_id: str) -> bool:
+        found = await self.session.scalar(
+            select(StatusPageComponent.id).where(
+                StatusPageComponent.status_page_id == page_id,
+                StatusPageComponent.monitor_id == monitor_id,
+            )
+        )
+        return found is not None
+
+    async def last_position(self, page_id: str) -> int | None:
+        value = await self.session.scalar(
+            select(func.max(StatusPageComponent.position)).where(
+                StatusPageComponent.status_page_id == page_id
+            )
+        )
+        return None if value is None else int(value)
+
+    # ---- messages ----
+
+    async def messages(
+        self, page_id: str, limit: int, offset: int
+    ) -> tuple[list[StatusMessage], int]:
+        """The page's messages, newest first."""
+        query = select(StatusMessage).where(StatusMessage.status_page_id == page_id)
+        total = await self.session.scalar(select(func.count()).select_from(query.subquery()))
+        rows = await self.session.scalars(
+            query.order_by(StatusMessage.id.desc()).limit(limit).offset(offset)
+        )
+        return list(rows.all()), int(total or 0)
+
+    async def current_messages(self, page_ids: Sequence[str]) -> dict[str, StatusMessage]:
+        """Each page's newest message, where it is not empty (an empty one clears)."""
+        if not page_ids:
+            return {}
+        newest = (
+            select(func.max(StatusMessage.id))
+            .where(StatusMessage.status_page_id.in_(page_ids))
+            .group_by(StatusMessage.status_page_id)
+        )
+        rows = await self.session.scalars(
+            select(StatusMessage).where(StatusMessage.id.in_(newest), StatusMessage.message != "")
+        )
+        return {m.status_page_id: m for m in rows}
+
+    # ---- what the page shows ----
+
+    async def monitors(self, monitor_ids: Sequence[str]) -> dict[str, Monitor]:
+        if not monitor_ids:
+            return {}
+        rows = await self.session.scalars(select(Monitor).where(Monitor.id.in_(monitor_ids)))
+        return {m.id: m for m in rows}
+
+    async def day_counts(
+        self, monitor_ids: Sequence[str], first_day: str
+    ) -> list[tuple[str, str, int, int, int, int]]:
+        """(monitor, day, total, up, degraded, down) from ``first_day`` on, summed over
+        regions in SQL: the aggregates, never raw results."""
+        if not monitor_ids:
+            return []
+        rows = await self.session.execute(
+            select(
+                DailyAggregate.monitor_id,
+                DailyAggregate.day,
+                func.sum(DailyAggregate.total),
+                func.sum(DailyAggregate.up),
+                func.sum(DailyAggregate.degraded),
+                func.sum(DailyAggregate.down),
+            )
+            .where(DailyAggregate.monitor_id.in_(monitor_ids), DailyAggregate.day >= first_day)
+            .group_by(DailyAggregate.monitor_id, DailyAggregate.day)
+        )
+        return [(m, d, int(t), int(u), int(g), int(w)) for m, d, t, u, g, w in rows.all()]
+
+    async def incidents(
+        self, project_id: str, monitor_ids: Sequence[str], resolved_since: datetime
+    ) -> Sequence[Incident]:
+        """The project's incidents on these monitors that are open or resolved since
+        ``resolved_since``, newest first."""
+        if not monitor_ids:
+            return []
+        rows = await self.session.scalars(
+            select(Incident)
+            .where(
+                Incident.project_id == project_id,
+                Incident.monitor_id.in_(monitor_ids),
+                or_(Incident.resolved_at.is_(None), Incident.resolved_at >= resolved_since),
+            )
+            .order_by(Incident.started_at.desc(), Incident.id)
+        )
+        return rows.all()

@@ -1,0 +1,234 @@
+"""Request and response shapes of status pages, their components and messages (seed 7-11,
+contract §10), and of the public page."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+
+from upwatch.kit.inputs import SINGLE_LINE_PATTERN, Input, worded
+from upwatch.kit.partial import Omittable
+from upwatch.kit.schemas import RowOut
+from upwatch.statuspages.rules import ComponentStatus, DayStatus, OverallStatus
+
+Theme = Literal["light", "dark"]
+Name = Annotated[str, Field(min_length=1, max_length=100, pattern=SINGLE_LINE_PATTERN)]
+Description = Annotated[str, Field(max_length=5000)]
+Slug = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=63,
+        pattern=worded(
+            "^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$",
+            "lower-case letters, digits and inner hyphens, at most 63",
+        ),
+        description="The page's address: `/s/{slug}`. Unique across the service (409).",
+    ),
+]
+# RFC 1123 labels, at least two, lower-cased: a name a visitor's browser can ask for. No IP
+# literal (the last label starts with a letter) and no port.
+_HOST_LABEL = "[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
+_HOST_PATTERN = worded(
+    f"^(?:{_HOST_LABEL}\\.)+[a-z](?:[a-z0-9-]{{0,61}}[a-z0-9])?$",
+    "a host name such as status.example.com: labels of letters, digits and inner hyphens, "
+    "separated by dots, without a port",
+)
+
+
+def _lower(value: Any) -> Any:
+    return value.lower() if isinstance(value, str) else value
+
+
+CustomDomain = Annotated[
+    str,
+    BeforeValidator(_lower),
+    Field(
+        max_length=253,
+        pattern=_HOST_PATTERN,
+        description="A host name whose requests to `/` show this page (point its DNS here). "
+        "Unique across pages (409); stored lower-case.",
+    ),
+]
+CustomCss = Annotated[
+    str,
+    Field(
+        max_length=65_536,
+        description="A style sheet of the owner's, served as `/s/{slug}/custom.css`",
+    ),
+]
+CustomJs = Annotated[
+    str,
+    Field(
+        max_length=65_536,
+        description="A script of the owner's, served as `/s/{slug}/custom.js` and run on "
+        "that status page only",
+    ),
+]
+Id = Annotated[str, Field(max_length=32)]
+Order = Annotated[int, Field(ge=0, le=1_000_000)]
+
+
+class StatusPageCreate(Input):
+    projectId: Id
+    name: Name
+    slug: Slug
+    description: Description = ""
+    isPublic: bool = Field(default=True, description="A private page answers 404 to the public")
+    theme: Theme = "light"
+    customDomain: CustomDomain | None = None
+    customCss: CustomCss = ""
+    customJs: CustomJs = ""
+
+
+class StatusMessageOut(RowOut):
+    model_config = ConfigDict(coerce_numbers_to_str=True)
+
+    id: str
+    message: str
+    component_ids: list[str] = Field(description="The components the message is about")
+    created_at: datetime
+
+
+class ComponentOut(RowOut):
+    id: str
+    status_page_id: str
+    monitor_id: str
+    name: str
+    description: str
+    order: int
+    status: ComponentStatus = Field(description="From the monitor's current state")
+
+    @classmethod
+    def derived(cls, row: Any, context: Any) -> dict[str, Any]:
+        return {"order": row.position, "status": context["statuses"][row.id]}
+
+
+class StatusPageOut(RowOut):
+    id: str
+    project_id: str
+    name: str
+    slug: str
+    description: str
+    is_public: bool
+    theme: Theme
+    custom_domain: str | None
+    custom_css: str
+    custom_js: str
+    message: StatusMessageOut | None = Field(
+        description="The current message, or null when none is posted or the last was empty"
+    )
+    components: list[ComponentOut] = Field(description="In their order")
+    public_url: str
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def derived(cls, row: Any, context: Any) -> dict[str, Any]:
+        return {
+            "message": context["message"],
+            "components": context["components"],
+            "public_url": f"{context['base_url']}/s/{row.slug}",
+        }
+
+
+class StatusPageUpdate(Input):
+    """Change a page (seed 7); fields left out stay as they are, and only `customDomain` may
+    be null (it removes the domain)."""
+
+    resource = StatusPageOut
+
+    name: Omittable[Name] = None
+    slug: Omittable[Slug] = None
+    description: Omittable[Description] = None
+    isPublic: Omittable[bool] = None
+    theme: Omittable[Theme] = None
+    customDomain: CustomDomain | None = Field(default=None, description="null removes it")
+    customCss: Omittable[CustomCss] = None
+    customJs: Omittable[CustomJs] = None
+
+
+class ComponentCreate(Input):
+    monitorId: Id = Field(description="A monitor of the page's project")
+    name: Name | None = Field(default=None, description="Default: the monitor's name")
+    description: Description = ""
+    order: Order | None = Field(default=None, description="Default: after the last component")
+
+
+class ComponentUpdate(Input):
+    resource = ComponentOut
+
+    name: Omittable[Name] = None
+    description: Omittable[Description] = None
+    order: Omittable[Order] = None
+
+
+class StatusMessageIn(Input):
+    message: Annotated[
+        str, Field(max_length=5000, description="Shown on the page; an empty one clears it")
+    ]
+    componentIds: Annotated[list[Id], Field(max_length=500)] = Field(
+        default_factory=list, description="Components of this page the message is about"
+    )
+
+
+# ---- the public page (seed 11, contract §10) ----
+
+
+class PublicModel(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+
+class PublicDay(PublicModel):
+    date: date
+    uptimePercentage: float | None = Field(description="null: no checks that day")
+    status: DayStatus
+
+
+class PublicComponent(PublicModel):
+    id: str
+    name: str
+    description: str
+    status: ComponentStatus
+    uptime90d: float | None = Field(description="null: no checks in the 90 days")
+    days: list[PublicDay] = Field(description="90 days, oldest first, today last (UTC)")
+
+
+class PublicIncidentUpdate(PublicModel):
+    status: str
+    message: str
+    createdAt: datetime
+
+
+class PublicIncident(PublicModel):
+    id: str
+    title: str
+    status: str
+    severity: str
+    componentIds: list[str]
+    startedAt: datetime
+    resolvedAt: datetime | None
+    updates: list[PublicIncidentUpdate] = Field(description="Oldest first")
+
+
+class PublicMessage(PublicModel):
+    message: str
+    componentIds: list[str]
+    createdAt: datetime
+
+
+class PublicStatusPage(PublicModel):
+    name: str
+    slug: str
+    description: str
+    theme: Theme
+    overallStatus: OverallStatus
+    message: PublicMessage | None
+    components: list[PublicComponent]
+    incidents: list[PublicIncident] = Field(
+        description="Open incidents on the page's monitors, and those resolved in the last "
+        "14 days, newest first"
+    )
+    updatedAt: datetime = Field(description="When this answer was built")

@@ -1,0 +1,203 @@
+"""Status page rules: who may see and change a page, unique slugs and domains, the plan's
+page limit, components of the page's own project, and the message history."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic.alias_generators import to_snake
+
+from upwatch.billing.repository import UsageRepository
+from upwatch.billing.service import PlanLimits
+from upwatch.engine.status import decode_state, region_status, settings_of
+from upwatch.kit.db import after_commit
+from upwatch.kit.errors import Conflict, NotFound, ValidationFailed
+from upwatch.models import Monitor, StatusMessage, StatusPage, StatusPageComponent, User
+from upwatch.projects.repository import ProjectRepository
+from upwatch.runtime import DomainService, uses
+from upwatch.statuspages.repository import StatusPageRepository
+from upwatch.statuspages.rules import ComponentStatus, component_status
+from upwatch.statuspages.schemas import (
+    ComponentCreate,
+    ComponentUpdate,
+    StatusMessageIn,
+    StatusPageCreate,
+    StatusPageUpdate,
+)
+
+
+def monitor_component_status(monitor: Monitor | None) -> ComponentStatus:
+    """A component's status from its monitor's stored state (``rules.component_status``)."""
+    if monitor is None:
+        return "unknown"
+    if not monitor.is_active:
+        return component_status("paused")
+    state = decode_state(monitor)
+    settings = settings_of(monitor, tuple(state.regions))
+    regions = [region_status(state.regions.get(r), settings) for r in settings.region_ids]
+    return component_status(monitor.status, regions)
+
+
+class StatusPageService(DomainService):
+    pages = uses(StatusPageRepository)
+    projects = uses(ProjectRepository)
+    limits = uses(PlanLimits)
+    usage = uses(UsageRepository)
+
+    async def visible(self, caller: User, page_id: str) -> StatusPage:
+        """The page if the caller may see its project (any member may), else 404."""
+        page = await self.pages.get(page_id)
+        if page is None or await self.projects.access(caller, page.project_id) is None:
+            raise NotFound("no such status page")
+        return page
+
+    async def _require_free(
+        self, slug: str | None, domain: str | None, besides: str | None = None
+    ) -> None:
+        taken = await self.pages.taken(slug, domain, besides)
+        if "slug" in taken:
+            raise Conflict("another status page has this slug")
+        if "customDomain" in taken:
+            raise Conflict("another status page has this custom domain")
+
+    async def create(self, caller: User, body: StatusPageCreate) -> StatusPage:
+        access = await self.projects.access(caller, body.projectId)
+        if access is None:
+            raise NotFound("no such project")
+        owner_id = access.project.owner_id
+        await self.limits.lock(owner_id)
+        await self.limits.require(
+            owner_id, "statusPageCount", await self.usage.status_pages(owner_id)
+        )
+        await self._require_free(body.slug, body.customDomain)
+        page = StatusPage(
+            project_id=body.projectId,
+            name=body.name,
+            slug=body.slug,
+            description=body.description,
+            is_public=body.isPublic,
+            theme=body.theme,
+            custom_domain=body.customDomain,
+            custom_css=body.customCss,
+            custom_js=body.customJs,
+        )
+        await self.pages.add(page)
+        return page
+
+    async def update(self, caller: User, page_id: str, body: StatusPageUpdate) -> StatusPage:
+        page = await self.visible(caller, page_id)
+        given = body.model_dump(exclude_unset=True)
+        slug = given.get("slug")
+        domain = given.get("customDomain")
+        await self._require_free(
+            slug if slug != page.slug else None,
+            domain if domain != page.custom_domain else None,
+            besides=page.id,
+        )
+        for field, value in given.items():
+            setattr(page, to_snake(field), value)
+        self._touch(page)
+        await self.session.flush()
+        return page
+
+    async def delete(self, caller: User, page_id: str) -> None:
+        page = await self.visible(caller, page_id)
+        self._touch(page)
+        await self.pages.delete(page)
+
+    def _touch(self, page: StatusPage) -> None:
+        """Something the page shows changed: its ``updatedAt`` says when, and its public
+        snapshot is dropped once the change is committed."""
+        page.updated_at = self.runtime.clock.now()
+        page_id, changes = page.id, self.runtime.status_pages
+        after_commit(self.session, lambda: changes.changed(page_id))
+
+    # ---- components ----
+
+    async def add_component(
+        self, caller: User, page_id: str, body: ComponentCreate
+    ) -> StatusPageComponent:
+        page = await self.visible(caller, page_id)
+        monitor = await self.session.get(Monitor, body.monitorId)
+        if monitor is None or await self.projects.access(caller, monitor.project_id) is None:
+            raise NotFound("no such monitor")
+        if monitor.project_id != page.project_id:
+            raise ValidationFailed.on("monitorId", "the monitor is not in the page's project")
+        if await self.pages.shows(page.id, monitor.id):
+            raise Conflict("the page already shows this monitor")
+        if body.order is None:
+            last = await self.pages.last_position(page.id)
+            order = 0 if last is None else last + 1
+        else:
+            order = body.order
+        component = StatusPageComponent(
+            status_page_id=page.id,
+            monitor_id=monitor.id,
+            name=body.name or monitor.name,
+            description=body.description,
+            position=order,
+        )
+        await self.pages.add(component)
+        self._touch(page)
+        return component
+
+    async def _component(
+        self, caller: User, page_id: str, component_id: str
+    ) -> tuple[StatusPage, StatusPageComponent]:
+        page = await self.visible(caller, page_id)
+        component = await self.pages.component(page.id, component_id)
+        if component is None:
+            raise NotFound("no such component on this status page")
+        return page, component
+
+    async def update_component(
+        self, caller: User, page_id: str, component_id: str, body: ComponentUpdate
+    ) -> StatusPageComponent:
+        page, component = await self._component(caller, page_id, component_id)
+        given = body.model_dump(exclude_unset=True)
+        if "name" in given:
+            component.name = given["name"]
+        if "description" in given:
+            component.description = given["description"]
+        if "order" in given:
+            component.position = given["order"]
+        component.updated_at = self.runtime.clock.now()
+        self._touch(page)
+        await self.session.flush()
+        return component
+
+    async def delete_component(self, caller: User, page_id: str, component_id: str) -> None:
+        page, component = await self._component(caller, page_id, component_id)
+        await self.pages.delete(component)
+        self._touch(page)
+
+    async def statuses(
+        self, components: Sequence[StatusPageComponent]
+    ) -> dict[str, ComponentStatus]:
+        monitors = await self.pages.monitors([c.monitor_id for c in components])
+        return {c.id: monitor_component_status(monitors.get(c.monitor_id)) for c in components}
+
+    # ---- messages ----
+
+    async def post_message(self, caller: User, page_id: str, body: StatusMessageIn) -> StatusPage:
+        page = await self.visible(caller, page_id)
+        ids = list(dict.fromkeys(body.componentIds))
+        known = {c.id for c in (await self.pages.components([page.id]))[page.id]}
+        unknown = [i for i in ids if i not in known]
+        if unknown:
+            raise ValidationFailed.on(
+                "componentIds", f"not components of this page: {', '.join(unknown)}"
+            )
+        now = self.runtime.clock.now()
+        await self.pages.add(
+            StatusMessage(
+                status_page_id=page.id,
+                message=body.message,
+                component_ids=ids,
+                user_id=caller.id,
+                created_at=now,
+            )
+        )
+        self._touch(page)
+        await self.session.flush()
+        return page

@@ -1,0 +1,249 @@
+"""The public page as one snapshot per page: built from the database at most once per change
+or maximum age, whatever the number of visitors, and served as ready bytes with an ETag.
+
+A status page is read hardest during an outage, exactly when the database is busiest: a
+flood of visitors costs one build per page and age, not one per request. Changes made through
+this process's API (page, components, message) drop the snapshot at once; monitor states and
+incidents, which other processes change, show within the maximum age.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from upwatch.incidents.automatic import automatic_title
+from upwatch.incidents.repository import IncidentRepository
+from upwatch.kit.clock import Clock
+from upwatch.models import Incident, IncidentUpdate, StatusPage, StatusPageComponent
+from upwatch.statuspages import rules
+from upwatch.statuspages.repository import StatusPageRepository
+from upwatch.statuspages.schemas import (
+    PublicComponent,
+    PublicDay,
+    PublicIncident,
+    PublicIncidentUpdate,
+    PublicMessage,
+    PublicStatusPage,
+)
+from upwatch.statuspages.service import monitor_component_status
+
+log = logging.getLogger(__name__)
+
+DAYS = 90
+RESOLVED_INCIDENTS_SHOWN = timedelta(days=14)
+
+
+async def build(session: AsyncSession, page: StatusPage, now: datetime) -> PublicStatusPage:
+    """What the public sees of ``page`` at ``now``: from monitor states, day aggregates,
+    the current message and incidents; never a monitor's target or settings."""
+    repository = StatusPageRepository(session)
+    components = (await repository.components([page.id]))[page.id]
+    monitor_ids = [c.monitor_id for c in components]
+    monitors = await repository.monitors(monitor_ids)
+    today = now.date()
+    first = today - timedelta(days=DAYS - 1)
+    counts: dict[str, dict[str, tuple[int, int, int, int]]] = defaultdict(dict)
+    for monitor_id, day_text, total, up, degraded, down in await repository.day_counts(
+        monitor_ids, first.isoformat()
+    ):
+        counts[monitor_id][day_text] = (total, up, degraded, down)
+    dates = [first + timedelta(days=n) for n in range(DAYS)]
+    shown = []
+    for component in components:
+        days = counts.get(component.monitor_id, {})
+        bars = []
+        period = [0, 0, 0]  # total, up, degraded over the 90 days
+        for day in dates:
+            total, up, degraded, down = days.get(day.isoformat(), (0, 0, 0, 0))
+            period[0] += total
+            period[1] += up
+            period[2] += degraded
+            bars.append(
+                PublicDay(
+                    date=day,
+                    uptimePercentage=rules.day_uptime(total, up, degraded),
+                    status=rules.day_status(total, up, degraded, down),
+                )
+            )
+        shown.append(
+            PublicComponent(
+                id=component.id,
+                name=component.name,
+                description=component.description,
+                status=monitor_component_status(monitors.get(component.monitor_id)),
+                uptime90d=rules.day_uptime(*period),
+                days=bars,
+            )
+        )
+    message = (await repository.current_messages([page.id])).get(page.id)
+    return PublicStatusPage(
+        name=page.name,
+        slug=page.slug,
+        description=page.description,
+        theme=page.theme,
+        overallStatus=rules.overall_status(c.status for c in shown),
+        message=None
+        if message is None
+        else PublicMessage(
+            message=message.message,
+            componentIds=message.component_ids,
+            createdAt=message.created_at,
+        ),
+        components=shown,
+        incidents=await _incidents(session, page, components, now),
+        updatedAt=now,
+    )
+
+
+def _public_words(incident: Incident, update: IncidentUpdate, names: str) -> str:
+    """A timeline entry as the public reads it. The status machine's own entries quote the
+    probe's error, which may name addresses and hosts: the page says them in its words."""
+    if not update.automatic:
+        return update.message
+    if update.status == "resolved":
+        return f"{names} is operating normally again."
+    return f"{names} is not responding as it should. We are looking into it."
+
+
+async def _incidents(
+    session: AsyncSession,
+    page: StatusPage,
+    components: Sequence[StatusPageComponent],
+    now: datetime,
+) -> list[PublicIncident]:
+    by_monitor: dict[str, list[StatusPageComponent]] = defaultdict(list)
+    for component in components:
+        by_monitor[component.monitor_id].append(component)
+    incidents = await StatusPageRepository(session).incidents(
+        page.project_id, list(by_monitor), now - RESOLVED_INCIDENTS_SHOWN
+    )
+    monitors = await StatusPageRepository(session).monitors(list(by_monitor))
+    timeline = await IncidentRepository(session).updates_of([i.id for i in incidents])
+    shown = []
+    for incident in incidents:
+        on = by_monitor.get(incident.monitor_id or "", [])
+        names = ", ".join(c.name for c in on) or page.name
+        title = incident.title
+        monitor = monitors.get(incident.monitor_id or "")
+        # The status machine names the monitor, which the page may show under another
+        # name; a title a person wrote stays.
+        if incident.automatic and monitor is not None and title == automatic_title(monitor):
+            title = f"{names} is down"
+        shown.append(
+            PublicIncident(
+                id=incident.id,
+                title=title,
+                status=incident.status,
+                severity=incident.severity,
+                componentIds=[c.id for c in on],
+                startedAt=incident.started_at,
+                resolvedAt=incident.resolved_at,
+                updates=[
+                    PublicIncidentUpdate(
+                        status=u.status,
+                        message=_public_words(incident, u, names),
+                        createdAt=u.created_at,
+                    )
+                    for u in timeline[incident.id]
+                ],
+            )
+        )
+    return shown
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    page_id: str
+    page: PublicStatusPage
+    json: bytes
+    etag: str
+    built_at: float  # monotonic seconds
+
+
+class Snapshots:
+    """Public snapshots by slug, each rebuilt after ``max_age`` seconds or a change. One build
+    at a time per slug: visitors arriving during a build wait for it instead of starting
+    their own. Unknown and private slugs are not remembered (a flood of random slugs must not
+    grow memory); each costs one indexed lookup."""
+
+    def __init__(
+        self, sessions: async_sessionmaker[AsyncSession], clock: Clock, max_age: float
+    ) -> None:
+        self.sessions = sessions
+        self.clock = clock
+        self.max_age = max_age
+        self._pages: dict[str, Snapshot] = {}
+        self._building: dict[str, asyncio.Future[Snapshot | None]] = {}
+        self.builds = 0
+
+    def changed(self, page_id: str) -> None:
+        """The page, its components or its message changed (after commit)."""
+        for slug, snapshot in list(self._pages.items()):
+            if snapshot.page_id == page_id:
+                del self._pages[slug]
+
+    def forget_all(self) -> None:
+        self._pages.clear()
+
+    async def get(self, slug: str) -> Snapshot | None:
+        snapshot = self._pages.get(slug)
+        if snapshot is not None and time.monotonic() - snapshot.built_at < self.max_age:
+            return snapshot
+        pending = self._building.get(slug)
+        if pending is not None:
+            return await asyncio.shield(pending)
+        future: asyncio.Future[Snapshot | None] = asyncio.get_running_loop().create_future()
+        self._building[slug] = future
+        try:
+            built = await self._build(slug)
+        except Exception as exc:
+            if snapshot is None:
+                future.set_exception(exc)
+                future.exception()  # retrieved: waiters see it, nobody else must
+                raise
+            # The database cannot answer (an outage, a lock): the page visitors need most
+            # right now is the last one built. Tried again after another maximum age.
+            log.warning("status page %s served as built before: %s", slug, exc)
+            built = replace(snapshot, built_at=time.monotonic())
+            self._pages[slug] = built
+            future.set_result(built)
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()
+            raise
+        else:
+            future.set_result(built)
+        finally:
+            del self._building[slug]
+        return built
+
+    async def _build(self, slug: str) -> Snapshot | None:
+        async with self.sessions() as session:
+            page = await StatusPageRepository(session).by_slug(slug)
+            if page is None or not page.is_public:
+                self._pages.pop(slug, None)
+                return None
+            public = await build(session, page, self.clock.now())
+        self.builds += 1
+        body = public.model_dump_json().encode()
+        # Weak: a rebuild that changed nothing but ``updatedAt`` keeps the tag, so a visitor's
+        # browser keeps its copy.
+        same = public.model_dump_json(exclude={"updatedAt"}).encode()
+        snapshot = Snapshot(
+            page_id=page.id,
+            page=public,
+            json=body,
+            etag='W/"' + hashlib.blake2b(same, digest_size=12).hexdigest() + '"',
+            built_at=time.monotonic(),
+        )
+        self._pages[slug] = snapshot
+        return snapshot
