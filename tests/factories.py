@@ -8,8 +8,14 @@ from typing import TYPE_CHECKING, Any
 import httpx
 from aiohttp import web
 
+from upwatch.engine.broker import CheckReport
+from upwatch.probes.outcome import ErrorKind, Outcome
+
 if TYPE_CHECKING:  # conftest imports this module for its Target fixture
+    from datetime import datetime
+
     from tests.conftest import Account
+    from upwatch.engine.embedded import Engine
 
 
 class Target:
@@ -49,6 +55,19 @@ class Target:
 
 # Plans file text for tests that check often: ten-second intervals and room for three monitors.
 FAST_PLANS = "[plans.free]\ncheckFrequencyMinutes = 0\nmonitorCount = 3\n"
+
+
+async def ingest(engine: Engine, monitor_id: str, at: datetime, ok: bool) -> None:
+    """Store one check of the monitor at ``at``, as if its worker had run it: with a manual
+    clock no scheduled check comes due, so these are all the monitor's results."""
+    outcome = (
+        Outcome(ok=True, response_time_ms=12.0, status_code=200)
+        if ok
+        else Outcome(ok=False, response_time_ms=None, error_kind=ErrorKind.TIMEOUT, error="late")
+    )
+    stamp = at.timestamp()
+    report = CheckReport(monitor_id, engine.local_region_id, stamp, stamp, at, outcome)
+    assert await engine.ingester.ingest([report])
 
 
 async def create_monitor(

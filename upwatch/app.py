@@ -24,6 +24,7 @@ from upwatch.kit.boundary import RequestGuard
 from upwatch.kit.clock import Clock
 from upwatch.kit.db import Database
 from upwatch.kit.errors import install_error_handlers
+from upwatch.kit.headers import SecurityHeaders
 from upwatch.kit.mail import Mailer
 from upwatch.kit.metrics import Metrics, MetricsMiddleware
 from upwatch.kit.net import NetworkGuard
@@ -43,6 +44,7 @@ from upwatch.projects.endpoints import router as projects_router
 from upwatch.runtime import PlanCache, Runtime, Throttles
 from upwatch.statuspages.endpoints import public as public_status_router
 from upwatch.statuspages.endpoints import router as status_pages_router
+from upwatch.statuspages.endpoints import site as status_site_router
 from upwatch.statuspages.snapshot import Snapshots
 
 log = logging.getLogger(__name__)
@@ -118,7 +120,9 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
             else MemoryMeter(db, clock, settings.usage_flush_seconds)
         )
         app.state.engine = engine  # for operators' tooling and tests; requests use the ports
-        snapshots = Snapshots(db.readsession, clock, settings.status_page_max_age_seconds)
+        snapshots = Snapshots(
+            db.readsession, clock, settings.status_page_max_age_seconds, settings.public_url
+        )
         app.state.status_page_snapshots = snapshots
         app.state.runtime = Runtime(
             settings=settings,
@@ -187,6 +191,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
         incidents_router,
         status_pages_router,
         public_status_router,
+        status_site_router,
         notifications_router,
         billing_router,
         contact_router,
@@ -200,5 +205,6 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
         retries=settings.conflict_retries,
         retry_seconds=settings.conflict_retry_seconds,
     )
+    app.add_middleware(SecurityHeaders)
     app.add_middleware(MetricsMiddleware, metrics=metrics)
     return app

@@ -14,12 +14,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.conftest import Cast, eventually
+from tests.factories import ingest
 from tests.receivers import Receiver
-from upwatch.engine.broker import CheckReport
-from upwatch.engine.embedded import Engine
 from upwatch.kit.clock import ManualClock
 from upwatch.notifications.rules import in_quiet_hours, local_time, suppression
-from upwatch.probes.outcome import ErrorKind, Outcome
 from upwatch.runtime import Runtime
 
 times = st.times().map(lambda t: t.replace(second=0, microsecond=0))
@@ -109,22 +107,6 @@ def _tokyo(day: datetime, hour: int, minute: int) -> datetime:
     return datetime(day.year, day.month, day.day, hour, minute, tzinfo=TOKYO).astimezone(UTC)
 
 
-async def _ingest(engine: Engine, monitor_id: str, at: datetime, ok: bool) -> None:
-    outcome = (
-        Outcome(ok=True, response_time_ms=12.0, status_code=200)
-        if ok
-        else Outcome(
-            ok=False,
-            response_time_ms=None,
-            error_kind=ErrorKind.TIMEOUT,
-            error="no answer within 5 s",
-        )
-    )
-    stamp = at.timestamp()
-    report = CheckReport(monitor_id, engine.local_region_id, stamp, stamp, at, outcome)
-    assert await engine.ingester.ingest([report])
-
-
 async def test_alerts_in_the_owners_quiet_hours_are_recorded_as_suppressed_not_sent(
     client: httpx.AsyncClient,
     cast: Cast,
@@ -169,7 +151,7 @@ async def test_alerts_in_the_owners_quiet_hours_are_recorded_as_suppressed_not_s
         (_tokyo(day + timedelta(days=1), 22, 30), True),
     ):
         clock.advance(at - clock.now())
-        await _ingest(app.state.engine, monitor_id, at, ok=ok)
+        await ingest(app.state.engine, monitor_id, at, ok=ok)
 
     # A day later Alice's access token has expired: sign in again.
     login = await client.post(

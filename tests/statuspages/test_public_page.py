@@ -5,7 +5,7 @@ flood of visitors with one build."""
 from __future__ import annotations
 
 import asyncio
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 import httpx
@@ -13,11 +13,8 @@ import pytest
 from fastapi import FastAPI
 
 from tests.conftest import Cast, assert_problem
-from tests.factories import add_component, create_monitor, create_page
-from upwatch.engine.broker import CheckReport
-from upwatch.engine.embedded import Engine
+from tests.factories import add_component, create_monitor, create_page, ingest
 from upwatch.kit.clock import ManualClock
-from upwatch.probes.outcome import ErrorKind, Outcome
 
 SECRET = "s3cret-api-key-value"
 
@@ -27,17 +24,6 @@ def settings_overrides() -> dict[str, Any]:
     # Built on every visit, so each read shows the ingests before it; the snapshot's own
     # tests below set a maximum age.
     return {"status_page_max_age_seconds": 0}
-
-
-async def _ingest(engine: Engine, monitor_id: str, at: datetime, ok: bool) -> None:
-    outcome = (
-        Outcome(ok=True, response_time_ms=12.0, status_code=200)
-        if ok
-        else Outcome(ok=False, response_time_ms=None, error_kind=ErrorKind.TIMEOUT, error="late")
-    )
-    stamp = at.timestamp()
-    report = CheckReport(monitor_id, engine.local_region_id, stamp, stamp, at, outcome)
-    assert await engine.ingester.ingest([report])
 
 
 async def _monitor(client: httpx.AsyncClient, cast: Cast, name: str) -> str:
@@ -79,12 +65,12 @@ async def test_a_visitor_sees_components_their_90_days_and_incidents_without_a_t
     # the web shop is down.
     for hours in (0, 6, 12, 18):
         at = now - timedelta(days=3) + timedelta(hours=hours) - timedelta(hours=now.hour)
-        await _ingest(engine, api, at, ok=True)
-        await _ingest(engine, web, at, ok=True)
+        await ingest(engine, api, at, ok=True)
+        await ingest(engine, web, at, ok=True)
     for hours, ok in ((0, True), (6, False), (12, True), (18, True)):
         at = now - timedelta(days=2) + timedelta(hours=hours) - timedelta(hours=now.hour)
-        await _ingest(engine, api, at, ok=ok)
-    await _ingest(engine, web, now - timedelta(minutes=1), ok=False)
+        await ingest(engine, api, at, ok=ok)
+    await ingest(engine, web, now - timedelta(minutes=1), ok=False)
     await client.patch(
         f"/status-pages/{page['id']}/status",
         headers=cast.alice.headers,
@@ -138,7 +124,7 @@ async def test_the_public_answer_leaks_no_target_header_secret_or_internal_name(
     page = await create_page(client, cast.alice, cast.project_id, slug="shop")
     monitor = await _monitor(client, cast, "db-primary.internal")
     await add_component(client, cast.alice, page["id"], monitor, name="Database")
-    await _ingest(app.state.engine, monitor, clock.now(), ok=False)
+    await ingest(app.state.engine, monitor, clock.now(), ok=False)
     response = await client.get("/status-pages/public/slug/shop")
     assert response.status_code == 200
     text = response.text
@@ -175,7 +161,7 @@ async def test_incidents_resolved_more_than_14_days_ago_leave_the_page(
     await add_component(client, cast.alice, page["id"], monitor)
     now, engine = clock.now(), app.state.engine
     for days_ago, ok in ((20, False), (19, True), (3, False), (2, True)):
-        await _ingest(engine, monitor, now - timedelta(days=days_ago), ok=ok)
+        await ingest(engine, monitor, now - timedelta(days=days_ago), ok=ok)
     body = await _public(client, "shop")
     (shown,) = body["incidents"]
     assert shown["status"] == "resolved"

@@ -17,6 +17,7 @@ from upwatch.kit.pagination import IdFilter, PageParams
 from upwatch.kit.schemas import DeletedOut
 from upwatch.models import StatusPage, StatusPageComponent
 from upwatch.runtime import Runtime
+from upwatch.statuspages import render
 from upwatch.statuspages.repository import StatusPageRepository
 from upwatch.statuspages.schemas import (
     ComponentCreate,
@@ -210,18 +211,24 @@ def get_snapshots(request: Request) -> Snapshots:
 SnapshotsDep = Annotated[Snapshots, Depends(get_snapshots)]
 
 
-def cached_answer(snapshot: Snapshot, max_age: float, if_none_match: str | None) -> Response:
-    """The snapshot's bytes, or 304 when the visitor has them (``If-None-Match``)."""
-    headers = {
-        "ETag": snapshot.etag,
+def cached_answer(
+    content: bytes,
+    media_type: str,
+    etag: str,
+    max_age: float,
+    if_none_match: str | None,
+    headers: Mapping[str, str] | None = None,
+) -> Response:
+    """A snapshot's bytes, or 304 when the visitor has them (``If-None-Match``)."""
+    sent = {
+        "ETag": etag,
         # Shared caches may keep it as long as this process does.
         "Cache-Control": f"public, max-age={int(max_age)}",
+        **(headers or {}),
     }
-    if if_none_match is not None and snapshot.etag in {
-        tag.strip() for tag in if_none_match.split(",")
-    }:
-        return Response(status_code=status.HTTP_304_NOT_MODIFIED, headers=headers)
-    return Response(content=snapshot.json, media_type="application/json", headers=headers)
+    if if_none_match is not None and etag in {tag.strip() for tag in if_none_match.split(",")}:
+        return Response(status_code=status.HTTP_304_NOT_MODIFIED, headers=sent)
+    return Response(content=content, media_type=media_type, headers=sent)
 
 
 @public.get(
@@ -247,4 +254,170 @@ async def get_public_status_page(
     snapshot = await snapshots.get(slug)
     if snapshot is None:
         raise NotFound("no such status page")
-    return cached_answer(snapshot, snapshots.max_age, if_none_match)
+    return cached_answer(
+        snapshot.json, "application/json", snapshot.etag, snapshots.max_age, if_none_match
+    )
+
+
+# ---- what visitors open: /s/{slug} and a page's custom domain ----
+
+site = APIRouter(tags=["public status pages"], include_in_schema=False)
+
+IfNoneMatch = Annotated[str | None, Header(max_length=1000)]
+
+
+def page_policy(request: Request, snapshot: Snapshot) -> str:
+    """The page's Content-Security-Policy: our stylesheet and the owner's, and as script only
+    this page's own custom.js (by its full address, so another page's script cannot run
+    here). The sandbox gives the page an origin of its own: the owner's script cannot read
+    the service's cookies or call its API as the visitor."""
+    script = "'none'"
+    if snapshot.custom_js:
+        origin = f"{request.url.scheme}://{request.url.netloc}"
+        script = f"{origin}/s/{snapshot.page.slug}/custom.js"
+    return (
+        f"default-src 'none'; style-src 'self'; img-src 'self' data:; script-src {script}; "
+        "connect-src 'none'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'; "
+        "sandbox allow-scripts allow-forms allow-popups allow-popups-to-escape-sandbox"
+    )
+
+
+async def _visible(snapshots: Snapshots, slug: str) -> Snapshot:
+    snapshot = await snapshots.get(slug)
+    if snapshot is None:
+        raise NotFound("no such status page")
+    return snapshot
+
+
+def html_answer(
+    request: Request, snapshot: Snapshot, max_age: float, if_none_match: str | None
+) -> Response:
+    return cached_answer(
+        snapshot.html,
+        "text/html; charset=utf-8",
+        snapshot.etag[:-1] + '-html"',
+        max_age,
+        if_none_match,
+        {"Content-Security-Policy": page_policy(request, snapshot)},
+    )
+
+
+@site.get("/s/{slug}")
+async def status_page_html(
+    slug: Annotated[str, Path(max_length=63)],
+    request: Request,
+    snapshots: SnapshotsDep,
+    if_none_match: IfNoneMatch = None,
+) -> Response:
+    snapshot = await _visible(snapshots, slug)
+    return html_answer(request, snapshot, snapshots.max_age, if_none_match)
+
+
+@site.get("/")
+async def custom_domain_root(
+    request: Request, snapshots: SnapshotsDep, if_none_match: IfNoneMatch = None
+) -> Response:
+    """A request to `/` whose Host is a page's custom domain gets that page."""
+    host = (request.headers.get("host") or "").rsplit(":", 1)[0]
+    snapshot = await snapshots.for_domain(host) if host else None
+    if snapshot is None:
+        raise NotFound("nothing here: the API is described at /docs")
+    return html_answer(request, snapshot, snapshots.max_age, if_none_match)
+
+
+def _owner_file(content: str, media_type: str, max_age: float) -> Response:
+    # nosniff: a browser runs it only as what it is labelled.
+    return Response(
+        content=content,
+        media_type=media_type,
+        headers={
+            "Cache-Control": f"public, max-age={int(max_age)}",
+            "X-Content-Type-Options": "nosniff",
+        },
+    )
+
+
+@site.get("/s/{slug}/custom.css")
+async def status_page_css(
+    slug: Annotated[str, Path(max_length=63)], snapshots: SnapshotsDep
+) -> Response:
+    snapshot = await _visible(snapshots, slug)
+    return _owner_file(snapshot.custom_css, "text/css; charset=utf-8", snapshots.max_age)
+
+
+@site.get("/s/{slug}/custom.js")
+async def status_page_js(
+    slug: Annotated[str, Path(max_length=63)], snapshots: SnapshotsDep
+) -> Response:
+    snapshot = await _visible(snapshots, slug)
+    return _owner_file(snapshot.custom_js, "text/javascript; charset=utf-8", snapshots.max_age)
+
+
+@site.get("/assets/status-page.css")
+async def status_page_stylesheet() -> Response:
+    return Response(
+        content=render.STYLESHEET,
+        media_type="text/css; charset=utf-8",
+        headers={"Cache-Control": "public, max-age=3600", "X-Content-Type-Options": "nosniff"},
+    )
+
+
+@site.get("/s/{slug}/feed.rss")
+async def status_page_rss(
+    slug: Annotated[str, Path(max_length=63)],
+    snapshots: SnapshotsDep,
+    if_none_match: IfNoneMatch = None,
+) -> Response:
+    snapshot = await _visible(snapshots, slug)
+    return cached_answer(
+        snapshot.rss,
+        "application/rss+xml; charset=utf-8",
+        snapshot.etag[:-1] + '-rss"',
+        snapshots.max_age,
+        if_none_match,
+    )
+
+
+@site.get("/s/{slug}/feed.atom")
+async def status_page_atom(
+    slug: Annotated[str, Path(max_length=63)],
+    snapshots: SnapshotsDep,
+    if_none_match: IfNoneMatch = None,
+) -> Response:
+    snapshot = await _visible(snapshots, slug)
+    return cached_answer(
+        snapshot.atom,
+        "application/atom+xml; charset=utf-8",
+        snapshot.etag[:-1] + '-atom"',
+        snapshots.max_age,
+        if_none_match,
+    )
+
+
+def _badge(content: bytes, max_age: float) -> Response:
+    return Response(
+        content=content,
+        media_type="image/svg+xml",
+        headers={"Cache-Control": f"public, max-age={int(max_age)}"},
+    )
+
+
+@site.get("/s/{slug}/badge.svg")
+async def status_badge(
+    slug: Annotated[str, Path(max_length=63)], snapshots: SnapshotsDep
+) -> Response:
+    snapshot = await _visible(snapshots, slug)
+    return _badge(render.status_badge(snapshot.page), snapshots.max_age)
+
+
+@site.get("/s/{slug}/components/{componentId}/uptime.svg")
+async def uptime_badge(
+    slug: Annotated[str, Path(max_length=63)],
+    componentId: Annotated[str, Path(max_length=32)],
+    snapshots: SnapshotsDep,
+) -> Response:
+    snapshot = await _visible(snapshots, slug)
+    component = next((c for c in snapshot.page.components if c.id == componentId), None)
+    if component is None:
+        raise NotFound("no such component on this status page")
+    return _badge(render.uptime_badge(component), snapshots.max_age)

@@ -24,7 +24,7 @@ from upwatch.incidents.automatic import automatic_title
 from upwatch.incidents.repository import IncidentRepository
 from upwatch.kit.clock import Clock
 from upwatch.models import Incident, IncidentUpdate, StatusPage, StatusPageComponent
-from upwatch.statuspages import rules
+from upwatch.statuspages import render, rules
 from upwatch.statuspages.repository import StatusPageRepository
 from upwatch.statuspages.schemas import (
     PublicComponent,
@@ -162,10 +162,18 @@ async def _incidents(
 
 @dataclass(frozen=True)
 class Snapshot:
+    """One build of a public page in every form it is served in."""
+
     page_id: str
     page: PublicStatusPage
     json: bytes
     etag: str
+    html: bytes
+    rss: bytes
+    atom: bytes
+    custom_css: str
+    custom_js: str
+    custom_domain: str | None
     built_at: float  # monotonic seconds
 
 
@@ -176,12 +184,20 @@ class Snapshots:
     grow memory); each costs one indexed lookup."""
 
     def __init__(
-        self, sessions: async_sessionmaker[AsyncSession], clock: Clock, max_age: float
+        self,
+        sessions: async_sessionmaker[AsyncSession],
+        clock: Clock,
+        max_age: float,
+        public_url: str,
     ) -> None:
         self.sessions = sessions
         self.clock = clock
         self.max_age = max_age
+        self.public_url = public_url
         self._pages: dict[str, Snapshot] = {}
+        # Custom domain -> slug, learnt from builds: a flood on a page's own domain costs no
+        # query either.
+        self._domains: dict[str, str] = {}
         self._building: dict[str, asyncio.Future[Snapshot | None]] = {}
         self.builds = 0
 
@@ -190,9 +206,24 @@ class Snapshots:
         for slug, snapshot in list(self._pages.items()):
             if snapshot.page_id == page_id:
                 del self._pages[slug]
+                if snapshot.custom_domain is not None:
+                    self._domains.pop(snapshot.custom_domain, None)
 
-    def forget_all(self) -> None:
-        self._pages.clear()
+    async def for_domain(self, host: str) -> Snapshot | None:
+        """The public page whose custom domain ``host`` is (any letter case, no port)."""
+        domain = host.lower()
+        slug = self._domains.get(domain)
+        if slug is None:
+            async with self.sessions() as session:
+                page = await StatusPageRepository(session).by_domain(domain)
+            if page is None:
+                return None
+            slug = page.slug
+        snapshot = await self.get(slug)
+        if snapshot is None or snapshot.custom_domain != domain:
+            self._domains.pop(domain, None)
+            return None
+        return snapshot
 
     async def get(self, slug: str) -> Snapshot | None:
         snapshot = self._pages.get(slug)
@@ -235,6 +266,7 @@ class Snapshots:
             public = await build(session, page, self.clock.now())
         self.builds += 1
         body = public.model_dump_json().encode()
+        link = f"{self.public_url}/s/{slug}"
         # Weak: a rebuild that changed nothing but ``updatedAt`` keeps the tag, so a visitor's
         # browser keeps its copy.
         same = public.model_dump_json(exclude={"updatedAt"}).encode()
@@ -243,7 +275,17 @@ class Snapshots:
             page=public,
             json=body,
             etag='W/"' + hashlib.blake2b(same, digest_size=12).hexdigest() + '"',
+            html=render.html(public, page.custom_css, page.custom_js),
+            rss=render.rss(public, link),
+            atom=render.atom(public, link),
+            custom_css=page.custom_css,
+            custom_js=page.custom_js,
+            custom_domain=page.custom_domain,
             built_at=time.monotonic(),
         )
         self._pages[slug] = snapshot
+        if page.custom_domain is not None:
+            if len(self._domains) > 100_000:
+                self._domains.clear()
+            self._domains[page.custom_domain] = slug
         return snapshot

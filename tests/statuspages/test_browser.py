@@ -1,0 +1,210 @@
+"""A status page in headless Chromium (Debian's chromium and chromium-driver, driven by
+Selenium) against a real `upwatch serve`: complete without JavaScript, the owner's CSS
+applied, the owner's script run on its page and nowhere else.
+
+Set UPWATCH_SCREENSHOT_DIR to keep the page's screenshot there (docs/status-page.png is
+made so)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.remote.webdriver import WebDriver
+from selenium.webdriver.support.ui import WebDriverWait
+
+from tests.conftest import PASSWORD
+from tests.live_server import LiveServer, clean_env
+
+CHROMIUM = os.environ.get("UPWATCH_TEST_CHROMIUM", "/usr/bin/chromium")
+CHROMEDRIVER = os.environ.get("UPWATCH_TEST_CHROMEDRIVER", "/usr/bin/chromedriver")
+# How long a page may take to load and settle in a loaded browser (a bound, not a speed).
+BROWSER_SECONDS = float(os.environ.get("UPWATCH_TEST_BROWSER_SECONDS", "30"))
+
+
+def _require_browser() -> None:
+    """Skip with the reason where the machine has no browser; in CI
+    (UPWATCH_REQUIRE_BROWSER=1) a missing browser fails instead."""
+    if shutil.which(CHROMIUM) and shutil.which(CHROMEDRIVER):
+        return
+    reason = (
+        f"needs Chromium and ChromeDriver ({CHROMIUM}, {CHROMEDRIVER}): "
+        "apt-get install chromium chromium-driver (.ci/run does)"
+    )
+    if os.environ.get("UPWATCH_REQUIRE_BROWSER") == "1":
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
+CUSTOM_CSS = "body { border-top: 6px solid rgb(12, 34, 56); }"
+CUSTOM_JS = (
+    "document.body.dataset.custom = 'ran';"
+    "var note = document.createElement('p'); note.id = 'custom-note';"
+    "note.textContent = 'Custom script ran'; document.body.appendChild(note);"
+)
+
+
+def _browser(javascript: bool) -> WebDriver:
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--window-size=1100,1500",
+    ):
+        options.add_argument(flag)
+    if not javascript:
+        options.add_experimental_option(
+            "prefs", {"profile.managed_default_content_settings.javascript": 2}
+        )
+    driver = webdriver.Chrome(options=options, service=Service(executable_path=CHROMEDRIVER))
+    driver.set_page_load_timeout(BROWSER_SECONDS)
+    return driver
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    _require_browser()
+    live = LiveServer(Path(tmp_path_factory.mktemp("browser")), clean_env()).start()
+    yield live
+    live.stop()
+
+
+@pytest.fixture(scope="module")
+def page(server: LiveServer) -> dict[str, Any]:
+    """A public page with two components, a message and an open incident, made through the
+    API as an owner would."""
+    with httpx.Client(base_url=server.url) as api:
+        signup = api.post(
+            "/auth/signup",
+            json={"email": "owner@example.com", "password": PASSWORD, "firstName": "Olga"},
+        )
+        assert signup.status_code == 201, signup.text
+        headers = {"Authorization": f"Bearer {signup.json()['access_token']}"}
+        project = api.post("/projects", headers=headers, json={"name": "Shop"}).json()["id"]
+        ids = []
+        for name in ("Checkout", "Catalogue"):
+            monitor = api.post(
+                "/monitors",
+                headers=headers,
+                json={
+                    "projectId": project,
+                    "name": name,
+                    "type": "http",
+                    "url": "https://shop.example/health",
+                    "intervalSeconds": 300,
+                    "isActive": False,
+                },
+            )
+            assert monitor.status_code == 201, monitor.text
+            ids.append(monitor.json()["id"])
+        created = api.post(
+            "/status-pages",
+            headers=headers,
+            json={
+                "projectId": project,
+                "name": "Shop",
+                "slug": "shop",
+                "description": "Live state of the shop and its checkout",
+                "customCss": CUSTOM_CSS,
+                "customJs": CUSTOM_JS,
+            },
+        )
+        assert created.status_code == 201, created.text
+        status_page = created.json()
+        components = [
+            api.post(
+                f"/status-pages/{status_page['id']}/components",
+                headers=headers,
+                json={"monitorId": monitor_id},
+            ).json()
+            for monitor_id in ids
+        ]
+        incident = api.post(
+            "/incidents",
+            headers=headers,
+            json={
+                "projectId": project,
+                "monitorId": ids[0],
+                "title": "Card payments fail",
+                "status": "identified",
+                "severity": "high",
+                "description": "A payment provider rejects cards; we are switching providers.",
+            },
+        )
+        assert incident.status_code == 201, incident.text
+        api.patch(
+            f"/status-pages/{status_page['id']}/status",
+            headers=headers,
+            json={
+                "message": "Card payments fail for some customers.",
+                "componentIds": [components[0]["id"]],
+            },
+        )
+    return status_page
+
+
+def test_the_page_is_complete_in_a_browser_without_javascript(
+    server: LiveServer, page: dict[str, Any]
+) -> None:
+    browser = _browser(javascript=False)
+    try:
+        browser.get(f"{server.url}/s/shop")
+        assert browser.find_element(By.TAG_NAME, "h1").text == "Shop"
+        banner = browser.find_element(By.CSS_SELECTOR, "[role=status]")
+        assert banner.text == "All systems operational"  # paused monitors are not counted
+        names = [e.text for e in browser.find_elements(By.CSS_SELECTOR, ".component h3")]
+        assert names == ["Checkout", "Catalogue"]
+        for bars in browser.find_elements(By.CSS_SELECTOR, "svg.bars"):
+            assert len(bars.find_elements(By.TAG_NAME, "rect")) == 90
+            assert "last 90 days" in (bars.get_attribute("aria-label") or "")
+        incident = browser.find_element(By.CSS_SELECTOR, ".incident h3")
+        assert incident.text == "Card payments fail"
+        assert "Card payments fail for some customers." in browser.page_source
+        # The owner's script did not run: JavaScript is off.
+        assert browser.find_elements(By.ID, "custom-note") == []
+    finally:
+        browser.quit()
+
+
+def test_the_owners_css_applies_and_script_runs_on_its_page_and_not_on_the_api_docs(
+    server: LiveServer, page: dict[str, Any]
+) -> None:
+    browser = _browser(javascript=True)
+    try:
+        browser.get(f"{server.url}/s/shop")
+        WebDriverWait(browser, BROWSER_SECONDS).until(
+            lambda b: b.find_elements(By.ID, "custom-note")
+        )
+        body = browser.find_element(By.TAG_NAME, "body")
+        assert body.get_attribute("data-custom") == "ran"
+        assert body.value_of_css_property("border-top-color") == "rgba(12, 34, 56, 1)"
+        # Our own stylesheet loaded too, under the page's policy.
+        banner = browser.find_element(By.CSS_SELECTOR, "[role=status]")
+        assert banner.value_of_css_property("font-weight") == "600"
+        shots = os.environ.get("UPWATCH_SCREENSHOT_DIR")
+        if shots:
+            browser.save_screenshot(str(Path(shots) / "status-page.png"))
+
+        browser.get(f"{server.url}/docs")
+        WebDriverWait(browser, BROWSER_SECONDS).until(
+            lambda b: b.find_elements(By.CSS_SELECTOR, "#swagger-ui .information-container")
+        )
+        assert browser.find_elements(By.ID, "custom-note") == []
+        assert browser.find_element(By.TAG_NAME, "body").get_attribute("data-custom") is None
+    finally:
+        browser.quit()
