@@ -46,6 +46,7 @@ from upwatch.statuspages.endpoints import public as public_status_router
 from upwatch.statuspages.endpoints import router as status_pages_router
 from upwatch.statuspages.endpoints import site as status_site_router
 from upwatch.statuspages.snapshot import Snapshots
+from upwatch.statuspages.subscribers import IncidentNotices
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +106,9 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
                 metrics=metrics,
                 guard=guard,
                 automation=IncidentAutomation(
-                    AlertOutbox(catalog, alerts.wake), public_url=settings.public_url
+                    AlertOutbox(catalog, alerts.wake),
+                    public_url=settings.public_url,
+                    notices=IncidentNotices(mailer, settings),
                 ),
                 report_seconds=settings.region_report_seconds,
                 online_seconds=settings.region_online_seconds,

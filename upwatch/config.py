@@ -84,6 +84,9 @@ class Settings(BaseSettings):
     login_window_seconds: int = 15 * 60
     contact_submissions_allowed: int = 5
     contact_window_seconds: int = 10 * 60
+    # Status-page subscriptions a client address may ask for per window.
+    subscribe_requests_allowed: int = Field(default=10, ge=1)
+    subscribe_window_seconds: int = Field(default=10 * 60, ge=1)
 
     # Count authenticated requests per account and day, and refuse past apiCallsPerDay.
     api_metering: bool = True

@@ -39,6 +39,8 @@ class Throttles:
     password_mail_address: SlidingWindow
     contact_address: SlidingWindow
     provider_test: SlidingWindow
+    subscribe_client: SlidingWindow
+    subscribe_address: SlidingWindow
 
     @classmethod
     def from_settings(cls, settings: Settings, clock: Clock) -> Throttles:
@@ -52,6 +54,11 @@ class Throttles:
             contact_address=SlidingWindow(*contact, clock),
             # Test messages go to addresses users type in: bound what one account can send.
             provider_test=SlidingWindow(20, 10 * 60, clock),
+            subscribe_client=SlidingWindow(
+                settings.subscribe_requests_allowed, settings.subscribe_window_seconds, clock
+            ),
+            # Confirmation e-mails to one address for one page: three an hour.
+            subscribe_address=SlidingWindow(3, 60 * 60, clock),
         )
 
 

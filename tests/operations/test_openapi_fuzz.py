@@ -30,7 +30,9 @@ def live_server(
     env = clean_env() if BACKEND == "sqlite" else clean_env(UPWATCH_DATABASE_URL=database_url)
     # Generous throttles: the run sends many logins and contact messages from one address.
     env.update(
-        UPWATCH_LOGIN_FAILURES_ALLOWED="100000", UPWATCH_CONTACT_SUBMISSIONS_ALLOWED="100000"
+        UPWATCH_LOGIN_FAILURES_ALLOWED="100000",
+        UPWATCH_CONTACT_SUBMISSIONS_ALLOWED="100000",
+        UPWATCH_SUBSCRIBE_REQUESTS_ALLOWED="100000",
     )
     server = LiveServer(Path(tmp_path_factory.mktemp("fuzz")), env).start()
     yield server

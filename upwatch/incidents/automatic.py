@@ -20,6 +20,7 @@ from upwatch.models import Incident, IncidentUpdate, Monitor, Project
 from upwatch.notifications.delivery import AlertOutbox
 from upwatch.notifications.events import AlertEvent, EventKind, Failure, format_duration
 from upwatch.probes.outcome import Outcome
+from upwatch.statuspages.subscribers import Change, IncidentNotices
 
 log = logging.getLogger(__name__)
 
@@ -61,9 +62,13 @@ class IncidentAutomation:
     """The engine's ``TransitionHandler`` (``engine/ports.py``), implemented structurally: the
     engine calls it without importing this domain."""
 
-    def __init__(self, outbox: AlertOutbox, public_url: str) -> None:
+    def __init__(
+        self, outbox: AlertOutbox, public_url: str, notices: IncidentNotices | None = None
+    ) -> None:
         self.outbox = outbox
         self.public_url = public_url
+        # Status-page subscribers' e-mails, in the same transaction.
+        self.notices = notices
 
     async def carry_out(
         self,
@@ -193,15 +198,19 @@ class IncidentAutomation:
     ) -> None:
         """The incident's timeline entry and its alerts, in the ingester's transaction."""
         project, monitor, incident = subject
-        await IncidentRepository(session).add_update(
-            IncidentUpdate(
-                incident_id=incident.id,
-                status=incident.status,
-                message=message,
-                automatic=True,
-                created_at=checked_at,
-            )
+        update = IncidentUpdate(
+            incident_id=incident.id,
+            status=incident.status,
+            message=message,
+            automatic=True,
+            created_at=checked_at,
         )
+        await IncidentRepository(session).add_update(update)
+        if self.notices is not None:
+            change: Change = "resolved" if kind == EventKind.RESOLVED else "opened"
+            await self.notices.incident_changed(
+                session, incident, update, change, automatic_title(monitor)
+            )
         await self.outbox.enqueue(
             session,
             project,

@@ -8,6 +8,7 @@ from functools import partial
 
 from pydantic.alias_generators import to_snake
 
+from upwatch.incidents.automatic import automatic_title
 from upwatch.incidents.repository import IncidentRepository
 from upwatch.incidents.schemas import IncidentCreate, IncidentPatch, IncidentUpdateCreate
 from upwatch.kit.db import after_commit
@@ -17,6 +18,7 @@ from upwatch.models import Alert, AlertAttempt, Incident, IncidentUpdate, Monito
 from upwatch.notifications.repository import AlertRepository
 from upwatch.projects.repository import ProjectRepository
 from upwatch.runtime import DomainService, uses
+from upwatch.statuspages.subscribers import Change, IncidentNotices
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +51,10 @@ def _opens_or_closes(was: str, now: str) -> bool:
     return (was == "resolved") != (now == "resolved")
 
 
+def _change(incident: Incident) -> Change:
+    return "resolved" if incident.status == "resolved" else "updated"
+
+
 def move_status(incident: Incident, status: str, now: datetime) -> bool:
     """Set ``status``; `resolvedAt` is set on moving to resolved and cleared on leaving it.
     Returns whether the status changed."""
@@ -62,6 +68,17 @@ def move_status(incident: Incident, status: str, now: datetime) -> bool:
 class IncidentService(DomainService):
     incidents = uses(IncidentRepository)
     projects = uses(ProjectRepository)
+
+    async def _tell_subscribers(
+        self, incident: Incident, update: IncidentUpdate, change: Change
+    ) -> None:
+        """E-mail the subscribers of the status pages that show the incident's monitor."""
+        if incident.monitor_id is None:
+            return
+        monitor = await self.session.get(Monitor, incident.monitor_id)
+        machine = automatic_title(monitor) if monitor is not None else None
+        notices = IncidentNotices(self.runtime.mailer, self.runtime.settings)
+        await notices.incident_changed(self.session, incident, update, change, machine)
 
     async def visible(self, caller: User, incident_id: str) -> Incident:
         """The incident if the caller may see its project (any member may), else 404."""
@@ -95,14 +112,14 @@ class IncidentService(DomainService):
                 resolved_at=now if body.status == "resolved" else None,
             )
         )
-        await self.incidents.add_update(
-            IncidentUpdate(
-                incident_id=incident.id,
-                status=incident.status,
-                message=body.description or "Incident opened.",
-                created_at=now,
-            )
+        opened = IncidentUpdate(
+            incident_id=incident.id,
+            status=incident.status,
+            message=body.description or "Incident opened.",
+            created_at=now,
         )
+        await self.incidents.add_update(opened)
+        await self._tell_subscribers(incident, opened, "opened")
         after_commit(self.session, partial(_log_change, incident, caller, None))
         return incident
 
@@ -123,14 +140,14 @@ class IncidentService(DomainService):
             if move_status(incident, body.status, now):
                 if _opens_or_closes(was, incident.status):
                     after_commit(self.session, partial(_log_change, incident, caller, was))
-                await self.incidents.add_update(
-                    IncidentUpdate(
-                        incident_id=incident.id,
-                        status=incident.status,
-                        message=f"Status changed to {incident.status}.",
-                        created_at=now,
-                    )
+                changed = IncidentUpdate(
+                    incident_id=incident.id,
+                    status=incident.status,
+                    message=f"Status changed to {incident.status}.",
+                    created_at=now,
                 )
+                await self.incidents.add_update(changed)
+                await self._tell_subscribers(incident, changed, _change(incident))
         await self.session.flush()
         await self.session.refresh(incident)
         return incident
@@ -144,14 +161,14 @@ class IncidentService(DomainService):
         move_status(incident, body.status or incident.status, now)
         if _opens_or_closes(was, incident.status):
             after_commit(self.session, partial(_log_change, incident, caller, was))
-        await self.incidents.add_update(
-            IncidentUpdate(
-                incident_id=incident.id,
-                status=incident.status,
-                message=body.message,
-                created_at=now,
-            )
+        posted = IncidentUpdate(
+            incident_id=incident.id,
+            status=incident.status,
+            message=body.message,
+            created_at=now,
         )
+        await self.incidents.add_update(posted)
+        await self._tell_subscribers(incident, posted, _change(incident))
         incident.updated_at = now
         await self.session.flush()
         return incident

@@ -6,7 +6,9 @@ import logging
 import re
 import textwrap
 from datetime import datetime, timedelta
+from email import policy
 from email.message import EmailMessage
+from email.utils import getaddresses, parseaddr
 from functools import partial
 
 import aiosmtplib
@@ -46,6 +48,12 @@ SCRUBBED_BODY = "(removed after delivery: it contained a secret link)"
 _LINK_TOKEN = re.compile(r"[?&]token=([^&#\s]{16,})")
 
 
+# Long header values (a List-Unsubscribe address with its token) are folded at whitespace,
+# never turned into encoded words, which mail clients would not read as an address.
+HEADER_POLICY = policy.default.clone(max_line_length=998)
+SMTP_POLICY = policy.SMTP.clone(max_line_length=998)
+
+
 def masked_body(category: str, body: str) -> str:
     """The body as an administrator may read it: in sensitive categories every token that a
     link carries is masked, wherever the body repeats it."""
@@ -67,11 +75,13 @@ class SmtpTransport:
 
     def compose(self, message: MailMessage) -> EmailMessage:
         try:
-            email = EmailMessage()
+            email = EmailMessage(policy=HEADER_POLICY)
             email["From"] = self.settings.mail_from
             email["To"] = message.to_address
             email["Subject"] = one_line(message.subject)
             email["Message-ID"] = f"<{message.id}@upwatch>"
+            for name, value in (message.headers or {}).items():
+                email[name] = one_line(value)
             email.set_content(message.body)
         except (ValueError, TypeError) as exc:
             raise PermanentMailError(f"cannot compose the message: {exc}") from exc
@@ -83,9 +93,15 @@ class SmtpTransport:
     async def send_email(self, email: EmailMessage) -> None:
         """Hand one composed message to the SMTP server; 5xx answers are permanent errors."""
         s = self.settings
+        # Flattened here, not by aiosmtplib (whose policy folds at 78 characters and so
+        # encodes a long List-Unsubscribe address): lines may run to SMTP's 998.
+        sender = parseaddr(str(email["From"]))[1]
+        recipients = [a for _, a in getaddresses([str(v) for v in email.get_all("To", [])]) if a]
         try:
             await aiosmtplib.send(
-                email,
+                email.as_bytes(policy=SMTP_POLICY),
+                sender=sender,
+                recipients=recipients,
                 hostname=s.smtp_host,
                 port=s.smtp_port,
                 username=s.smtp_username or None,
@@ -113,7 +129,14 @@ class Mailer:
         self.loop = Wakeable()
 
     async def enqueue(
-        self, session: AsyncSession, *, to: str, subject: str, body: str, category: str
+        self,
+        session: AsyncSession,
+        *,
+        to: str,
+        subject: str,
+        body: str,
+        category: str,
+        headers: dict[str, str] | None = None,
     ) -> MailMessage:
         """Write the message in the caller's transaction; the sender is woken after commit."""
         message = MailMessage(
@@ -122,6 +145,7 @@ class Mailer:
             subject=one_line(subject)[:250],
             body=body,
             category=category,
+            headers=headers,
             next_attempt_at=self.clock.now(),
         )
         await MailOutboxRepository(session).add(message)

@@ -13,7 +13,12 @@ from upwatch.models.monitor import (
 )
 from upwatch.models.notification import Alert, AlertAttempt, NotificationProvider
 from upwatch.models.project import Project, ProjectInvitation, ProjectMember
-from upwatch.models.statuspage import StatusMessage, StatusPage, StatusPageComponent
+from upwatch.models.statuspage import (
+    StatusMessage,
+    StatusPage,
+    StatusPageComponent,
+    StatusPageSubscriber,
+)
 from upwatch.models.subscription import Subscription
 from upwatch.models.token import PasswordResetToken, RefreshToken
 from upwatch.models.usage import ApiUsage
@@ -42,6 +47,7 @@ __all__ = [
     "StatusMessage",
     "StatusPage",
     "StatusPageComponent",
+    "StatusPageSubscriber",
     "Subscription",
     "User",
 ]

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Index, Integer, String, Text
+from sqlalchemy import JSON, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from upwatch.kit.db import Base, IdMixin, TimestampMixin
@@ -17,6 +17,8 @@ class MailMessage(IdMixin, TimestampMixin, Base):
     to_address: Mapped[str] = mapped_column(String(320))
     subject: Mapped[str] = mapped_column(String(300))
     body: Mapped[str] = mapped_column(Text)
+    # Further headers, e.g. List-Unsubscribe on status-page notices (values are single lines).
+    headers: Mapped[dict[str, str] | None] = mapped_column(JSON)
     category: Mapped[str] = mapped_column(String(50))
     # pending -> sent, or pending -> failed once mail_max_attempts is spent.
     status: Mapped[str] = mapped_column(String(20), default="pending")

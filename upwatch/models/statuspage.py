@@ -75,3 +75,19 @@ class StatusMessage(Base):
         String(32), ForeignKey("users.id", ondelete="SET NULL")
     )
     created_at: Mapped[datetime]
+
+
+class StatusPageSubscriber(IdMixin, Base):
+    """A visitor who asked for a page's incident e-mails; mailed only once ``confirmed_at``
+    is set (double opt-in). The links in their mail carry tokens derived from the id and the
+    service's secret, so nothing secret is stored, and deleting the row voids them."""
+
+    __tablename__ = "status_page_subscribers"
+    __table_args__ = (UniqueConstraint("status_page_id", "email"),)
+
+    status_page_id: Mapped[str] = mapped_column(
+        String(32), ForeignKey("status_pages.id", ondelete="CASCADE")
+    )
+    email: Mapped[str] = mapped_column(String(320))
+    created_at: Mapped[datetime]
+    confirmed_at: Mapped[datetime | None]

@@ -5,16 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Annotated
+from urllib.parse import parse_qs
 
-from fastapi import APIRouter, Depends, Header, Path, Response, status
+from fastapi import APIRouter, Depends, Header, Path, Query, Response, status
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.requests import Request
 
 from upwatch.accounts.dependencies import CurrentUser
-from upwatch.dependencies import RuntimeDep, Session
+from upwatch.dependencies import ClientAddress, RuntimeDep, Session, WritingSession
 from upwatch.kit.errors import NotFound, problem_responses
 from upwatch.kit.pagination import IdFilter, PageParams
-from upwatch.kit.schemas import DeletedOut
+from upwatch.kit.schemas import DeletedOut, normalize_email
 from upwatch.models import StatusPage, StatusPageComponent
 from upwatch.runtime import Runtime
 from upwatch.statuspages import render
@@ -29,9 +30,13 @@ from upwatch.statuspages.schemas import (
     StatusPageCreate,
     StatusPageOut,
     StatusPageUpdate,
+    SubscribeIn,
+    SubscribeOut,
+    SubscriberOut,
 )
 from upwatch.statuspages.service import StatusPageService
 from upwatch.statuspages.snapshot import Snapshot, Snapshots
+from upwatch.statuspages.subscribers import VisitorSubscriptions
 
 router = APIRouter(
     prefix="/status-pages",
@@ -200,6 +205,34 @@ async def list_status_messages(
     return [StatusMessageOut.model_validate(m) for m in items]
 
 
+@router.get("/{id}/subscribers", operation_id="listStatusPageSubscribers")
+async def list_subscribers(
+    id: str, user: CurrentUser, session: Session, runtime: RuntimeDep, page: PageParams
+) -> list[SubscriberOut]:
+    """Visitors subscribed to the page's incident e-mails, oldest first; `confirmedAt` is null
+    until they followed the link mailed to them (only confirmed ones are mailed)."""
+    status_page = await StatusPageService(session, runtime).visible(user, id)
+    items, total = await StatusPageRepository(session).subscribers(
+        status_page.id, page.limit, page.offset
+    )
+    page.total(total)
+    return [SubscriberOut.model_validate(s) for s in items]
+
+
+@router.delete("/{id}/subscribers/{subscriberId}", operation_id="deleteStatusPageSubscriber")
+async def delete_subscriber(
+    id: str, subscriberId: str, user: CurrentUser, session: Session, runtime: RuntimeDep
+) -> DeletedOut:
+    """Remove a subscriber: no further e-mail goes to them."""
+    status_page = await StatusPageService(session, runtime).visible(user, id)
+    repository = StatusPageRepository(session)
+    subscriber = await repository.subscriber(status_page.id, subscriberId)
+    if subscriber is None:
+        raise NotFound("no such subscriber of this status page")
+    await repository.delete(subscriber)
+    return DeletedOut(id=subscriberId)
+
+
 # ---- public: no token ----
 
 
@@ -257,6 +290,28 @@ async def get_public_status_page(
     return cached_answer(
         snapshot.json, "application/json", snapshot.etag, snapshots.max_age, if_none_match
     )
+
+
+@public.post(
+    "/slug/{slug}/subscribe",
+    status_code=status.HTTP_202_ACCEPTED,
+    operation_id="subscribeToStatusPage",
+    responses=problem_responses(404, 422, 429),
+)
+async def subscribe(
+    slug: Annotated[str, Path(max_length=63)],
+    body: SubscribeIn,
+    session: Session,
+    runtime: RuntimeDep,
+    client: ClientAddress,
+) -> SubscribeOut:
+    """Ask for e-mail about the page's incidents; no token needed. A confirmation link is
+    mailed first (double opt-in), and every notice carries a one-click unsubscribe link. The
+    answer is the same whether or not the address was subscribed already. Throttled per client
+    address (`UPWATCH_SUBSCRIBE_REQUESTS_ALLOWED` per `UPWATCH_SUBSCRIBE_WINDOW_SECONDS`) and
+    to three confirmation e-mails an hour per address and page (429)."""
+    await VisitorSubscriptions(session, runtime).subscribe(slug, body.email, client)
+    return SubscribeOut()
 
 
 # ---- what visitors open: /s/{slug} and a page's custom domain ----
@@ -421,3 +476,77 @@ async def uptime_badge(
     if component is None:
         raise NotFound("no such component on this status page")
     return _badge(render.uptime_badge(component), snapshots.max_age)
+
+
+def _message(
+    title: str, text: str, slug: str | None = None, status_code: int = status.HTTP_200_OK
+) -> Response:
+    return Response(
+        content=render.message(title, text, slug),
+        status_code=status_code,
+        media_type="text/html; charset=utf-8",
+        headers={
+            "Cache-Control": "no-store",
+            "Content-Security-Policy": "default-src 'none'; style-src 'self'; "
+            "base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+        },
+    )
+
+
+@site.post("/s/{slug}/subscribe-form")
+async def subscribe_form(
+    slug: Annotated[str, Path(max_length=63)],
+    request: Request,
+    session: Session,
+    runtime: RuntimeDep,
+    client: ClientAddress,
+) -> Response:
+    """The page's own form (no JavaScript): the same as the JSON operation, answered in
+    HTML."""
+    fields = parse_qs((await request.body()).decode("utf-8", "replace"))
+    try:
+        email = normalize_email((fields.get("email") or [""])[0])
+    except ValueError as exc:
+        return _message(
+            "Not subscribed",
+            f"That e-mail address does not look right: {exc}.",
+            slug,
+            status.HTTP_422_UNPROCESSABLE_CONTENT,
+        )
+    await VisitorSubscriptions(session, runtime).subscribe(slug, email, client)
+    return _message(
+        "Check your inbox",
+        f"If {email} can be subscribed, a confirmation link is on its way. Nothing is sent "
+        "before you follow it.",
+        slug,
+    )
+
+
+@site.get("/s/{slug}/confirm")
+async def confirm_subscription(
+    slug: Annotated[str, Path(max_length=63)],
+    id: Annotated[str, Query(max_length=32)],
+    token: Annotated[str, Query(max_length=100)],
+    session: WritingSession,
+    runtime: RuntimeDep,
+) -> Response:
+    page = await VisitorSubscriptions(session, runtime).confirm(slug, id, token)
+    return _message(
+        "Subscribed",
+        f"You will get an e-mail when an incident on {page.name} opens, changes or is "
+        "resolved. Every e-mail has a link to unsubscribe.",
+        page.slug,
+    )
+
+
+@site.api_route("/s/{slug}/unsubscribe", methods=["GET", "POST"])
+async def unsubscribe(
+    slug: Annotated[str, Path(max_length=63)],
+    id: Annotated[str, Query(max_length=32)],
+    token: Annotated[str, Query(max_length=100)],
+    session: WritingSession,
+    runtime: RuntimeDep,
+) -> Response:
+    """One click from the e-mail (GET), or the mail client's one-click POST (RFC 8058)."""
+    page = await VisitorSubscriptions(session, runtime).unsubscribe(slug, id, token)
+    return _message("Unsubscribed", f"You will get no more e-mail about {page.name}.", page.slug)

@@ -108,6 +108,12 @@ def html(page: PublicStatusPage, custom_css: str, custom_js: str) -> bytes:
     ).encode()
 
 
+def message(title: str, text: str, slug: str | None = None, theme: str = "light") -> bytes:
+    """A small page saying what just happened (subscribed, confirmed, unsubscribed)."""
+    template = _environment.get_template("message.html")
+    return template.render(title=title, text=text, slug=slug, theme=theme).encode()
+
+
 def rss(page: PublicStatusPage, link: str) -> bytes:
     return _environment.get_template("feed.rss").render(page=page, link=link).encode()
 

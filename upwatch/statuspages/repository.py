@@ -16,6 +16,7 @@ from upwatch.models import (
     StatusMessage,
     StatusPage,
     StatusPageComponent,
+    StatusPageSubscriber,
     User,
 )
 from upwatch.projects.repository import readable_project_ids
@@ -70,11 +71,13 @@ class StatusPageRepository:
                 taken.add("customDomain")
         return taken
 
-    async def add(self, row: StatusPage | StatusPageComponent | StatusMessage) -> None:
+    async def add(
+        self, row: StatusPage | StatusPageComponent | StatusMessage | StatusPageSubscriber
+    ) -> None:
         self.session.add(row)
         await self.session.flush()
 
-    async def delete(self, row: StatusPage | StatusPageComponent) -> None:
+    async def delete(self, row: StatusPage | StatusPageComponent | StatusPageSubscriber) -> None:
         await self.session.delete(row)
         await self.session.flush()
 
@@ -148,6 +151,60 @@ class StatusPageRepository:
             select(StatusMessage).where(StatusMessage.id.in_(newest), StatusMessage.message != "")
         )
         return {m.status_page_id: m for m in rows}
+
+    # ---- subscribers ----
+
+    async def subscribers(
+        self, page_id: str, limit: int, offset: int
+    ) -> tuple[Sequence[StatusPageSubscriber], int]:
+        query = select(StatusPageSubscriber).where(StatusPageSubscriber.status_page_id == page_id)
+        total = await self.session.scalar(select(func.count()).select_from(query.subquery()))
+        rows = await self.session.scalars(
+            query.order_by(StatusPageSubscriber.created_at, StatusPageSubscriber.id)
+            .limit(limit)
+            .offset(offset)
+        )
+        return rows.all(), int(total or 0)
+
+    async def subscriber(self, page_id: str, subscriber_id: str) -> StatusPageSubscriber | None:
+        return await self.session.scalar(
+            select(StatusPageSubscriber).where(
+                StatusPageSubscriber.id == subscriber_id,
+                StatusPageSubscriber.status_page_id == page_id,
+            )
+        )
+
+    async def subscriber_by_email(self, page_id: str, email: str) -> StatusPageSubscriber | None:
+        return await self.session.scalar(
+            select(StatusPageSubscriber).where(
+                StatusPageSubscriber.status_page_id == page_id, StatusPageSubscriber.email == email
+            )
+        )
+
+    async def confirmed_subscribers(self, page_id: str) -> list[tuple[str, str]]:
+        """(id, e-mail) of the page's confirmed subscribers."""
+        rows = await self.session.execute(
+            select(StatusPageSubscriber.id, StatusPageSubscriber.email)
+            .where(
+                StatusPageSubscriber.status_page_id == page_id,
+                StatusPageSubscriber.confirmed_at.is_not(None),
+            )
+            .order_by(StatusPageSubscriber.created_at, StatusPageSubscriber.id)
+        )
+        return [(subscriber_id, email) for subscriber_id, email in rows.all()]
+
+    async def public_pages_showing(self, monitor_id: str) -> list[tuple[StatusPage, str]]:
+        """Public pages with a component of the monitor, each with those components' names."""
+        rows = await self.session.execute(
+            select(StatusPage, StatusPageComponent.name)
+            .join(StatusPageComponent, StatusPageComponent.status_page_id == StatusPage.id)
+            .where(StatusPageComponent.monitor_id == monitor_id, StatusPage.is_public)
+            .order_by(StatusPage.id, StatusPageComponent.position)
+        )
+        found: dict[str, tuple[StatusPage, list[str]]] = {}
+        for page, name in rows.all():
+            found.setdefault(page.id, (page, []))[1].append(name)
+        return [(page, ", ".join(names)) for page, names in found.values()]
 
     # ---- what the page shows ----
 

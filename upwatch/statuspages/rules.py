@@ -64,3 +64,19 @@ def day_status(total: int, up: int, degraded: int, down: int) -> DayStatus:
     if down <= 0:
         return "degraded" if degraded > 0 else "operational"
     return "partial_outage" if uptime >= PARTIAL_OUTAGE_UPTIME else "major_outage"
+
+
+def public_update_words(automatic: bool, status: str, message: str, names: str) -> str:
+    """A timeline entry as the public reads it. The status machine's own entries quote the
+    probe's error, which may name addresses and hosts: the page says them in its words."""
+    if not automatic:
+        return message
+    if status == "resolved":
+        return f"{names} is operating normally again."
+    return f"{names} is not responding as it should. We are looking into it."
+
+
+def public_title(title: str, machine_title: str | None, names: str) -> str:
+    """The status machine names the monitor, which the page may show under another name; a
+    title a person wrote (anything but ``machine_title``) stays."""
+    return f"{names} is down" if machine_title is not None and title == machine_title else title

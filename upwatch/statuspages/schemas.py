@@ -10,7 +10,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from upwatch.kit.inputs import SINGLE_LINE_PATTERN, Input, worded
 from upwatch.kit.partial import Omittable
-from upwatch.kit.schemas import RowOut
+from upwatch.kit.schemas import Email, RowOut
 from upwatch.statuspages.rules import ComponentStatus, DayStatus, OverallStatus
 
 Theme = Literal["light", "dark"]
@@ -232,3 +232,21 @@ class PublicStatusPage(PublicModel):
         "14 days, newest first"
     )
     updatedAt: datetime = Field(description="When this answer was built")
+
+
+class SubscribeIn(Input):
+    email: Email
+
+
+class SubscribeOut(PublicModel):
+    status: Literal["confirmation_sent"] = Field(
+        default="confirmation_sent",
+        description="A confirmation link is mailed unless the address is confirmed already",
+    )
+
+
+class SubscriberOut(RowOut):
+    id: str
+    email: str
+    created_at: datetime
+    confirmed_at: datetime | None

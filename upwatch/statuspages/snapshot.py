@@ -23,7 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from upwatch.incidents.automatic import automatic_title
 from upwatch.incidents.repository import IncidentRepository
 from upwatch.kit.clock import Clock
-from upwatch.models import Incident, IncidentUpdate, StatusPage, StatusPageComponent
+from upwatch.models import StatusPage, StatusPageComponent
 from upwatch.statuspages import render, rules
 from upwatch.statuspages.repository import StatusPageRepository
 from upwatch.statuspages.schemas import (
@@ -104,16 +104,6 @@ async def build(session: AsyncSession, page: StatusPage, now: datetime) -> Publi
     )
 
 
-def _public_words(incident: Incident, update: IncidentUpdate, names: str) -> str:
-    """A timeline entry as the public reads it. The status machine's own entries quote the
-    probe's error, which may name addresses and hosts: the page says them in its words."""
-    if not update.automatic:
-        return update.message
-    if update.status == "resolved":
-        return f"{names} is operating normally again."
-    return f"{names} is not responding as it should. We are looking into it."
-
-
 async def _incidents(
     session: AsyncSession,
     page: StatusPage,
@@ -132,16 +122,12 @@ async def _incidents(
     for incident in incidents:
         on = by_monitor.get(incident.monitor_id or "", [])
         names = ", ".join(c.name for c in on) or page.name
-        title = incident.title
         monitor = monitors.get(incident.monitor_id or "")
-        # The status machine names the monitor, which the page may show under another
-        # name; a title a person wrote stays.
-        if incident.automatic and monitor is not None and title == automatic_title(monitor):
-            title = f"{names} is down"
+        machine = automatic_title(monitor) if incident.automatic and monitor else None
         shown.append(
             PublicIncident(
                 id=incident.id,
-                title=title,
+                title=rules.public_title(incident.title, machine, names),
                 status=incident.status,
                 severity=incident.severity,
                 componentIds=[c.id for c in on],
@@ -150,7 +136,7 @@ async def _incidents(
                 updates=[
                     PublicIncidentUpdate(
                         status=u.status,
-                        message=_public_words(incident, u, names),
+                        message=rules.public_update_words(u.automatic, u.status, u.message, names),
                         createdAt=u.created_at,
                     )
                     for u in timeline[incident.id]

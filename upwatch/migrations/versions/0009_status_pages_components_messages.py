@@ -19,6 +19,8 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
+    with op.batch_alter_table("mail_outbox") as batch:
+        batch.add_column(sa.Column("headers", sa.JSON(), nullable=True))
     with op.batch_alter_table("incident_updates") as batch:
         batch.add_column(
             sa.Column("automatic", sa.Boolean(), nullable=False, server_default=sa.false())
@@ -121,9 +123,30 @@ def upgrade() -> None:
         batch_op.create_index(
             batch_op.f("ix_status_page_components_monitor_id"), ["monitor_id"], unique=False
         )
+    op.create_table(
+        "status_page_subscribers",
+        sa.Column("status_page_id", sa.String(length=32), nullable=False),
+        sa.Column("email", sa.String(length=320), nullable=False),
+        sa.Column("created_at", upwatch.kit.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("confirmed_at", upwatch.kit.db.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("id", sa.String(length=32), nullable=False),
+        sa.ForeignKeyConstraint(
+            ["status_page_id"],
+            ["status_pages.id"],
+            name=op.f("fk_status_page_subscribers_status_page_id_status_pages"),
+            ondelete="CASCADE",
+        ),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_status_page_subscribers")),
+        sa.UniqueConstraint(
+            "status_page_id", "email", name=op.f("uq_status_page_subscribers_status_page_id")
+        ),
+    )
 
 
 def downgrade() -> None:
+    op.drop_table("status_page_subscribers")
+    with op.batch_alter_table("mail_outbox") as batch:
+        batch.drop_column("headers")
     with op.batch_alter_table("incident_updates") as batch:
         batch.drop_column("automatic")
 

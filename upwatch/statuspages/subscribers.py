@@ -1,0 +1,179 @@
+"""Visitors' e-mail subscriptions to a status page: double opt-in, incident notices through
+the mail outbox, one-click unsubscribe (RFC 8058).
+
+The links in these e-mails carry tokens derived from the subscriber's id and the service's
+signing key (HMAC-SHA256), one per purpose: nothing secret is stored, a token fits one
+subscriber and one purpose only, and deleting the subscriber voids its confirmation link.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+from typing import Literal
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from upwatch.config import Settings
+from upwatch.kit.errors import NotFound, TooManyRequests
+from upwatch.kit.mail import Mailer
+from upwatch.models import Incident, IncidentUpdate, StatusPage, StatusPageSubscriber
+from upwatch.runtime import DomainService, uses
+from upwatch.statuspages import rules
+from upwatch.statuspages.repository import StatusPageRepository
+
+Purpose = Literal["confirm", "unsubscribe"]
+Change = Literal["opened", "updated", "resolved"]
+NOTICE_CATEGORY = "status_page_notice"
+CONFIRM_CATEGORY = "status_page_subscription"
+
+
+def link_token(key: str, purpose: Purpose, subscriber_id: str) -> str:
+    digest = hmac.new(key.encode(), f"{purpose}:{subscriber_id}".encode(), hashlib.sha256)
+    return base64.urlsafe_b64encode(digest.digest()).rstrip(b"=").decode()
+
+
+def token_fits(key: str, purpose: Purpose, subscriber_id: str, token: str) -> bool:
+    return hmac.compare_digest(link_token(key, purpose, subscriber_id), token)
+
+
+class Links:
+    def __init__(self, settings: Settings) -> None:
+        self.public_url = settings.public_url
+        self.key = settings.signing_key
+
+    def page(self, page: StatusPage) -> str:
+        return f"{self.public_url}/s/{page.slug}"
+
+    def of(self, purpose: Purpose, page: StatusPage, subscriber_id: str) -> str:
+        token = link_token(self.key, purpose, subscriber_id)
+        return f"{self.page(page)}/{purpose}?id={subscriber_id}&token={token}"
+
+
+class IncidentNotices:
+    """E-mails the confirmed subscribers of every public page that shows an incident's
+    monitor when the incident opens, gets an update or resolves, in the page's words."""
+
+    def __init__(self, mailer: Mailer, settings: Settings) -> None:
+        self.mailer = mailer
+        self.links = Links(settings)
+
+    async def incident_changed(
+        self,
+        session: AsyncSession,
+        incident: Incident,
+        update: IncidentUpdate,
+        change: Change,
+        machine_title: str | None,
+    ) -> int:
+        """Enqueue the notices in the caller's transaction; the number enqueued."""
+        if incident.monitor_id is None:
+            return 0
+        repository = StatusPageRepository(session)
+        sent = 0
+        for page, names in await repository.public_pages_showing(incident.monitor_id):
+            title = rules.public_title(
+                incident.title, machine_title if incident.automatic else None, names
+            )
+            words = rules.public_update_words(
+                update.automatic, update.status, update.message, names
+            )
+            subject = {
+                "opened": f"{page.name}: {title}",
+                "updated": f"{page.name}: update on {title}",
+                "resolved": f"{page.name}: resolved: {title}",
+            }[change]
+            for subscriber_id, email in await repository.confirmed_subscribers(page.id):
+                unsubscribe = self.links.of("unsubscribe", page, subscriber_id)
+                body = (
+                    f"{title}\nStatus: {update.status}\n\n{words}\n\n"
+                    f"Follow it on {self.links.page(page)}\n\n"
+                    f"You get this because you subscribed to {page.name} status updates.\n"
+                    f"Unsubscribe with one click: {unsubscribe}\n"
+                )
+                await self.mailer.enqueue(
+                    session,
+                    to=email,
+                    subject=subject,
+                    body=body,
+                    category=NOTICE_CATEGORY,
+                    headers={
+                        "List-Unsubscribe": f"<{unsubscribe}>",
+                        "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
+                    },
+                )
+                sent += 1
+        return sent
+
+
+class VisitorSubscriptions(DomainService):
+    pages = uses(StatusPageRepository)
+
+    async def _public_page(self, slug: str) -> StatusPage:
+        page = await self.pages.by_slug(slug)
+        if page is None or not page.is_public:
+            raise NotFound("no such status page")
+        return page
+
+    async def subscribe(self, slug: str, email: str, client: str) -> None:
+        """Mail a confirmation link, unless the address is confirmed already. The answer is
+        the same either way, so nobody learns who subscribed."""
+        throttles = self.runtime.throttles
+        wait = throttles.subscribe_client.retry_after(client)
+        if wait is not None:
+            raise TooManyRequests("too many subscriptions from this address", retry_after=wait)
+        throttles.subscribe_client.record(client)
+        page = await self._public_page(slug)
+        key = f"{page.id}:{email}"
+        wait = throttles.subscribe_address.retry_after(key)
+        if wait is not None:
+            raise TooManyRequests("too many confirmation e-mails to this address", retry_after=wait)
+        subscriber = await self.pages.subscriber_by_email(page.id, email)
+        if subscriber is None:
+            subscriber = StatusPageSubscriber(
+                status_page_id=page.id, email=email, created_at=self.runtime.clock.now()
+            )
+            await self.pages.add(subscriber)
+        elif subscriber.confirmed_at is not None:
+            return
+        throttles.subscribe_address.record(key)
+        links = Links(self.runtime.settings)
+        await self.runtime.mailer.enqueue(
+            self.session,
+            to=email,
+            subject=f"Confirm your subscription to {page.name} status updates",
+            body=(
+                f"Someone, probably you, asked for e-mail about incidents on {page.name}'s "
+                f"status page ({links.page(page)}).\n\n"
+                f"Confirm with this link: {links.of('confirm', page, subscriber.id)}\n\n"
+                "If it was not you, ignore this message: nothing is sent without "
+                "confirmation.\n"
+            ),
+            category=CONFIRM_CATEGORY,
+        )
+
+    async def _subscriber(
+        self, slug: str, subscriber_id: str, token: str, purpose: Purpose
+    ) -> tuple[StatusPage, StatusPageSubscriber | None]:
+        page = await self.pages.by_slug(slug)
+        key = self.runtime.settings.signing_key
+        if page is None or not token_fits(key, purpose, subscriber_id, token):
+            raise NotFound("this link is not valid")
+        return page, await self.pages.subscriber(page.id, subscriber_id)
+
+    async def confirm(self, slug: str, subscriber_id: str, token: str) -> StatusPage:
+        page, subscriber = await self._subscriber(slug, subscriber_id, token, "confirm")
+        if subscriber is None:
+            raise NotFound("this subscription was removed; subscribe again")
+        if subscriber.confirmed_at is None:
+            subscriber.confirmed_at = self.runtime.clock.now()
+            await self.session.flush()
+        return page
+
+    async def unsubscribe(self, slug: str, subscriber_id: str, token: str) -> StatusPage:
+        """Idempotent: a second click finds nothing to remove and says the same."""
+        page, subscriber = await self._subscriber(slug, subscriber_id, token, "unsubscribe")
+        if subscriber is not None:
+            await self.pages.delete(subscriber)
+        return page
