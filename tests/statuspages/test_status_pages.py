@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from tests.conftest import Account, Cast, assert_problem
-from tests.factories import create_monitor, create_page
+from tests.factories import add_component, create_monitor, create_page
 
 
 async def _paused(
@@ -250,13 +250,7 @@ async def test_a_message_is_shown_for_its_components_kept_in_history_and_cleared
 ) -> None:
     page = await create_page(client, cast.alice, cast.project_id)
     monitor = await _paused(client, cast.alice, cast.project_id)
-    component = (
-        await client.post(
-            f"/status-pages/{page['id']}/components",
-            headers=cast.alice.headers,
-            json={"monitorId": monitor["id"]},
-        )
-    ).json()
+    component = await add_component(client, cast.alice, page["id"], monitor["id"])
     url = f"/status-pages/{page['id']}/status"
     posted = await client.patch(
         url,
@@ -285,13 +279,7 @@ async def test_charlie_sees_and_touches_none_of_alices_pages(
 ) -> None:
     page = await create_page(client, cast.alice, cast.project_id)
     monitor = await _paused(client, cast.alice, cast.project_id)
-    component = (
-        await client.post(
-            f"/status-pages/{page['id']}/components",
-            headers=cast.alice.headers,
-            json={"monitorId": monitor["id"]},
-        )
-    ).json()
+    component = await add_component(client, cast.alice, page["id"], monitor["id"])
     headers = cast.charlie.headers
     base = f"/status-pages/{page['id']}"
     listed = await client.get("/status-pages", headers=headers)

@@ -4,7 +4,7 @@ page's JSON."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated
+from typing import Annotated, Literal
 from urllib.parse import parse_qs
 
 from fastapi import APIRouter, Depends, Header, Path, Query, Response, status
@@ -417,33 +417,22 @@ async def status_page_stylesheet() -> Response:
     )
 
 
-@site.get("/s/{slug}/feed.rss")
-async def status_page_rss(
+FEEDS = {"rss": "application/rss+xml", "atom": "application/atom+xml"}
+
+
+@site.get("/s/{slug}/feed.{kind}")
+async def status_page_feed(
     slug: Annotated[str, Path(max_length=63)],
+    kind: Literal["rss", "atom"],
     snapshots: SnapshotsDep,
     if_none_match: IfNoneMatch = None,
 ) -> Response:
+    """RSS 2.0 (`feed.rss`) or Atom 1.0 (`feed.atom`)."""
     snapshot = await _visible(snapshots, slug)
     return cached_answer(
-        snapshot.rss,
-        "application/rss+xml; charset=utf-8",
-        snapshot.etag[:-1] + '-rss"',
-        snapshots.max_age,
-        if_none_match,
-    )
-
-
-@site.get("/s/{slug}/feed.atom")
-async def status_page_atom(
-    slug: Annotated[str, Path(max_length=63)],
-    snapshots: SnapshotsDep,
-    if_none_match: IfNoneMatch = None,
-) -> Response:
-    snapshot = await _visible(snapshots, slug)
-    return cached_answer(
-        snapshot.atom,
-        "application/atom+xml; charset=utf-8",
-        snapshot.etag[:-1] + '-atom"',
+        snapshot.rss if kind == "rss" else snapshot.atom,
+        f"{FEEDS[kind]}; charset=utf-8",
+        f'{snapshot.etag[:-1]}-{kind}"',
         snapshots.max_age,
         if_none_match,
     )
