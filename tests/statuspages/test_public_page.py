@@ -27,8 +27,8 @@ def settings_overrides() -> dict[str, Any]:
 
 
 async def _monitor(client: httpx.AsyncClient, cast: Cast, name: str) -> str:
-    """A monitor with a secret header, which the manual clock never checks by itself: the
-    results are those the test ingests."""
+    """A monitor with a secret header and a request body, which the manual clock never
+    checks by itself: the results are those the test ingests."""
     monitor = await create_monitor(
         client,
         cast.alice,
@@ -36,6 +36,8 @@ async def _monitor(client: httpx.AsyncClient, cast: Cast, name: str) -> str:
         name=name,
         url="https://shop-backend.example/health?token=query-secret",
         intervalSeconds=300,
+        method="POST",
+        body='{"probe": "body-secret"}',
         headers={"X-Api-Key": SECRET},
         secretHeaders=["X-Api-Key"],
     )
@@ -130,6 +132,7 @@ async def test_the_public_answer_leaks_no_target_header_secret_or_internal_name(
     text = response.text
     for leak in (
         "shop-backend",
+        "body-secret",
         "query-secret",
         SECRET,
         "X-Api-Key",

@@ -159,6 +159,10 @@ async def test_the_feeds_are_valid_rss_2_and_atom_1_with_each_incident_and_its_u
     (entry,) = parsed.entries
     assert entry.title == "Checkout is down (investigating)"
     assert parsed.feed.title == "Shop status status"
+    for feed in (rss.text, atom.text):
+        assert "checkout-backend" not in feed
+        assert "checkout.example" not in feed
+        assert "late" not in feed  # the probe's error text
 
 
 async def test_badges_are_well_formed_svg_saying_the_status_and_the_uptime(
