@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import date, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from upwatch.kit.inputs import SINGLE_LINE_PATTERN, Input, worded
 from upwatch.kit.partial import Omittable
@@ -28,30 +28,27 @@ Slug = Annotated[
         description="The page's address: `/s/{slug}`. Unique across the service (409).",
     ),
 ]
-# RFC 1123 labels, at least two, lower-cased: a name a visitor's browser can ask for. No IP
-# literal (the last label starts with a letter) and no port.
-_HOST_LABEL = "[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
+# RFC 1123 labels, at least two, in any letter case (stored lower-case): a name a visitor's
+# browser can ask for. No IP literal (the last label starts with a letter) and no port.
+_HOST_LABEL = "[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 _HOST_PATTERN = worded(
-    f"^(?:{_HOST_LABEL}\\.)+[a-z](?:[a-z0-9-]{{0,61}}[a-z0-9])?$",
+    f"^(?:{_HOST_LABEL}\\.)+[A-Za-z](?:[A-Za-z0-9-]{{0,61}}[A-Za-z0-9])?$",
     "a host name such as status.example.com: labels of letters, digits and inner hyphens, "
     "separated by dots, without a port",
 )
 
 
-def _lower(value: Any) -> Any:
-    return value.lower() if isinstance(value, str) else value
-
-
 CustomDomain = Annotated[
     str,
-    BeforeValidator(_lower),
     Field(
         max_length=253,
         pattern=_HOST_PATTERN,
         description="A host name whose requests to `/` show this page (point its DNS here). "
         "Unique across pages (409); stored lower-case.",
     ),
+    AfterValidator(str.lower),
 ]
+
 CustomCss = Annotated[
     str,
     Field(
