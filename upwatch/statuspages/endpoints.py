@@ -43,7 +43,11 @@ router = APIRouter(
     tags=["status pages"],
     responses=problem_responses(400, 401, 404, 422, 429, 500),
 )
-public = APIRouter(prefix="/status-pages/public", tags=["public status pages"])
+public = APIRouter(
+    prefix="/status-pages/public",
+    tags=["public status pages"],
+    responses=problem_responses(400, 404, 422, 500),
+)
 
 
 async def pages_out(
