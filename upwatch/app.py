@@ -45,6 +45,7 @@ from upwatch.runtime import PlanCache, Runtime, Throttles
 from upwatch.statuspages.endpoints import public as public_status_router
 from upwatch.statuspages.endpoints import router as status_pages_router
 from upwatch.statuspages.endpoints import site as status_site_router
+from upwatch.statuspages.serving import PublicPages
 from upwatch.statuspages.snapshot import Snapshots
 from upwatch.statuspages.subscribers import IncidentNotices
 
@@ -209,5 +210,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
         retry_seconds=settings.conflict_retry_seconds,
     )
     app.add_middleware(SecurityHeaders)
+    # Public status pages from their snapshots, ahead of routing (statuspages/serving.py).
+    app.add_middleware(PublicPages)
     app.add_middleware(MetricsMiddleware, metrics=metrics)
     return app

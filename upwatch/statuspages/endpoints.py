@@ -35,6 +35,7 @@ from upwatch.statuspages.schemas import (
     SubscriberOut,
 )
 from upwatch.statuspages.service import StatusPageService
+from upwatch.statuspages.serving import Answer, answer
 from upwatch.statuspages.snapshot import Snapshot, Snapshots
 from upwatch.statuspages.subscribers import VisitorSubscriptions
 
@@ -240,7 +241,7 @@ async def delete_subscriber(
 # ---- public: no token ----
 
 
-def get_snapshots(request: Request) -> Snapshots:
+async def get_snapshots(request: Request) -> Snapshots:
     snapshots: Snapshots = request.app.state.status_page_snapshots
     return snapshots
 
@@ -288,12 +289,8 @@ async def get_public_status_page(
     the project's incidents on the page's monitors, open or resolved in the last 14 days.
     Answers carry an `ETag` and `Cache-Control`; the page is built at most once per
     `UPWATCH_STATUS_PAGE_MAX_AGE_SECONDS`."""
-    snapshot = await snapshots.get(slug)
-    if snapshot is None:
-        raise NotFound("no such status page")
-    return cached_answer(
-        snapshot.json, "application/json", snapshot.etag, snapshots.max_age, if_none_match
-    )
+    snapshot = await _visible(snapshots, slug)
+    return _answered(answer(snapshot, False, "", snapshots.max_age, if_none_match))
 
 
 @public.post(
@@ -325,22 +322,6 @@ site = APIRouter(tags=["public status pages"], include_in_schema=False)
 IfNoneMatch = Annotated[str | None, Header(max_length=1000)]
 
 
-def page_policy(request: Request, snapshot: Snapshot) -> str:
-    """The page's Content-Security-Policy: our stylesheet and the owner's, and as script only
-    this page's own custom.js (by its full address, so another page's script cannot run
-    here). The sandbox gives the page an origin of its own: the owner's script cannot read
-    the service's cookies or call its API as the visitor."""
-    script = "'none'"
-    if snapshot.custom_js:
-        origin = f"{request.url.scheme}://{request.url.netloc}"
-        script = f"{origin}/s/{snapshot.page.slug}/custom.js"
-    return (
-        f"default-src 'none'; style-src 'self'; img-src 'self' data:; script-src {script}; "
-        "connect-src 'none'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'; "
-        "sandbox allow-scripts allow-forms allow-popups allow-popups-to-escape-sandbox"
-    )
-
-
 async def _visible(snapshots: Snapshots, slug: str) -> Snapshot:
     snapshot = await snapshots.get(slug)
     if snapshot is None:
@@ -348,17 +329,14 @@ async def _visible(snapshots: Snapshots, slug: str) -> Snapshot:
     return snapshot
 
 
-def html_answer(
-    request: Request, snapshot: Snapshot, max_age: float, if_none_match: str | None
-) -> Response:
-    return cached_answer(
-        snapshot.html,
-        "text/html; charset=utf-8",
-        snapshot.etag[:-1] + '-html"',
-        max_age,
-        if_none_match,
-        {"Content-Security-Policy": page_policy(request, snapshot)},
-    )
+def _answered(reply: Answer) -> Response:
+    response = Response(content=reply.body, status_code=reply.status)
+    response.raw_headers = list(reply.headers)
+    return response
+
+
+def _origin(request: Request) -> str:
+    return f"{request.url.scheme}://{request.url.netloc}"
 
 
 @site.get("/s/{slug}")
@@ -369,7 +347,7 @@ async def status_page_html(
     if_none_match: IfNoneMatch = None,
 ) -> Response:
     snapshot = await _visible(snapshots, slug)
-    return html_answer(request, snapshot, snapshots.max_age, if_none_match)
+    return _answered(answer(snapshot, True, _origin(request), snapshots.max_age, if_none_match))
 
 
 @site.get("/")
@@ -381,7 +359,7 @@ async def custom_domain_root(
     snapshot = await snapshots.for_domain(host) if host else None
     if snapshot is None:
         raise NotFound("nothing here: the API is described at /docs")
-    return html_answer(request, snapshot, snapshots.max_age, if_none_match)
+    return _answered(answer(snapshot, True, _origin(request), snapshots.max_age, if_none_match))
 
 
 def _owner_file(content: str, media_type: str, max_age: float) -> Response:

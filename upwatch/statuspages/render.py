@@ -10,6 +10,7 @@ from email.utils import format_datetime
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from markupsafe import Markup, escape
 
 from upwatch.statuspages.schemas import PublicComponent, PublicDay, PublicIncident, PublicStatusPage
 
@@ -62,6 +63,23 @@ def summary(component: PublicComponent) -> str:
     )
 
 
+def bars(component: PublicComponent) -> Markup:
+    """The component's day bars as inline SVG, one rect with a tooltip per day. Written here
+    rather than looped in the template: 1,800 bars through Jinja's runtime were half of a
+    20-component page's build."""
+    rects = "".join(
+        f'<rect class="day day-{day.status}" x="{n * 4}" y="0" width="3" height="30">'
+        f"<title>{day.date.isoformat()}: {day_words(day)}</title></rect>"
+        for n, day in enumerate(component.days)
+    )
+    label = escape(summary(component))
+    # Safe: statuses, dates and figures are ours; the one text of the owner's is escaped.
+    return Markup(  # noqa: S704
+        f'<svg class="bars" viewBox="0 0 {len(component.days) * 4} 30" '
+        f'preserveAspectRatio="none" role="img" aria-label="{label}">{rects}</svg>'
+    )
+
+
 def last_change(incident: PublicIncident) -> datetime:
     return max([incident.startedAt, *(u.createdAt for u in incident.updates)])
 
@@ -91,6 +109,7 @@ _environment.globals.update(
     uptime=uptime,
     day_words=day_words,
     summary=summary,
+    bars=bars,
     last_change=last_change,
     timeline_text=timeline_text,
     rfc822=lambda moment: format_datetime(moment.astimezone(UTC), usegmt=True),
