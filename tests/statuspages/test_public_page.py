@@ -5,6 +5,7 @@ flood of visitors with one build."""
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -12,7 +13,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from tests.conftest import Cast, assert_problem
+from tests.conftest import Cast, assert_problem, eventually
 from tests.factories import add_component, create_monitor, create_page, ingest
 from upwatch.kit.clock import ManualClock
 
@@ -194,6 +195,24 @@ class TestTheSnapshot:
         assert renamed.status_code == 200
         assert (await _public(client, "shop"))["name"] == "Shop live"
         assert snapshots.builds == before + 2
+
+    async def test_a_stale_page_is_served_at_once_while_a_single_rebuild_runs(
+        self, client: httpx.AsyncClient, cast: Cast, app: FastAPI
+    ) -> None:
+        await create_page(client, cast.alice, cast.project_id, slug="shop")
+        snapshots = app.state.status_page_snapshots
+        await _public(client, "shop")
+        before = snapshots.builds
+        # Past its maximum age (the snapshot's build time moved back, not a wait).
+        stale = snapshots._pages["shop"]
+        snapshots._pages["shop"] = replace(stale, built_at=stale.built_at - 3600)
+        answers = await asyncio.gather(
+            *(client.get("/status-pages/public/slug/shop") for _ in range(50))
+        )
+        assert {a.status_code for a in answers} == {200}
+        await eventually(lambda: not snapshots._refreshing and snapshots.builds > before)
+        assert snapshots.builds == before + 1
+        assert snapshots._pages["shop"].built_at > stale.built_at
 
     async def test_a_visitor_with_the_current_etag_gets_a_304_and_a_new_one_after_a_change(
         self, client: httpx.AsyncClient, cast: Cast

@@ -228,20 +228,28 @@ class Snapshots:
             if self.max_age > 0:
                 # Stale: visitors keep getting it while one rebuild runs beside them.
                 if slug not in self._building:
-                    task = asyncio.create_task(self._rebuild(slug, snapshot))
+                    # Registered before the task runs, so the visits until then start none.
+                    future = self._start(slug)
+                    task = asyncio.create_task(self._rebuild(slug, snapshot, future))
                     self._refreshing.add(task)
                     task.add_done_callback(self._refreshing.discard)
                 return snapshot
         pending = self._building.get(slug)
         if pending is not None:
             return await asyncio.shield(pending)
-        return await self._rebuild(slug, None)
+        return await self._rebuild(slug, None, self._start(slug))
 
-    async def _rebuild(self, slug: str, stale: Snapshot | None) -> Snapshot | None:
-        """Build ``slug`` once, whoever else asks meanwhile. Without ``stale`` the caller
-        waits for it (and its error); with it, a failure keeps the stale one."""
+    def _start(self, slug: str) -> asyncio.Future[Snapshot | None]:
         future: asyncio.Future[Snapshot | None] = asyncio.get_running_loop().create_future()
         self._building[slug] = future
+        return future
+
+    async def _rebuild(
+        self, slug: str, stale: Snapshot | None, future: asyncio.Future[Snapshot | None]
+    ) -> Snapshot | None:
+        """Build ``slug`` once, whoever else asks meanwhile (``future`` is what they await).
+        Without ``stale`` the caller waits for it (and its error); with it, a failure keeps
+        the stale one."""
         try:
             built = await self._build(slug)
         except Exception as exc:
