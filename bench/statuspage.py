@@ -14,7 +14,7 @@ for each, two open incidents and a message, in a fresh SQLite file or PostgreSQL
    rate and latency p50/p99, and the ratio of each page's rate to its bare twin's, with the
    load average. The targets: p99 under 50 ms, ratio at least 0.5, build under 20 ms.
 
-    .venv/bin/python bench/statuspage.py [--db sqlite|postgresql] [--seconds 15]
+    .venv/bin/python bench/statuspage.py [--db sqlite|postgresql] [--seconds 30]
                                          [--connections 200] [--builds 50]
 
 Needs wrk (Debian's package). Exits 2 when a target was missed.
@@ -236,8 +236,8 @@ def load_average() -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--db", choices=["sqlite", "postgresql"], default="sqlite")
-    parser.add_argument("--seconds", type=int, default=15)
-    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--seconds", type=int, default=30)
+    parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--connections", type=int, default=200)
     parser.add_argument("--builds", type=int, default=50)
     parser.add_argument("--server-core", type=int, default=0)
