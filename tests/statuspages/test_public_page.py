@@ -214,6 +214,21 @@ class TestTheSnapshot:
         assert snapshots.builds == before + 1
         assert snapshots._pages["shop"].built_at > stale.built_at
 
+    async def test_an_incident_posted_through_the_api_shows_on_the_page_at_once(
+        self, client: httpx.AsyncClient, cast: Cast
+    ) -> None:
+        page = await create_page(client, cast.alice, cast.project_id, slug="shop")
+        monitor = await _monitor(client, cast, "API")
+        await add_component(client, cast.alice, page["id"], monitor, name="API")
+        assert (await _public(client, "shop"))["incidents"] == []
+        created = await client.post(
+            "/incidents",
+            headers=cast.bob.headers,
+            json={"projectId": cast.project_id, "monitorId": monitor, "title": "Slow API"},
+        )
+        assert created.status_code == 201
+        assert [i["title"] for i in (await _public(client, "shop"))["incidents"]] == ["Slow API"]
+
     async def test_a_visitor_with_the_current_etag_gets_a_304_and_a_new_one_after_a_change(
         self, client: httpx.AsyncClient, cast: Cast
     ) -> None:

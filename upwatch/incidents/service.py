@@ -72,13 +72,16 @@ class IncidentService(DomainService):
     async def _tell_subscribers(
         self, incident: Incident, update: IncidentUpdate, change: Change
     ) -> None:
-        """E-mail the subscribers of the status pages that show the incident's monitor."""
+        """E-mail the subscribers of the status pages that show the incident's monitor; those
+        pages show the change at their next visit after the commit."""
         if incident.monitor_id is None:
             return
         monitor = await self.session.get(Monitor, incident.monitor_id)
         machine = automatic_title(monitor) if monitor is not None else None
         notices = IncidentNotices(self.runtime.mailer, self.runtime.settings)
-        await notices.incident_changed(self.session, incident, update, change, machine)
+        pages = await notices.incident_changed(self.session, incident, update, change, machine)
+        for page_id in pages:
+            after_commit(self.session, partial(self.runtime.status_pages.changed, page_id))
 
     async def visible(self, caller: User, incident_id: str) -> Incident:
         """The incident if the caller may see its project (any member may), else 404."""

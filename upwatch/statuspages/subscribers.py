@@ -66,13 +66,15 @@ class IncidentNotices:
         update: IncidentUpdate,
         change: Change,
         machine_title: str | None,
-    ) -> int:
-        """Enqueue the notices in the caller's transaction; the number enqueued."""
+    ) -> list[str]:
+        """Enqueue the notices in the caller's transaction; the ids of the pages that show
+        the incident."""
         if incident.monitor_id is None:
-            return 0
+            return []
         repository = StatusPageRepository(session)
-        sent = 0
+        shown_on = []
         for page, names in await repository.public_pages_showing(incident.monitor_id):
+            shown_on.append(page.id)
             title = rules.public_title(
                 incident.title, machine_title if incident.automatic else None, names
             )
@@ -103,8 +105,7 @@ class IncidentNotices:
                         "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
                     },
                 )
-                sent += 1
-        return sent
+        return shown_on
 
 
 class VisitorSubscriptions(DomainService):
