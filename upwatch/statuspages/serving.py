@@ -88,22 +88,28 @@ class PublicPages:
             await self.app(scope, receive, send)
             return
         path: str = scope["path"]
-        snapshots: Snapshots = scope["app"].state.status_page_snapshots
+        json_page = _JSON_PATH.fullmatch(path)
+        html_page = None if json_page else _HTML_PATH.fullmatch(path)
+        # Built by the lifespan: an app without one (a tool, a test) has none to serve from.
+        snapshots: Snapshots | None = getattr(scope["app"].state, "status_page_snapshots", None)
+        if snapshots is None or not (json_page or html_page or path == "/"):
+            await self.app(scope, receive, send)
+            return
         headers = dict(scope["headers"])
         host = headers.get(b"host", b"").decode("latin-1")
         snapshot: Snapshot | None = None
         html = True
+        route = DOMAIN_ROUTE
         try:
-            if (found := _JSON_PATH.fullmatch(path)) is not None:
+            if json_page is not None:
                 route, html = JSON_ROUTE, False
-                snapshot = await snapshots.get(found.group(1))
-            elif (found := _HTML_PATH.fullmatch(path)) is not None:
+                snapshot = await snapshots.get(json_page.group(1))
+            elif html_page is not None:
                 route = HTML_ROUTE
-                snapshot = await snapshots.get(found.group(1))
-            elif path == "/" and host:
-                route = DOMAIN_ROUTE
+                snapshot = await snapshots.get(html_page.group(1))
+            elif host:
                 snapshot = await snapshots.for_domain(host.rsplit(":", 1)[0])
-        except Exception:
+        except Exception:  # the route below answers it, as a problem document
             snapshot = None
         if snapshot is None:
             await self.app(scope, receive, send)

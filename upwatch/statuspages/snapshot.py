@@ -16,14 +16,14 @@ import time
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from upwatch.incidents.automatic import automatic_title
 from upwatch.incidents.repository import IncidentRepository
 from upwatch.kit.clock import Clock
-from upwatch.models import StatusPage, StatusPageComponent
+from upwatch.models import Monitor, StatusPage, StatusPageComponent
 from upwatch.statuspages import render, rules
 from upwatch.statuspages.repository import StatusPageRepository
 from upwatch.statuspages.schemas import (
@@ -39,12 +39,22 @@ from upwatch.statuspages.service import monitor_component_status
 log = logging.getLogger(__name__)
 
 DAYS = 90
+_NO_CHECKS = (0, 0, 0, 0)
 RESOLVED_INCIDENTS_SHOWN = timedelta(days=14)
 
 
-async def build(session: AsyncSession, page: StatusPage, now: datetime) -> PublicStatusPage:
+# A day's bar by monitor and day, with the counts it was made from: past days rarely change,
+# so a rebuild makes new bars only for today and for days whose counts moved.
+DayBars = dict[tuple[str, date], tuple[tuple[int, int, int, int], PublicDay]]
+
+
+async def build(
+    session: AsyncSession, page: StatusPage, now: datetime, bars_made: DayBars | None = None
+) -> PublicStatusPage:
     """What the public sees of ``page`` at ``now``: from monitor states, day aggregates,
-    the current message and incidents; never a monitor's target or settings."""
+    the current message and incidents; never a monitor's target or settings. ``bars_made``
+    keeps the day bars of earlier builds (and gets this one's)."""
+    made: DayBars = {} if bars_made is None else bars_made
     repository = StatusPageRepository(session)
     components = (await repository.components([page.id]))[page.id]
     monitor_ids = [c.monitor_id for c in components]
@@ -57,6 +67,9 @@ async def build(session: AsyncSession, page: StatusPage, now: datetime) -> Publi
     ):
         counts[monitor_id][day_text] = (total, up, degraded, down)
     dates = [first + timedelta(days=n) for n in range(DAYS)]
+    day_texts = [day.isoformat() for day in dates]
+    for key in [k for k in made if k[1] < first]:  # days that left the window
+        del made[key]
     shown = []
     for component in components:
         # A large page builds in slices: visits to other pages go on between them.
@@ -64,20 +77,24 @@ async def build(session: AsyncSession, page: StatusPage, now: datetime) -> Publi
         days = counts.get(component.monitor_id, {})
         bars = []
         period = [0, 0, 0]  # total, up, degraded over the 90 days
-        for day in dates:
-            total, up, degraded, down = days.get(day.isoformat(), (0, 0, 0, 0))
+        for day, day_text in zip(dates, day_texts, strict=True):
+            day_counts = days.get(day_text, _NO_CHECKS)
+            total, up, degraded, down = day_counts
             period[0] += total
             period[1] += up
             period[2] += degraded
-            # Built from our own counts: 1,800 validations on a 20-component page would be
-            # a third of its build time.
-            bars.append(
-                PublicDay.model_construct(
+            key = (component.monitor_id, day)
+            known = made.get(key)
+            if known is None or known[0] != day_counts:
+                # Built from our own counts: validating 1,800 of them on a 20-component page
+                # would be a third of its build.
+                bar = PublicDay.model_construct(
                     date=day,
                     uptimePercentage=rules.day_uptime(total, up, degraded),
                     status=rules.day_status(total, up, degraded, down),
                 )
-            )
+                known = made[key] = (day_counts, bar)
+            bars.append(known[1])
         shown.append(
             PublicComponent(
                 id=component.id,
@@ -103,7 +120,7 @@ async def build(session: AsyncSession, page: StatusPage, now: datetime) -> Publi
             createdAt=message.created_at,
         ),
         components=shown,
-        incidents=await _incidents(session, page, components, now),
+        incidents=await _incidents(session, page, components, monitors, now),
         updatedAt=now,
     )
 
@@ -112,6 +129,7 @@ async def _incidents(
     session: AsyncSession,
     page: StatusPage,
     components: Sequence[StatusPageComponent],
+    monitors: dict[str, Monitor],
     now: datetime,
 ) -> list[PublicIncident]:
     by_monitor: dict[str, list[StatusPageComponent]] = defaultdict(list)
@@ -120,7 +138,6 @@ async def _incidents(
     incidents = await StatusPageRepository(session).incidents(
         page.project_id, list(by_monitor), now - RESOLVED_INCIDENTS_SHOWN
     )
-    monitors = await StatusPageRepository(session).monitors(list(by_monitor))
     timeline = await IncidentRepository(session).updates_of([i.id for i in incidents])
     shown = []
     for incident in incidents:
@@ -191,6 +208,7 @@ class Snapshots:
         self._building: dict[str, asyncio.Future[Snapshot | None]] = {}
         # Rebuilds of stale snapshots running beside the visits (held so none is collected).
         self._refreshing: set[asyncio.Task[Snapshot | None]] = set()
+        self._bars: dict[str, DayBars] = {}
         # Counts changes: a build that began before one is served once but not kept.
         self._changes = 0
         self.builds = 0
@@ -281,7 +299,10 @@ class Snapshots:
             if page is None or not page.is_public:
                 self._pages.pop(slug, None)
                 return None
-            public = await build(session, page, self.clock.now())
+            if page.id not in self._bars and len(self._bars) > 10_000:
+                self._bars.clear()  # pages deleted long ago leave their bars behind
+            bars = self._bars.setdefault(page.id, {})
+            public = await build(session, page, self.clock.now(), bars)
         self.builds += 1
         body = public.model_dump_json().encode()
         # ``updatedAt`` is the last field: the tag covers everything before it.
