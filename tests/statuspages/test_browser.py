@@ -177,6 +177,15 @@ def test_the_page_is_complete_in_a_browser_without_javascript(
         assert "Card payments fail for some customers." in browser.page_source
         # The owner's script did not run: JavaScript is off.
         assert browser.find_elements(By.ID, "custom-note") == []
+        # The page's own form works without JavaScript under the page's sandboxing policy.
+        browser.find_element(By.ID, "subscribe-email").send_keys("visitor@example.org")
+        browser.find_element(By.CSS_SELECTOR, ".subscribe button").click()
+        WebDriverWait(browser, BROWSER_SECONDS).until(
+            lambda b: (
+                b.find_elements(By.TAG_NAME, "h1")
+                and b.find_element(By.TAG_NAME, "h1").text == "Check your inbox"
+            )
+        )
     finally:
         browser.quit()
 
