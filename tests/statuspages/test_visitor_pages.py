@@ -65,6 +65,18 @@ async def test_the_page_is_complete_html_with_banner_components_bars_and_inciden
     assert "frame-ancestors 'none'" in policy
 
 
+async def test_a_head_request_gets_the_pages_headers_and_no_body(
+    client: httpx.AsyncClient, cast: Cast
+) -> None:
+    await create_page(client, cast.alice, cast.project_id, slug="shop")
+    page = await client.get("/s/shop")
+    head = await client.head("/s/shop")
+    assert head.status_code == 200
+    assert head.content == b""
+    assert head.headers["content-length"] == str(len(page.content))
+    assert head.headers["etag"] == page.headers["etag"]
+
+
 async def test_the_owners_css_and_js_are_files_of_their_own_that_cannot_break_out(
     client: httpx.AsyncClient, cast: Cast
 ) -> None:

@@ -84,7 +84,7 @@ class PublicPages:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] != "GET":
+        if scope["type"] != "http" or scope["method"] not in ("GET", "HEAD"):
             await self.app(scope, receive, send)
             return
         path: str = scope["path"]
@@ -126,4 +126,6 @@ class PublicPages:
         await send(
             {"type": "http.response.start", "status": reply.status, "headers": reply.headers}
         )
-        await send({"type": "http.response.body", "body": reply.body})
+        # HEAD (what many uptime checkers send): the headers of a GET, no body.
+        body = b"" if scope["method"] == "HEAD" else reply.body
+        await send({"type": "http.response.body", "body": body})
