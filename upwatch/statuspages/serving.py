@@ -50,7 +50,24 @@ class Answer:
 def answer(
     snapshot: Snapshot, html: bool, origin: str, max_age: float, if_none_match: str | None
 ) -> Answer:
-    """The page as JSON or HTML, or 304 when ``If-None-Match`` names its current tag."""
+    """The page as JSON or HTML, or 304 when ``If-None-Match`` names its current tag. The
+    headers are made once per snapshot and form (and origin, which a page's policy names)."""
+    key = (html, origin if html and snapshot.custom_js else "")
+    made = snapshot.answers.get(key)
+    if made is None:
+        made = _headers(snapshot, html, origin, max_age)
+        if len(snapshot.answers) < 64:  # the Host header is the client's: keep a few
+            snapshot.answers[key] = made
+    etag, not_modified, full = made
+    if if_none_match is not None and etag in {t.strip() for t in if_none_match.split(",")}:
+        return Answer(304, not_modified, b"")
+    return Answer(200, full, snapshot.html if html else snapshot.json)
+
+
+def _headers(
+    snapshot: Snapshot, html: bool, origin: str, max_age: float
+) -> tuple[str, list[tuple[bytes, bytes]], list[tuple[bytes, bytes]]]:
+    """The tag, the headers of a 304 and those of a 200."""
     if html:
         body, media = snapshot.html, "text/html; charset=utf-8"
         etag, policy = snapshot.etag[:-1] + '-html"', page_policy(origin, snapshot)
@@ -63,13 +80,12 @@ def answer(
         (b"content-security-policy", policy.encode()),
         (b"x-content-type-options", b"nosniff"),
     ]
-    if if_none_match is not None and etag in {t.strip() for t in if_none_match.split(",")}:
-        return Answer(304, headers, b"")
-    headers += [
+    full = [
+        *headers,
         (b"content-type", media.encode()),
         (b"content-length", str(len(body)).encode()),
     ]
-    return Answer(200, headers, body)
+    return etag, headers, full
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,9 @@ import logging
 import time
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -182,6 +183,8 @@ class Snapshot:
     custom_js: str
     custom_domain: str | None
     built_at: float  # monotonic seconds
+    # Response headers made for it, by form and origin (statuspages/serving.py).
+    answers: dict[tuple[bool, str], Any] = field(default_factory=dict, compare=False)
 
 
 class Snapshots:
