@@ -73,6 +73,7 @@ def _serve(args: argparse.Namespace) -> int:
         port=args.port,
         log_level=args.log_level,
         log_config=None,  # uvicorn's loggers write through ours (kit/logs.py)
+        loop=settings.http_loop,
         proxy_headers=bool(settings.forwarded_allow_ips),
         forwarded_allow_ips=settings.forwarded_allow_ips or None,
     )

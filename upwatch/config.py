@@ -59,6 +59,10 @@ class Settings(BaseSettings):
     # Addresses of reverse proxies whose X-Forwarded-For is trusted for the client address
     # (uvicorn's forwarded_allow_ips, e.g. "127.0.0.1" or "*"); empty trusts none.
     forwarded_allow_ips: str = ""
+    # The event loop `upwatch serve` answers HTTP on. asyncio's own loop serves every
+    # connection in turn when the process is saturated; uvloop answered ~8 % more requests
+    # but left 1-3 % of them waiting about a second (bench/statuspage.py --loop).
+    http_loop: Literal["asyncio", "uvloop"] = "asyncio"
     allow_private_targets: bool = False
     # Test and benchmark environments: probes reach loopback only and never query DNS.
     targets_loopback_only: bool = False

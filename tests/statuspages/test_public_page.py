@@ -16,6 +16,7 @@ from fastapi import FastAPI
 from tests.conftest import Cast, assert_problem, eventually
 from tests.factories import add_component, create_monitor, create_page, ingest
 from upwatch.kit.clock import ManualClock
+from upwatch.statuspages.snapshot import FULL_READ_SECONDS
 
 SECRET = "s3cret-api-key-value"
 
@@ -213,6 +214,30 @@ class TestTheSnapshot:
         await eventually(lambda: not snapshots._refreshing and snapshots.builds > before)
         assert snapshots.builds == before + 1
         assert snapshots._pages["shop"].built_at > stale.built_at
+
+    async def test_a_rebuild_reads_the_last_two_days_and_older_days_again_in_a_full_read(
+        self, client: httpx.AsyncClient, cast: Cast, app: FastAPI, clock: ManualClock
+    ) -> None:
+        page = await create_page(client, cast.alice, cast.project_id, slug="shop")
+        monitor = await _monitor(client, cast, "API")
+        await add_component(client, cast.alice, page["id"], monitor, name="API")
+        snapshots = app.state.status_page_snapshots
+        days = (await _public(client, "shop"))["components"][0]["days"]
+        assert {d["status"] for d in days} == {"no_data"}
+        now = clock.now()
+        for back in (0, 1, 10):  # today, yesterday (late results) and an older day
+            await ingest(app.state.engine, monitor, now - timedelta(days=back), ok=True)
+
+        snapshots.changed(page["id"])
+        days = (await _public(client, "shop"))["components"][0]["days"]
+        assert [d["status"] for d in days[-2:]] == ["operational", "operational"]
+        assert days[-11]["status"] == "no_data"  # taken from the earlier build
+
+        # Past FULL_READ_SECONDS since the last full read (its time moved back, not a wait).
+        snapshots._read_all_at[page["id"]] -= FULL_READ_SECONDS
+        snapshots.changed(page["id"])
+        days = (await _public(client, "shop"))["components"][0]["days"]
+        assert days[-11]["status"] == "operational"
 
     async def test_an_incident_posted_through_the_api_shows_on_the_page_at_once(
         self, client: httpx.AsyncClient, cast: Cast

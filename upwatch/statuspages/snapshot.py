@@ -42,6 +42,9 @@ log = logging.getLogger(__name__)
 DAYS = 90
 _NO_CHECKS = (0, 0, 0, 0)
 RESOLVED_INCIDENTS_SHOWN = timedelta(days=14)
+# How long a page's older day counts are taken from its earlier builds (late results
+# land on today and yesterday, which every build reads).
+FULL_READ_SECONDS = 600.0
 
 
 # A day's bar by monitor and day, with the counts it was made from: past days rarely change,
@@ -50,11 +53,18 @@ DayBars = dict[tuple[str, date], tuple[tuple[int, int, int, int], PublicDay]]
 
 
 async def build(
-    session: AsyncSession, page: StatusPage, now: datetime, bars_made: DayBars | None = None
+    session: AsyncSession,
+    page: StatusPage,
+    now: datetime,
+    bars_made: DayBars | None = None,
+    *,
+    recent_only: bool = False,
 ) -> PublicStatusPage:
     """What the public sees of ``page`` at ``now``: from monitor states, day aggregates,
     the current message and incidents; never a monitor's target or settings. ``bars_made``
-    keeps the day bars of earlier builds (and gets this one's)."""
+    keeps the day bars of earlier builds (and gets this one's). ``recent_only`` reads the
+    counts of today and yesterday only and takes older days from ``bars_made`` where it has
+    them all (late results land on these two days; older ones change only in a full read)."""
     made: DayBars = {} if bars_made is None else bars_made
     repository = StatusPageRepository(session)
     components = (await repository.components([page.id]))[page.id]
@@ -62,15 +72,25 @@ async def build(
     monitors = await repository.monitors(monitor_ids)
     today = now.date()
     first = today - timedelta(days=DAYS - 1)
-    counts: dict[str, dict[str, tuple[int, int, int, int]]] = defaultdict(dict)
-    for monitor_id, day_text, total, up, degraded, down in await repository.day_counts(
-        monitor_ids, first.isoformat()
-    ):
-        counts[monitor_id][day_text] = (total, up, degraded, down)
     dates = [first + timedelta(days=n) for n in range(DAYS)]
     day_texts = [day.isoformat() for day in dates]
     for key in [k for k in made if k[1] < first]:  # days that left the window
         del made[key]
+    read_from = today - timedelta(days=1)
+    counts: dict[str, dict[str, tuple[int, int, int, int]]] = defaultdict(dict)
+    if recent_only and all(
+        (monitor_id, day) in made for monitor_id in monitor_ids for day in dates[:-2]
+    ):
+        for monitor_id in monitor_ids:
+            earlier = counts[monitor_id]
+            for day, day_text in zip(dates[:-2], day_texts[:-2], strict=True):
+                earlier[day_text] = made[(monitor_id, day)][0]
+    else:
+        read_from = first
+    for monitor_id, day_text, total, up, degraded, down in await repository.day_counts(
+        monitor_ids, read_from.isoformat()
+    ):
+        counts[monitor_id][day_text] = (total, up, degraded, down)
     shown = []
     for component in components:
         # A large page builds in slices: visits to other pages go on between them.
@@ -212,6 +232,7 @@ class Snapshots:
         # Rebuilds of stale snapshots running beside the visits (held so none is collected).
         self._refreshing: set[asyncio.Task[Snapshot | None]] = set()
         self._bars: dict[str, DayBars] = {}
+        self._read_all_at: dict[str, float] = {}
         # Counts changes: a build that began before one is served once but not kept.
         self._changes = 0
         self.builds = 0
@@ -304,8 +325,14 @@ class Snapshots:
                 return None
             if page.id not in self._bars and len(self._bars) > 10_000:
                 self._bars.clear()  # pages deleted long ago leave their bars behind
+                self._read_all_at.clear()
             bars = self._bars.setdefault(page.id, {})
-            public = await build(session, page, self.clock.now(), bars)
+            # Every day's counts again now and then; in between, today's and yesterday's.
+            read_all = time.monotonic() - self._read_all_at.get(page.id, -FULL_READ_SECONDS)
+            recent_only = read_all < FULL_READ_SECONDS
+            public = await build(session, page, self.clock.now(), bars, recent_only=recent_only)
+            if not recent_only:
+                self._read_all_at[page.id] = time.monotonic()
         self.builds += 1
         body = public.model_dump_json().encode()
         # ``updatedAt`` is the last field: the tag covers everything before it.
