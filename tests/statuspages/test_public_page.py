@@ -16,6 +16,7 @@ from fastapi import FastAPI
 from tests.conftest import Cast, assert_problem, eventually
 from tests.factories import add_component, create_monitor, create_page, ingest
 from upwatch.kit.clock import ManualClock
+from upwatch.statuspages.repository import StatusPageRepository
 from upwatch.statuspages.snapshot import FULL_READ_SECONDS
 
 SECRET = "s3cret-api-key-value"
@@ -238,6 +239,24 @@ class TestTheSnapshot:
         snapshots.changed(page["id"])
         days = (await _public(client, "shop"))["components"][0]["days"]
         assert days[-11]["status"] == "operational"
+
+    async def test_a_flood_on_an_unknown_host_costs_one_lookup_until_a_page_takes_that_domain(
+        self, client: httpx.AsyncClient, cast: Cast, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        lookups = []
+        by_domain = StatusPageRepository.by_domain
+
+        async def counted(repository: StatusPageRepository, domain: str) -> Any:
+            lookups.append(domain)
+            return await by_domain(repository, domain)
+
+        monkeypatch.setattr(StatusPageRepository, "by_domain", counted)
+        for _ in range(20):
+            assert_problem(await client.get("/", headers={"Host": "status.shop.example"}), 404)
+        assert lookups == ["status.shop.example"]
+        await create_page(client, cast.alice, cast.project_id, customDomain="status.shop.example")
+        page = await client.get("/", headers={"Host": "status.shop.example"})
+        assert page.status_code == 200
 
     async def test_an_incident_posted_through_the_api_shows_on_the_page_at_once(
         self, client: httpx.AsyncClient, cast: Cast

@@ -3,7 +3,7 @@ page's JSON."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Literal
 from urllib.parse import parse_qs
 
@@ -19,7 +19,6 @@ from upwatch.kit.schemas import DeletedOut, normalize_email
 from upwatch.models import StatusPage, StatusPageComponent
 from upwatch.runtime import Runtime
 from upwatch.statuspages import render
-from upwatch.statuspages.repository import StatusPageRepository
 from upwatch.statuspages.schemas import (
     ComponentCreate,
     ComponentOut,
@@ -52,15 +51,9 @@ public = APIRouter(
 
 
 async def pages_out(
-    session: AsyncSession, runtime: Runtime, pages: list[StatusPage]
+    session: AsyncSession, runtime: Runtime, pages: Sequence[StatusPage]
 ) -> list[StatusPageOut]:
-    repository = StatusPageRepository(session)
-    ids = [p.id for p in pages]
-    components = await repository.components(ids)
-    messages = await repository.current_messages(ids)
-    statuses = await StatusPageService(session, runtime).statuses(
-        [c for p in pages for c in components[p.id]]
-    )
+    components, messages, statuses = await StatusPageService(session, runtime).shown(pages)
     base_url = runtime.settings.public_url
     return [
         StatusPageOut.model_validate(
@@ -108,11 +101,11 @@ async def list_status_pages(
     projectId: IdFilter = None,
 ) -> list[StatusPageOut]:
     """Status pages of the caller's projects, oldest first."""
-    items, total = await StatusPageRepository(session).visible_to(
+    items, total = await StatusPageService(session, runtime).listed(
         user, projectId, page.limit, page.offset
     )
     page.total(total)
-    return await pages_out(session, runtime, list(items))
+    return await pages_out(session, runtime, items)
 
 
 @router.get("/{id}", operation_id="getStatusPage")
@@ -202,9 +195,8 @@ async def list_status_messages(
     id: str, user: CurrentUser, session: Session, runtime: RuntimeDep, page: PageParams
 ) -> list[StatusMessageOut]:
     """The page's message history, newest first (empty messages are the clearings)."""
-    status_page = await StatusPageService(session, runtime).visible(user, id)
-    items, total = await StatusPageRepository(session).messages(
-        status_page.id, page.limit, page.offset
+    items, total = await StatusPageService(session, runtime).message_history(
+        user, id, page.limit, page.offset
     )
     page.total(total)
     return [StatusMessageOut.model_validate(m) for m in items]
@@ -216,9 +208,8 @@ async def list_subscribers(
 ) -> list[SubscriberOut]:
     """Visitors subscribed to the page's incident e-mails, oldest first; `confirmedAt` is null
     until they followed the link mailed to them (only confirmed ones are mailed)."""
-    status_page = await StatusPageService(session, runtime).visible(user, id)
-    items, total = await StatusPageRepository(session).subscribers(
-        status_page.id, page.limit, page.offset
+    items, total = await StatusPageService(session, runtime).subscribers(
+        user, id, page.limit, page.offset
     )
     page.total(total)
     return [SubscriberOut.model_validate(s) for s in items]
@@ -229,12 +220,7 @@ async def delete_subscriber(
     id: str, subscriberId: str, user: CurrentUser, session: Session, runtime: RuntimeDep
 ) -> DeletedOut:
     """Remove a subscriber: no further e-mail goes to them."""
-    status_page = await StatusPageService(session, runtime).visible(user, id)
-    repository = StatusPageRepository(session)
-    subscriber = await repository.subscriber(status_page.id, subscriberId)
-    if subscriber is None:
-        raise NotFound("no such subscriber of this status page")
-    await repository.delete(subscriber)
+    await StatusPageService(session, runtime).delete_subscriber(user, id, subscriberId)
     return DeletedOut(id=subscriberId)
 
 

@@ -12,7 +12,14 @@ from upwatch.billing.service import PlanLimits
 from upwatch.engine.status import decode_state, region_status, settings_of
 from upwatch.kit.db import after_commit
 from upwatch.kit.errors import Conflict, NotFound, ValidationFailed
-from upwatch.models import Monitor, StatusMessage, StatusPage, StatusPageComponent, User
+from upwatch.models import (
+    Monitor,
+    StatusMessage,
+    StatusPage,
+    StatusPageComponent,
+    StatusPageSubscriber,
+    User,
+)
 from upwatch.projects.repository import ProjectRepository
 from upwatch.runtime import DomainService, uses
 from upwatch.statuspages.repository import StatusPageRepository
@@ -82,6 +89,7 @@ class StatusPageService(DomainService):
             custom_js=body.customJs,
         )
         await self.pages.add(page)
+        self._touch(page)  # its domain may have been asked for before it existed
         return page
 
     async def update(self, caller: User, page_id: str, body: StatusPageUpdate) -> StatusPage:
@@ -177,6 +185,27 @@ class StatusPageService(DomainService):
         monitors = await self.pages.monitors([c.monitor_id for c in components])
         return {c.id: monitor_component_status(monitors.get(c.monitor_id)) for c in components}
 
+    async def listed(
+        self, caller: User, project_id: str | None, limit: int, offset: int
+    ) -> tuple[Sequence[StatusPage], int]:
+        """Pages of the caller's projects, oldest first, and how many there are."""
+        return await self.pages.visible_to(caller, project_id, limit, offset)
+
+    async def shown(
+        self, pages: Sequence[StatusPage]
+    ) -> tuple[
+        dict[str, list[StatusPageComponent]],
+        dict[str, StatusMessage],
+        dict[str, ComponentStatus],
+    ]:
+        """What the owner's view of ``pages`` shows besides the rows: components in order,
+        current messages, and each component's status."""
+        ids = [p.id for p in pages]
+        components = await self.pages.components(ids)
+        messages = await self.pages.current_messages(ids)
+        statuses = await self.statuses([c for p in pages for c in components[p.id]])
+        return components, messages, statuses
+
     # ---- messages ----
 
     async def post_message(self, caller: User, page_id: str, body: StatusMessageIn) -> StatusPage:
@@ -201,3 +230,24 @@ class StatusPageService(DomainService):
         self._touch(page)
         await self.session.flush()
         return page
+
+    async def message_history(
+        self, caller: User, page_id: str, limit: int, offset: int
+    ) -> tuple[Sequence[StatusMessage], int]:
+        page = await self.visible(caller, page_id)
+        return await self.pages.messages(page.id, limit, offset)
+
+    # ---- subscribers ----
+
+    async def subscribers(
+        self, caller: User, page_id: str, limit: int, offset: int
+    ) -> tuple[Sequence[StatusPageSubscriber], int]:
+        page = await self.visible(caller, page_id)
+        return await self.pages.subscribers(page.id, limit, offset)
+
+    async def delete_subscriber(self, caller: User, page_id: str, subscriber_id: str) -> None:
+        page = await self.visible(caller, page_id)
+        subscriber = await self.pages.subscriber(page.id, subscriber_id)
+        if subscriber is None:
+            raise NotFound("no such subscriber of this status page")
+        await self.pages.delete(subscriber)

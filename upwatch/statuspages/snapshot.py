@@ -228,6 +228,7 @@ class Snapshots:
         # Custom domain -> slug, learnt from builds: a flood on a page's own domain costs no
         # query either.
         self._domains: dict[str, str] = {}
+        self._unknown_domains: dict[str, float] = {}
         self._building: dict[str, asyncio.Future[Snapshot | None]] = {}
         # Rebuilds of stale snapshots running beside the visits (held so none is collected).
         self._refreshing: set[asyncio.Task[Snapshot | None]] = set()
@@ -240,6 +241,7 @@ class Snapshots:
     def changed(self, page_id: str) -> None:
         """The page, its components or its message changed (after commit)."""
         self._changes += 1
+        self._unknown_domains.clear()  # the change may have given a page its domain
         for slug, snapshot in list(self._pages.items()):
             if snapshot.page_id == page_id:
                 del self._pages[slug]
@@ -251,9 +253,16 @@ class Snapshots:
         domain = host.lower()
         slug = self._domains.get(domain)
         if slug is None:
+            # A host no page has is remembered for the maximum age too: a flood of requests
+            # with made-up Host headers costs one query per name and age, not one each.
+            if time.monotonic() - self._unknown_domains.get(domain, -self.max_age) < self.max_age:
+                return None
             async with self.sessions() as session:
                 page = await StatusPageRepository(session).by_domain(domain)
             if page is None:
+                if len(self._unknown_domains) > 100_000:
+                    self._unknown_domains.clear()
+                self._unknown_domains[domain] = time.monotonic()
                 return None
             slug = page.slug
         snapshot = await self.get(slug)
