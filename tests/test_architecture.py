@@ -23,6 +23,7 @@ DOMAINS = {
     "notifications",
     "operations",
     "projects",
+    "retention",
     "statuspages",
 }
 LAYERS = {"base": 0, "probes": 1, "ports": 2, "engine": 3, "domain": 4, "root": 5}

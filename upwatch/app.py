@@ -41,6 +41,8 @@ from upwatch.notifications.endpoints import router as notifications_router
 from upwatch.operations.endpoints import router as operations_router
 from upwatch.ports import ApiMeter, NoEngine
 from upwatch.projects.endpoints import router as projects_router
+from upwatch.retention.endpoints import router as retention_router
+from upwatch.retention.job import RetentionJob
 from upwatch.runtime import PlanCache, Runtime, Throttles
 from upwatch.statuspages.endpoints import public as public_status_router
 from upwatch.statuspages.endpoints import router as status_pages_router
@@ -155,6 +157,12 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
             "alert-sender", alerts.run, settings.alert_poll_seconds + settings.alert_timeout_seconds
         )
         supervisor.start("usage-flusher", meter.run, settings.usage_flush_seconds)
+        if settings.retention:
+            retention = RetentionJob(settings, db, clock, metrics, mailer, catalog)
+            # Idle between passes, so never "stalled"; a pass beats after each batch.
+            supervisor.start(
+                "retention", retention.run, settings.retention_poll_seconds, busy=lambda: False
+            )
         if engine is not None:
             engine.start(supervisor)
         log.info("Upwatch %s ready on %s", __version__, settings.sqlalchemy_url.split("://")[0])
@@ -199,6 +207,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
         notifications_router,
         billing_router,
         contact_router,
+        retention_router,
         admin_router,
         operations_router,
     ):

@@ -127,6 +127,15 @@ class Settings(BaseSettings):
     # A check still queued this long after it was due makes /readyz answer 503: the workers
     # (or, holding them back, the database) cannot keep up with the schedule.
     ready_late_seconds: float = Field(default=30.0, gt=0)
+    # Data retention (retention/): run the job in this process; how often it looks for owners
+    # whose daily run is due; rows deleted per transaction, and the pause between two, so
+    # checks and requests keep the database; how long a run's claim on an owner holds
+    # without progress before another process may take the owner over.
+    retention: bool = True
+    retention_poll_seconds: float = Field(default=600.0, gt=0)
+    retention_batch_rows: int = Field(default=5000, ge=1, le=100_000)
+    retention_batch_pause_seconds: float = Field(default=0.05, ge=0, le=60)
+    retention_claim_seconds: float = Field(default=300.0, gt=0)
     # Run the monitoring engine (scheduler, workers, ingester) in this process; false makes an
     # API-only process, e.g. beside a separate engine.
     engine: bool = True

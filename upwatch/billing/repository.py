@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from sqlalchemy import ColumnElement, Integer, String, cast, func, literal, select, union, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from upwatch.kit.db import dialect_insert
 from upwatch.models import (
     ApiUsage,
     Monitor,
@@ -161,9 +160,7 @@ class ApiUsageRepository:
         ]
         if not rows:
             return
-        insert = (
-            pg_insert if self.session.get_bind().dialect.name == "postgresql" else sqlite_insert
-        )
+        insert = dialect_insert(self.session)
         statement = insert(ApiUsage).values(rows)
         await self.session.execute(
             statement.on_conflict_do_update(

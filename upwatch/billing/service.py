@@ -13,6 +13,7 @@ from upwatch.billing.schemas import Limits, SubscriptionStatus, Usage, UsageItem
 from upwatch.kit.errors import Conflict, PlanLimitExceeded, TooManyRequests
 from upwatch.kit.plans import Plan
 from upwatch.models import Subscription, User
+from upwatch.retention.service import stored_bytes
 from upwatch.runtime import DomainService, Runtime, uses
 
 MEGABYTE = 1024 * 1024
@@ -112,7 +113,8 @@ class SubscriptionService(DomainService):
 
     async def measured(self, user: User, plan: Plan) -> Usage:
         # Six decimals: a small account stores kilobytes, which two decimals would show as 0.
-        storage_mb = round(await self.usage.storage_bytes(user.id) / MEGABYTE, 6)
+        stored = await self.usage.storage_bytes(user.id) + await stored_bytes(self.session, user.id)
+        storage_mb = round(stored / MEGABYTE, 6)
         return Usage(
             monitors=usage_item(await self.usage.monitors(user.id), plan.monitorCount),
             statusPages=usage_item(await self.usage.status_pages(user.id), plan.statusPageCount),

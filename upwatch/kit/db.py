@@ -11,6 +11,8 @@ from datetime import UTC, datetime
 from typing import Any, ClassVar, TypeVar
 
 from sqlalchemy import JSON, DateTime, MetaData, String, event
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection, Dialect, ExceptionContext
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import (
@@ -326,6 +328,13 @@ class Database:
                 settle_seconds,
             )
         await self.engine.dispose()
+
+
+def dialect_insert(session: AsyncSession) -> Callable[..., Any]:
+    """The INSERT of the session's database, which has ON CONFLICT (both dialects spell it
+    alike)."""
+    name = session.get_bind().dialect.name
+    return pg_insert if name == "postgresql" else sqlite_insert
 
 
 OnCommit = Callable[[], None]

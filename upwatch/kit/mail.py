@@ -237,7 +237,11 @@ class Mailer:
             error = f"{type(exc).__name__}: {exc}"
         now = self.clock.now()
         attempts = message.attempts + 1
-        values: dict[str, object] = {"attempts": attempts, "last_error": error}
+        values: dict[str, object] = {
+            "attempts": attempts,
+            "last_error": error,
+            "last_attempt_at": now,
+        }
         if error is None:
             values.update(status="sent", sent_at=now)
             outcome = "sent"

@@ -79,6 +79,22 @@ class Metrics:
             ["channel", "outcome"],
             registry=self.registry,
         )
+        self.retention_purged = Counter(
+            "upwatch_retention_rows_purged",
+            "Rows deleted by data retention, by data type",
+            ["data_type"],
+            registry=self.registry,
+        )
+        self.retention_notices = Counter(
+            "upwatch_retention_notices",
+            "Data-retention notices made (each announces one batch of one data type)",
+            registry=self.registry,
+        )
+        self.retention_last_success = Gauge(
+            "upwatch_retention_last_success_timestamp_seconds",
+            "When the retention job last finished a pass over the due owners (Unix time)",
+            registry=self.registry,
+        )
         # prometheus_client adds the _total suffix: upwatch_role_restarts_total{role}.
         self.role_restarts = Counter(
             "upwatch_role_restarts",

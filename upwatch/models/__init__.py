@@ -13,6 +13,7 @@ from upwatch.models.monitor import (
 )
 from upwatch.models.notification import Alert, AlertAttempt, NotificationProvider
 from upwatch.models.project import Project, ProjectInvitation, ProjectMember
+from upwatch.models.retention import IncidentDay, RetentionNotice, RetentionRun
 from upwatch.models.statuspage import (
     StatusMessage,
     StatusPage,
@@ -34,6 +35,7 @@ __all__ = [
     "DailyAggregate",
     "HistogramBucket",
     "Incident",
+    "IncidentDay",
     "IncidentUpdate",
     "MailMessage",
     "Monitor",
@@ -44,6 +46,8 @@ __all__ = [
     "ProjectMember",
     "RefreshToken",
     "Region",
+    "RetentionNotice",
+    "RetentionRun",
     "StatusMessage",
     "StatusPage",
     "StatusPageComponent",

@@ -26,3 +26,5 @@ class MailMessage(IdMixin, TimestampMixin, Base):
     next_attempt_at: Mapped[datetime]
     last_error: Mapped[str | None] = mapped_column(Text)
     sent_at: Mapped[datetime | None]
+    # When delivery was last tried (retention notices show it as lastNotificationAttempt).
+    last_attempt_at: Mapped[datetime | None]

@@ -1,0 +1,1 @@
+"""Data retention: notices before expiry, purging by plan, measured storage (contract §12)."""

@@ -1,0 +1,27 @@
+"""GET /retention/notifications (seed 19, contract §12)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from upwatch.accounts.dependencies import CurrentUser
+from upwatch.dependencies import RuntimeDep, Session
+from upwatch.kit.errors import problem_responses
+from upwatch.retention.schemas import RetentionNotificationOut
+from upwatch.retention.service import RetentionService
+
+router = APIRouter(
+    prefix="/retention", tags=["retention"], responses=problem_responses(401, 429, 500)
+)
+
+
+@router.get("/notifications", operation_id="listRetentionNotifications")
+async def list_retention_notifications(
+    user: CurrentUser, session: Session, runtime: RuntimeDep
+) -> list[RetentionNotificationOut]:
+    """Data of the caller's that expires soon, soonest first: one record per data type and
+    expiry date, made seven days ahead, with whether the e-mail about it was delivered.
+    Data goes in weekly batches (Mondays, 00:00 UTC) once it is older than the plan's
+    `retentionDays`; daily aggregates stay at least 90 days on every plan
+    (docs/retention.md)."""
+    return await RetentionService(session, runtime).upcoming(user)

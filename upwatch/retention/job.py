@@ -1,0 +1,306 @@
+"""The retention job: once a day per owner, purge the batches that are due, then announce
+the next ones seven days ahead (contract §12, seed 19).
+
+Safe to run in several processes at once: an owner's run is claimed with one conditional
+UPDATE (``RetentionRepository.claim``), every batch renews that claim in its own transaction
+(a run whose claim expired and was taken stops before it deletes more), notices are unique per
+owner, type and expiry, and deleted incidents are rolled up by the statement that deletes
+them. A crash leaves the claim to expire; the next run picks the owner up where it stopped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from datetime import UTC, datetime, timedelta
+
+from upwatch.billing.repository import SubscriptionRepository
+from upwatch.config import Settings
+from upwatch.kit.clock import Clock
+from upwatch.kit.db import Database, WorkSession, commit_and_notify
+from upwatch.kit.ids import new_id
+from upwatch.kit.mail import Mailer
+from upwatch.kit.metrics import Metrics
+from upwatch.kit.plans import PlanCatalog
+from upwatch.kit.progress import progress
+from upwatch.models import RetentionNotice, User
+from upwatch.retention import rules
+from upwatch.retention.repository import RetentionRepository
+from upwatch.retention.service import RESULT_BYTES, stored_bytes
+
+log = logging.getLogger(__name__)
+
+# Deleted in this order: timings before their results, alert records before their incidents.
+PURGE_ORDER = ("monitoring_data", "check_results", "alert_history", "incident_data")
+# Purged notices are kept a while (nobody lists them; they mark what was announced).
+PURGED_NOTICES_KEPT = timedelta(days=35)
+OWNERS_PER_QUERY = 100
+WORDS = {
+    "check_results": "check results",
+    "monitoring_data": "per-check timings",
+    "alert_history": "alert history",
+    "incident_data": "resolved incidents and their timelines",
+}
+
+
+class LostClaim(Exception):
+    """Another run took this owner over (our claim expired): stop without deleting more."""
+
+
+class RetentionJob:
+    def __init__(
+        self,
+        settings: Settings,
+        database: Database,
+        clock: Clock,
+        metrics: Metrics,
+        mailer: Mailer,
+        catalog: PlanCatalog,
+    ) -> None:
+        self.settings = settings
+        self.database = database
+        self.clock = clock
+        self.metrics = metrics
+        self.mailer = mailer
+        self.catalog = catalog
+
+    async def run(self) -> None:
+        """The supervised loop: a pass over the due owners, then a wait."""
+        while True:
+            await self.run_once()
+            progress()
+            await asyncio.sleep(self.settings.retention_poll_seconds)
+
+    async def run_once(self) -> int:
+        """Every owner whose run for today is due and free; how many this call finished."""
+        finished = 0
+        skipped: set[str] = set()
+        while True:
+            now = self.clock.now()
+            async with self.database.workreader() as session:
+                owners = await RetentionRepository(session).owners_due(
+                    now.date().isoformat(), now, OWNERS_PER_QUERY + len(skipped)
+                )
+            owners = [o for o in owners if o not in skipped]
+            if not owners:
+                break
+            for owner_id in owners:
+                try:
+                    done = await self.run_owner(owner_id)
+                except LostClaim:
+                    log.warning("retention of owner %s was taken over by another run", owner_id)
+                    done = False
+                if done:
+                    finished += 1
+                else:
+                    skipped.add(owner_id)  # claimed elsewhere: not ours today
+        self.metrics.retention_last_success.set(time.time())
+        return finished
+
+    async def run_owner(self, owner_id: str) -> bool:
+        """Claim ``owner_id``'s run for today and do it; False when it is not ours to do."""
+        now = self.clock.now()
+        today = now.date().isoformat()
+        token = new_id()
+        async with self.database.worksession() as session:
+            won = await RetentionRepository(session).claim(
+                owner_id, today, now, self._lease(), token
+            )
+            await session.commit()
+        if not won:
+            return False
+        async with self.database.workreader() as session:
+            subscription = await SubscriptionRepository(session).of(owner_id)
+            notices = await RetentionRepository(session).notices(owner_id)
+            run = await RetentionRepository(session).run_of(owner_id)
+        plan = self.catalog.get(subscription.plan if subscription else self.catalog.default_plan)
+        days = plan.retentionDays
+        kept_from = run.kept_from_day if run else None
+
+        due = sorted(
+            (n for n in notices if n.purged_at is None and n.expiry_date <= now),
+            key=lambda n: (n.expiry_date, PURGE_ORDER.index(n.data_type)),
+        )
+        for notice in due:
+            before = rules.purge_cutoff(
+                notice.cutoff, notice.expiry_date, notice.retention_days, days
+            )
+            await self._purge(owner_id, token, notice.data_type, before)
+            async with self.database.worksession() as session:
+                await self._hold(session, owner_id, token)
+                await RetentionRepository(session).mark_purged(notice.id, self.clock.now())
+                await session.commit()
+            if notice.data_type == "check_results":
+                day = before.date().isoformat()
+                kept_from = max(kept_from or day, day)
+        aggregates_before = rules.aggregate_cutoff_day(now.date(), days)
+        if aggregates_before is not None:
+            async with self.database.worksession() as session:
+                await self._hold(session, owner_id, token)
+                await RetentionRepository(session).purge_days(
+                    owner_id, aggregates_before.isoformat()
+                )
+                await session.commit()
+
+        await self._announce(owner_id, token, days, plan.storageLimit, kept_from)
+
+        through = (now.date() - timedelta(days=1)).isoformat()
+        async with self.database.worksession() as session:
+            repository = RetentionRepository(session)
+            await repository.forget_purged(owner_id, now - PURGED_NOTICES_KEPT)
+            rows = sum(
+                n
+                for day, n in await repository.result_rows_by_day(owner_id, kept_from)
+                if day.isoformat() <= through
+            )
+            if not await repository.finish(owner_id, token, today, rows, kept_from, through):
+                raise LostClaim(owner_id)
+            await session.commit()
+        return True
+
+    def _lease(self) -> datetime:
+        return self.clock.now() + timedelta(seconds=self.settings.retention_claim_seconds)
+
+    async def _hold(self, session: WorkSession, owner_id: str, token: str) -> None:
+        if not await RetentionRepository(session).renew(owner_id, token, self._lease()):
+            raise LostClaim(owner_id)
+
+    async def _purge(self, owner_id: str, token: str, data_type: str, before: datetime) -> None:
+        """Delete in bounded batches, each its own short transaction, pausing between them:
+        no statement holds the table (or SQLite's one writer lock) for long."""
+        batch = self.settings.retention_batch_rows
+        while True:
+            async with self.database.worksession() as session:
+                await self._hold(session, owner_id, token)
+                gone = await RetentionRepository(session).purge_batch(
+                    owner_id, data_type, before, batch
+                )
+                await session.commit()
+            self.metrics.retention_purged.labels(data_type).inc(gone)
+            progress()
+            if gone < batch:
+                return
+            await asyncio.sleep(self.settings.retention_batch_pause_seconds)
+
+    async def _announce(
+        self,
+        owner_id: str,
+        token: str,
+        days: int,
+        storage_limit_mb: int,
+        kept_from: str | None,
+    ) -> None:
+        """Make the next batch's notices where none is pending, drop those a plan change
+        outdated, and e-mail the owner once for what this run announced (and again for
+        notices whose e-mail failed for good)."""
+        now = self.clock.now()
+        async with self.database.worksession() as session:
+            await self._hold(session, owner_id, token)
+            repository = RetentionRepository(session)
+            pending = [
+                n
+                for n in await repository.notices(owner_id)
+                if n.purged_at is None and n.expiry_date > now
+            ]
+            outdated = [n for n in pending if n.retention_days != days]
+            await repository.drop_notices([n.id for n in outdated])
+            pending = [n for n in pending if n.retention_days == days]
+            made: list[RetentionNotice] = []
+            if rules.expires(days):
+                expiry = rules.next_expiry(now)
+                # Past the storage limit, raw results of earlier days go too; never today's.
+                raw_cutoff = max(
+                    rules.cutoff(expiry, days),
+                    min(
+                        await self._storage_cutoff(session, owner_id, storage_limit_mb, kept_from),
+                        rules.midnight(now.date()),
+                    ),
+                )
+                for data_type in rules.DATA_TYPES:
+                    if any(n.data_type == data_type for n in pending):
+                        continue
+                    raw = data_type in ("check_results", "monitoring_data")
+                    before = raw_cutoff if raw else rules.cutoff(expiry, days)
+                    count, size = await repository.measure(owner_id, data_type, before)
+                    if not count:
+                        continue
+                    notice = RetentionNotice(
+                        id=new_id(),
+                        user_id=owner_id,
+                        data_type=data_type,
+                        expiry_date=expiry,
+                        cutoff=before,
+                        retention_days=days,
+                        count=count,
+                        size_bytes=size,
+                        created_at=now,
+                        updated_at=now,
+                    )
+                    if await repository.add_notice(notice):
+                        made.append(notice)
+            self.metrics.retention_notices.inc(len(made))
+            owner = await session.get(User, owner_id)
+            assert owner is not None  # claimed rows go with their account
+            if made:
+                subject, body = _notice_mail(made, days)
+                mail = await self.mailer.enqueue(
+                    session, to=owner.email, subject=subject, body=body, category="retention"
+                )
+                await repository.set_mail([n.id for n in made], mail.id, now)
+            mails = await repository.mails([n.mail_id for n in pending if n.mail_id])
+            failed = [n for n in pending if n.mail_id and mails[n.mail_id].status == "failed"]
+            if failed:
+                # The outbox spent its attempts (a day of SMTP trouble): try again with a new
+                # e-mail, counting the old one's attempts in retryCount.
+                subject, body = _notice_mail(failed, days)
+                mail = await self.mailer.enqueue(
+                    session, to=owner.email, subject=subject, body=body, category="retention"
+                )
+                for notice in failed:
+                    assert notice.mail_id is not None
+                    await repository.remail(
+                        [notice.id], mail.id, mails[notice.mail_id].attempts, now
+                    )
+            await commit_and_notify(session)
+
+    async def _storage_cutoff(
+        self, session: WorkSession, owner_id: str, limit_mb: int, kept_from: str | None
+    ) -> datetime:
+        """Past the plan's storageLimit, the oldest raw results go early: the first day whose
+        results, newest first, still fit beside everything else the owner stores."""
+        limit = limit_mb * 1024 * 1024
+        other = await stored_bytes(session, owner_id, results=False)
+        repository = RetentionRepository(session)
+        fits_from = rules.storage_cutoff_day(
+            await repository.result_rows_by_day(owner_id, kept_from), RESULT_BYTES, limit - other
+        )
+        if fits_from is None:
+            return datetime.min.replace(tzinfo=UTC)
+        return rules.midnight(fits_from)
+
+
+def _notice_mail(notices: list[RetentionNotice], days: int) -> tuple[str, str]:
+    """Subject and body of the e-mail announcing ``notices``."""
+    expiry = min(n.expiry_date for n in notices)
+    lines = [
+        f"- {WORDS[n.data_type]} from before {n.cutoff:%Y-%m-%d}: {n.count} records, "
+        f"about {_size(n.size_bytes)}"
+        for n in sorted(notices, key=lambda n: rules.DATA_TYPES.index(n.data_type))
+    ]
+    body = (
+        f"On {expiry:%A %Y-%m-%d} at 00:00 UTC, Upwatch deletes this data of your account, "
+        f"which is older than your plan keeps ({days} days):\n\n"
+        + "\n".join(lines)
+        + "\n\nDaily uptime and response-time figures stay (at least 90 days), so status "
+        "pages and 90-day statistics are not affected. To keep raw data longer, move to a "
+        "plan with a longer retention before that date; GET /retention/notifications lists "
+        "what is due.\n"
+    )
+    return f"Data older than {days} days is deleted on {expiry:%Y-%m-%d}", body
+
+
+def _size(size_bytes: int) -> str:
+    if size_bytes >= 1024 * 1024:
+        return f"{size_bytes / 1024 / 1024:.1f} MB"
+    return f"{max(1, round(size_bytes / 1024))} kB"
