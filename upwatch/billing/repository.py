@@ -130,10 +130,9 @@ class UsageRepository:
         settings = select(func.length(cast(User.settings, String)) + literal(ROW_OVERHEAD)).where(
             User.id == owner_id
         )
-        total = 0
-        for query in (project_rows, member_rows, invitation_rows, settings):
-            total += await self._count(query)
-        return total
+        parts = (project_rows, member_rows, invitation_rows, settings)
+        row = (await self.session.execute(select(*(q.scalar_subquery() for q in parts)))).one()
+        return sum(int(value or 0) for value in row)
 
 
 class ApiUsageRepository:

@@ -121,6 +121,8 @@ class DailyAggregate(Base):
     the same way (the lesser or greater of stored and added) and bound the percentiles."""
 
     __tablename__ = "daily_aggregates"
+    # A monitor's recent days without walking every region's year (usage.storage, retention).
+    __table_args__ = (Index("ix_daily_aggregates_monitor_day", "monitor_id", "day"),)
 
     monitor_id: Mapped[str] = mapped_column(
         String(32), ForeignKey("monitors.id", ondelete="CASCADE"), primary_key=True

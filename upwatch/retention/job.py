@@ -13,7 +13,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
+from functools import partial
+from typing import Any
 
 from upwatch.billing.repository import SubscriptionRepository
 from upwatch.config import Settings
@@ -168,18 +171,43 @@ class RetentionJob:
 
     async def _purge(self, owner_id: str, token: str, data_type: str, before: datetime) -> None:
         """Delete in bounded batches, each its own short transaction, pausing between them:
-        no statement holds the table (or SQLite's one writer lock) for long."""
-        batch = self.settings.retention_batch_rows
+        no statement holds the table (or SQLite's one writer lock) for long. Raw results go
+        monitor by monitor, each batch starting where the last one ended."""
+        rows = self.settings.retention_batch_rows
+        if data_type in ("check_results", "monitoring_data"):
+            async with self.database.workreader() as session:
+                monitors = await RetentionRepository(session).monitor_ids(owner_id)
+            for monitor_id in monitors:
+                await self._batches(
+                    owner_id,
+                    token,
+                    data_type,
+                    partial(_results_batch, monitor_id, data_type, before, rows),
+                )
+        else:
+            await self._batches(
+                owner_id,
+                token,
+                data_type,
+                partial(_history_batch, owner_id, data_type, before, rows),
+            )
+
+    async def _batches(
+        self,
+        owner_id: str,
+        token: str,
+        data_type: str,
+        batch: Callable[[RetentionRepository, Any], Awaitable[tuple[int, Any]]],
+    ) -> None:
+        after: Any = None
         while True:
             async with self.database.worksession() as session:
                 await self._hold(session, owner_id, token)
-                gone = await RetentionRepository(session).purge_batch(
-                    owner_id, data_type, before, batch
-                )
+                gone, after = await batch(RetentionRepository(session), after)
                 await session.commit()
             self.metrics.retention_purged.labels(data_type).inc(gone)
             progress()
-            if gone < batch:
+            if after is None:
                 return
             await asyncio.sleep(self.settings.retention_batch_pause_seconds)
 
@@ -278,6 +306,28 @@ class RetentionJob:
         if fits_from is None:
             return datetime.min.replace(tzinfo=UTC)
         return rules.midnight(fits_from)
+
+
+async def _results_batch(
+    monitor_id: str,
+    data_type: str,
+    before: datetime,
+    rows: int,
+    repository: RetentionRepository,
+    after: Any,
+) -> tuple[int, Any]:
+    return await repository.purge_results(monitor_id, data_type, before, rows, after)
+
+
+async def _history_batch(
+    owner_id: str,
+    data_type: str,
+    before: datetime,
+    rows: int,
+    repository: RetentionRepository,
+    after: Any,
+) -> tuple[int, Any]:
+    return await repository.purge_batch(owner_id, data_type, before, rows, after)
 
 
 def _notice_mail(notices: list[RetentionNotice], days: int) -> tuple[str, str]:

@@ -19,6 +19,7 @@ from sqlalchemy import (
     func,
     or_,
     select,
+    tuple_,
     update,
 )
 from sqlalchemy.engine import CursorResult
@@ -237,34 +238,81 @@ class RetentionRepository:
         )
         return int(count), size
 
-    async def purge_batch(self, owner_id: str, data_type: str, before: datetime, rows: int) -> int:
-        """Delete up to ``rows`` of the owner's ``data_type`` older than ``before``; how many
-        went. Incidents are rolled up into incident_days by the statement that deletes them,
-        so a row is never counted twice whoever else runs."""
-        if data_type == "monitoring_data":
-            batch = (
-                select(CheckTiming.result_id)
-                .join(CheckResult, CheckResult.id == CheckTiming.result_id)
-                .where(_results(owner_id, before))
-                .limit(rows)
-            )
-            statement = delete(CheckTiming).where(CheckTiming.result_id.in_(batch))
-        elif data_type == "check_results":
-            batch = select(CheckResult.id).where(_results(owner_id, before)).limit(rows)
-            statement = delete(CheckResult).where(CheckResult.id.in_(batch))
-        elif data_type == "alert_history":
-            batch = select(Alert.id).where(_alerts(owner_id, before)).limit(rows)
-            statement = delete(Alert).where(Alert.id.in_(batch))
-        else:
-            return await self._purge_incidents(owner_id, before, rows)
-        return _rowcount(await self.session.execute(statement.execution_options(**_NO_SYNC)))
+    async def monitor_ids(self, owner_id: str) -> list[str]:
+        return list((await self.session.scalars(_monitors(owner_id).order_by(Monitor.id))).all())
 
-    async def _purge_incidents(self, owner_id: str, before: datetime, rows: int) -> int:
-        batch = select(Incident.id).where(_resolved_incidents(owner_id, before)).limit(rows)
+    async def purge_results(
+        self,
+        monitor_id: str,
+        data_type: str,
+        before: datetime,
+        rows: int,
+        after: tuple[datetime, int] | None,
+    ) -> tuple[int, tuple[datetime, int] | None]:
+        """Delete the next ``rows`` results of one monitor older than ``before`` (or only
+        their timings, for ``monitoring_data``), in order of time from ``after`` on: how many
+        rows went, and where the next batch starts (None when none is left). Walking the
+        monitor's index from where the last batch ended never reads the entries of rows
+        already deleted, which a vacuum has not cleared yet: on PostgreSQL a plain "oldest
+        first, LIMIT" took longer with every batch."""
+        query = select(CheckResult.id, CheckResult.checked_at).where(
+            CheckResult.monitor_id == monitor_id, CheckResult.checked_at < before
+        )
+        if after is not None:
+            query = query.where(tuple_(CheckResult.checked_at, CheckResult.id) > tuple_(*after))
+        batch = (
+            await self.session.execute(
+                query.order_by(CheckResult.checked_at, CheckResult.id).limit(rows)
+            )
+        ).all()
+        if not batch:
+            return 0, None
+        ids = [row[0] for row in batch]
+        table = CheckTiming if data_type == "monitoring_data" else CheckResult
+        key = CheckTiming.result_id if data_type == "monitoring_data" else CheckResult.id
+        gone = _rowcount(
+            await self.session.execute(
+                delete(table).where(key.in_(ids)).execution_options(**_NO_SYNC)
+            )
+        )
+        last_id, last_at = batch[-1]
+        return gone, ((last_at, last_id) if len(batch) == rows else None)
+
+    async def purge_batch(
+        self, owner_id: str, data_type: str, before: datetime, rows: int, after: Any
+    ) -> tuple[int, Any]:
+        """Delete the next ``rows`` alert records or resolved incidents older than
+        ``before``, in order of id from ``after`` on (see ``purge_results``): how many went
+        and where the next batch starts. Incidents are rolled up into incident_days by the
+        statement that deletes them, so none is counted twice whoever else runs."""
+        if data_type == "alert_history":
+            alerts = select(Alert.id).where(_alerts(owner_id, before))
+            if after is not None:
+                alerts = alerts.where(Alert.id > after)
+            alert_ids = list(
+                (await self.session.scalars(alerts.order_by(Alert.id).limit(rows))).all()
+            )
+            if not alert_ids:
+                return 0, None
+            gone = _rowcount(
+                await self.session.execute(
+                    delete(Alert).where(Alert.id.in_(alert_ids)).execution_options(**_NO_SYNC)
+                )
+            )
+            return gone, (alert_ids[-1] if len(alert_ids) == rows else None)
+        incidents = select(Incident.id).where(_resolved_incidents(owner_id, before))
+        if after is not None:
+            incidents = incidents.where(Incident.id > after)
+        ids = list((await self.session.scalars(incidents.order_by(Incident.id).limit(rows))).all())
+        if not ids:
+            return 0, None
+        return await self._purge_incidents(ids), (ids[-1] if len(ids) == rows else None)
+
+    async def _purge_incidents(self, ids: list[str]) -> int:
         gone = (
             await self.session.execute(
                 delete(Incident)
-                .where(Incident.id.in_(batch))
+                .where(Incident.id.in_(ids), Incident.status == "resolved")
                 .returning(
                     Incident.project_id,
                     Incident.monitor_id,
@@ -450,22 +498,25 @@ class RetentionRepository:
         return await self._count(query)
 
     async def history_bytes(self, owner_id: str) -> int:
-        """Incidents, their timelines and alert records of the owner's projects."""
+        """Incidents, their timelines and alert records of the owner's projects (one query:
+        usage is read on every GET /subscriptions/current)."""
         projects = _projects(owner_id)
         incidents = select(Incident.id).where(Incident.project_id.in_(projects))
         alerts = select(Alert.id).where(Alert.project_id.in_(projects))
-        total = 0
-        for query, size in (
-            (select(func.count()).where(Incident.project_id.in_(projects)), INCIDENT_BYTES),
-            (
-                select(func.count()).where(IncidentUpdate.incident_id.in_(incidents)),
-                INCIDENT_UPDATE_BYTES,
-            ),
-            (select(func.count()).where(Alert.project_id.in_(projects)), ALERT_BYTES),
-            (select(func.count()).where(AlertAttempt.alert_id.in_(alerts)), ALERT_ATTEMPT_BYTES),
-        ):
-            total += await self._count(query) * size
-        return total
+        counts = (
+            await self.session.execute(
+                select(
+                    select(func.count()).where(Incident.project_id.in_(projects)).scalar_subquery(),
+                    select(func.count())
+                    .where(IncidentUpdate.incident_id.in_(incidents))
+                    .scalar_subquery(),
+                    select(func.count()).where(Alert.project_id.in_(projects)).scalar_subquery(),
+                    select(func.count()).where(AlertAttempt.alert_id.in_(alerts)).scalar_subquery(),
+                )
+            )
+        ).one()
+        sizes = (INCIDENT_BYTES, INCIDENT_UPDATE_BYTES, ALERT_BYTES, ALERT_ATTEMPT_BYTES)
+        return sum(int(n or 0) * size for n, size in zip(counts, sizes, strict=True))
 
 
 def _rowcount(result: object) -> int:

@@ -1,4 +1,4 @@
-"""retention notices, runs, incident days; mail last attempt
+"""retention notices, runs, incident days; mail last attempt; day aggregates by monitor and day
 
 Revision ID: 0010
 Revises: 0009
@@ -94,6 +94,10 @@ def upgrade() -> None:
         ),
         sa.PrimaryKeyConstraint("project_id", "monitor_id", "day", name=op.f("pk_incident_days")),
     )
+    with op.batch_alter_table("daily_aggregates", schema=None) as batch_op:
+        batch_op.create_index(
+            "ix_daily_aggregates_monitor_day", ["monitor_id", "day"], unique=False
+        )
     with op.batch_alter_table("mail_outbox", schema=None) as batch_op:
         batch_op.add_column(
             sa.Column("last_attempt_at", upwatch.kit.db.UTCDateTime(timezone=True), nullable=True)
@@ -101,6 +105,8 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    with op.batch_alter_table("daily_aggregates", schema=None) as batch_op:
+        batch_op.drop_index("ix_daily_aggregates_monitor_day")
     with op.batch_alter_table("mail_outbox", schema=None) as batch_op:
         batch_op.drop_column("last_attempt_at")
 
