@@ -247,3 +247,22 @@ async def test_two_runs_at_once_delete_nothing_twice_and_announce_nothing_twice(
         for database in databases:
             await database.dispose()
     assert len(notice_mails(mailbox, cast.alice)) == 1
+
+
+async def test_small_batches_spanning_monitors_take_every_expired_row_and_nothing_newer(
+    client: httpx.AsyncClient, cast: Cast, app: FastAPI, runtime: Runtime, clock: ManualClock,
+    target: Target,
+) -> None:  # fmt: skip
+    monitors = [await monitor_of(client, cast.alice, cast.project_id, target) for _ in range(3)]
+    for monitor, expired in zip(monitors, (5, 0, 7), strict=True):
+        await ingest_old(app, monitor, [40 + n % 3 for n in range(expired)] + [10, 20])
+    settings = runtime.settings.model_copy(
+        update={"retention_batch_rows": 4, "retention_batch_pause_seconds": 0}
+    )
+    job = RetentionJob(
+        settings, runtime.db, clock, runtime.metrics, runtime.mailer, runtime.catalog
+    )
+    await job.run_once()
+    clock.advance(timedelta(days=7))
+    await job.run_once()
+    assert [await old_results(runtime, m) for m in monitors] == [2, 2, 2]

@@ -2,7 +2,20 @@
 
 from __future__ import annotations
 
-from sqlalchemy import ColumnElement, Integer, String, cast, func, literal, select, union, update
+from typing import Any
+
+from sqlalchemy import (
+    ColumnElement,
+    Integer,
+    Select,
+    String,
+    cast,
+    func,
+    literal,
+    select,
+    union,
+    update,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.kit.db import dialect_insert
@@ -66,8 +79,33 @@ class UsageRepository:
             select(func.count()).select_from(Project).where(Project.owner_id == owner_id)
         )
 
-    async def team_members(self, owner_id: str) -> int:
-        """Distinct people (members and pending invitees) across the owner's projects."""
+    async def counts(self, owner_id: str) -> tuple[int, int, int, int]:
+        """Monitors, status pages, projects and team members of the owner, in one query
+        (usage is read on every GET /subscriptions/current)."""
+        owned = select(Project.id).where(Project.owner_id == owner_id)
+        row = (
+            await self.session.execute(
+                select(
+                    select(func.count())
+                    .select_from(Monitor)
+                    .where(Monitor.project_id.in_(owned))
+                    .scalar_subquery(),
+                    select(func.count())
+                    .select_from(StatusPage)
+                    .where(StatusPage.project_id.in_(owned))
+                    .scalar_subquery(),
+                    select(func.count())
+                    .select_from(Project)
+                    .where(Project.owner_id == owner_id)
+                    .scalar_subquery(),
+                    self._team_members(owner_id).scalar_subquery(),
+                )
+            )
+        ).one()
+        monitors, pages, projects, members = (int(n or 0) for n in row)
+        return monitors, pages, projects, members
+
+    def _team_members(self, owner_id: str) -> Select[Any]:
         owned = select(Project.id).where(Project.owner_id == owner_id)
         members = (
             select(User.email.label("email"))
@@ -78,7 +116,11 @@ class UsageRepository:
             ProjectInvitation.project_id.in_(owned)
         )
         people = union(members, invitees).subquery()
-        return await self._count(select(func.count()).select_from(people))
+        return select(func.count()).select_from(people)
+
+    async def team_members(self, owner_id: str) -> int:
+        """Distinct people (members and pending invitees) across the owner's projects."""
+        return await self._count(self._team_members(owner_id))
 
     async def team_emails(self, owner_id: str) -> set[str]:
         owned = select(Project.id).where(Project.owner_id == owner_id)

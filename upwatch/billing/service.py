@@ -115,11 +115,12 @@ class SubscriptionService(DomainService):
         # Six decimals: a small account stores kilobytes, which two decimals would show as 0.
         stored = await self.usage.storage_bytes(user.id) + await stored_bytes(self.session, user.id)
         storage_mb = round(stored / MEGABYTE, 6)
+        monitors, pages, projects, members = await self.usage.counts(user.id)
         return Usage(
-            monitors=usage_item(await self.usage.monitors(user.id), plan.monitorCount),
-            statusPages=usage_item(await self.usage.status_pages(user.id), plan.statusPageCount),
-            teamMembers=usage_item(await self.usage.team_members(user.id), plan.teamMembers),
-            projects=usage_item(await self.usage.projects(user.id), plan.projectCount),
+            monitors=usage_item(monitors, plan.monitorCount),
+            statusPages=usage_item(pages, plan.statusPageCount),
+            teamMembers=usage_item(members, plan.teamMembers),
+            projects=usage_item(projects, plan.projectCount),
             apiCalls=usage_item(
                 await self.runtime.meter.today(self.session, user.id), plan.apiCallsPerDay
             ),

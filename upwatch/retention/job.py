@@ -171,19 +171,18 @@ class RetentionJob:
 
     async def _purge(self, owner_id: str, token: str, data_type: str, before: datetime) -> None:
         """Delete in bounded batches, each its own short transaction, pausing between them:
-        no statement holds the table (or SQLite's one writer lock) for long. Raw results go
-        monitor by monitor, each batch starting where the last one ended."""
+        no statement holds the table (or SQLite's one writer lock) for long. Each batch
+        starts where the last one ended (``RetentionRepository.purge_results``)."""
         rows = self.settings.retention_batch_rows
         if data_type in ("check_results", "monitoring_data"):
             async with self.database.workreader() as session:
                 monitors = await RetentionRepository(session).monitor_ids(owner_id)
-            for monitor_id in monitors:
-                await self._batches(
-                    owner_id,
-                    token,
-                    data_type,
-                    partial(_results_batch, monitor_id, data_type, before, rows),
-                )
+            await self._batches(
+                owner_id,
+                token,
+                data_type,
+                partial(_results_batch, monitors, data_type, before, rows),
+            )
         else:
             await self._batches(
                 owner_id,
@@ -309,14 +308,14 @@ class RetentionJob:
 
 
 async def _results_batch(
-    monitor_id: str,
+    monitor_ids: list[str],
     data_type: str,
     before: datetime,
     rows: int,
     repository: RetentionRepository,
     after: Any,
 ) -> tuple[int, Any]:
-    return await repository.purge_results(monitor_id, data_type, before, rows, after)
+    return await repository.purge_results(monitor_ids, data_type, before, rows, after)
 
 
 async def _history_batch(

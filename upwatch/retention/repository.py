@@ -243,40 +243,51 @@ class RetentionRepository:
 
     async def purge_results(
         self,
-        monitor_id: str,
+        monitor_ids: Sequence[str],
         data_type: str,
         before: datetime,
         rows: int,
-        after: tuple[datetime, int] | None,
-    ) -> tuple[int, tuple[datetime, int] | None]:
-        """Delete the next ``rows`` results of one monitor older than ``before`` (or only
-        their timings, for ``monitoring_data``), in order of time from ``after`` on: how many
-        rows went, and where the next batch starts (None when none is left). Walking the
-        monitor's index from where the last batch ended never reads the entries of rows
-        already deleted, which a vacuum has not cleared yet: on PostgreSQL a plain "oldest
-        first, LIMIT" took longer with every batch."""
-        query = select(CheckResult.id, CheckResult.checked_at).where(
-            CheckResult.monitor_id == monitor_id, CheckResult.checked_at < before
-        )
-        if after is not None:
-            query = query.where(tuple_(CheckResult.checked_at, CheckResult.id) > tuple_(*after))
-        batch = (
-            await self.session.execute(
-                query.order_by(CheckResult.checked_at, CheckResult.id).limit(rows)
+        cursor: tuple[int, tuple[datetime, int] | None] | None,
+    ) -> tuple[int, tuple[int, tuple[datetime, int] | None] | None]:
+        """Delete up to ``rows`` results older than ``before`` (or only their timings, for
+        ``monitoring_data``) of ``monitor_ids``, monitor after monitor and in order of time
+        from ``cursor`` on: how many rows went, and where the next batch starts (None when
+        none is left).
+
+        Walking each monitor's index from where the last batch ended never reads the entries
+        of rows already deleted, which a vacuum has not cleared yet: on PostgreSQL a plain
+        "oldest first, LIMIT" took longer with every batch. One batch spans monitors, so a
+        page of the table (results of many monitors, stored in time order) is written once
+        per batch on SQLite, not once per monitor."""
+        index, after = cursor if cursor is not None else (0, None)
+        gone = 0
+        budget = rows
+        while index < len(monitor_ids):
+            query = select(CheckResult.id, CheckResult.checked_at).where(
+                CheckResult.monitor_id == monitor_ids[index], CheckResult.checked_at < before
             )
-        ).all()
-        if not batch:
-            return 0, None
-        ids = [row[0] for row in batch]
-        table = CheckTiming if data_type == "monitoring_data" else CheckResult
-        key = CheckTiming.result_id if data_type == "monitoring_data" else CheckResult.id
-        gone = _rowcount(
-            await self.session.execute(
-                delete(table).where(key.in_(ids)).execution_options(**_NO_SYNC)
-            )
-        )
-        last_id, last_at = batch[-1]
-        return gone, ((last_at, last_id) if len(batch) == rows else None)
+            if after is not None:
+                query = query.where(tuple_(CheckResult.checked_at, CheckResult.id) > tuple_(*after))
+            batch = (
+                await self.session.execute(
+                    query.order_by(CheckResult.checked_at, CheckResult.id).limit(budget)
+                )
+            ).all()
+            if batch:
+                ids = [row[0] for row in batch]
+                table = CheckTiming if data_type == "monitoring_data" else CheckResult
+                key = CheckTiming.result_id if data_type == "monitoring_data" else CheckResult.id
+                gone += _rowcount(
+                    await self.session.execute(
+                        delete(table).where(key.in_(ids)).execution_options(**_NO_SYNC)
+                    )
+                )
+            if len(batch) == budget:
+                last_id, last_at = batch[-1]
+                return gone, (index, (last_at, last_id))
+            budget -= len(batch)
+            index, after = index + 1, None
+        return gone, None
 
     async def purge_batch(
         self, owner_id: str, data_type: str, before: datetime, rows: int, after: Any
@@ -488,14 +499,19 @@ class RetentionRepository:
             (date.fromisoformat(d), int(n)) for d, n in (await self.session.execute(query)).all()
         ]
 
-    async def result_rows_after(self, owner_id: str, after_day: str | None) -> int:
-        """Results counted by the day aggregates of days after ``after_day`` (all without)."""
-        query = select(func.coalesce(func.sum(DailyAggregate.total), 0)).where(
-            DailyAggregate.monitor_id.in_(_monitors(owner_id))
+    async def kept_result_rows(self, owner_id: str) -> int:
+        """Raw results kept: the job's figure up to its ``through_day``, plus the day
+        aggregates' counts of the days since (of every day, before the job's first run), in
+        one query."""
+        run = select(RetentionRun.through_day).where(RetentionRun.user_id == owner_id)
+        measured = select(RetentionRun.result_rows).where(RetentionRun.user_id == owner_id)
+        since = select(func.coalesce(func.sum(DailyAggregate.total), 0)).where(
+            DailyAggregate.monitor_id.in_(_monitors(owner_id)),
+            DailyAggregate.day > func.coalesce(run.scalar_subquery(), ""),
         )
-        if after_day is not None:
-            query = query.where(DailyAggregate.day > after_day)
-        return await self._count(query)
+        both = select(since.scalar_subquery(), func.coalesce(measured.scalar_subquery(), 0))
+        recent, earlier = (await self.session.execute(both)).one()
+        return int(recent or 0) + int(earlier or 0)
 
     async def history_bytes(self, owner_id: str) -> int:
         """Incidents, their timelines and alert records of the owner's projects (one query:

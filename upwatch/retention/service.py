@@ -26,12 +26,7 @@ async def stored_bytes(session: AsyncSession, owner_id: str, *, results: bool = 
     repository = RetentionRepository(session)
     total = await repository.history_bytes(owner_id)
     if results:
-        run = await repository.run_of(owner_id)
-        if run is not None and run.through_day is not None:
-            rows = run.result_rows + await repository.result_rows_after(owner_id, run.through_day)
-        else:
-            rows = await repository.result_rows_after(owner_id, None)
-        total += rows * RESULT_BYTES
+        total += await repository.kept_result_rows(owner_id) * RESULT_BYTES
     return total
 
 
