@@ -149,14 +149,12 @@ class RetentionJob:
         await self._announce(owner_id, token, days, plan.storageLimit, kept_from)
 
         through = (now.date() - timedelta(days=1)).isoformat()
+        async with self.database.workreader() as session:
+            by_day = await RetentionRepository(session).result_rows_by_day(owner_id, kept_from)
+        rows = sum(n for day, n in by_day if day.isoformat() <= through)
         async with self.database.worksession() as session:
             repository = RetentionRepository(session)
             await repository.forget_purged(owner_id, now - PURGED_NOTICES_KEPT)
-            rows = sum(
-                n
-                for day, n in await repository.result_rows_by_day(owner_id, kept_from)
-                if day.isoformat() <= through
-            )
             if not await repository.finish(owner_id, token, today, rows, kept_from, through):
                 raise LostClaim(owner_id)
             await session.commit()
@@ -220,20 +218,20 @@ class RetentionJob:
     ) -> None:
         """Make the next batch's notices where none is pending, drop those a plan change
         outdated, and e-mail the owner once for what this run announced (and again for
-        notices whose e-mail failed for good)."""
+        notices whose e-mail failed for good). The rows are measured in a read transaction
+        first: on SQLite a write transaction holds the one write lock, and the ingester must
+        not wait for a count over millions of rows."""
         now = self.clock.now()
-        async with self.database.worksession() as session:
-            await self._hold(session, owner_id, token)
+        planned: list[RetentionNotice] = []
+        async with self.database.workreader() as session:
             repository = RetentionRepository(session)
             pending = [
                 n
                 for n in await repository.notices(owner_id)
                 if n.purged_at is None and n.expiry_date > now
             ]
-            outdated = [n for n in pending if n.retention_days != days]
-            await repository.drop_notices([n.id for n in outdated])
+            outdated = [n.id for n in pending if n.retention_days != days]
             pending = [n for n in pending if n.retention_days == days]
-            made: list[RetentionNotice] = []
             if rules.expires(days):
                 expiry = rules.next_expiry(now)
                 # Past the storage limit, raw results of earlier days go too; never today's.
@@ -250,33 +248,39 @@ class RetentionJob:
                     raw = data_type in ("check_results", "monitoring_data")
                     before = raw_cutoff if raw else rules.cutoff(expiry, days)
                     count, size = await repository.measure(owner_id, data_type, before)
-                    if not count:
-                        continue
-                    notice = RetentionNotice(
-                        id=new_id(),
-                        user_id=owner_id,
-                        data_type=data_type,
-                        expiry_date=expiry,
-                        cutoff=before,
-                        retention_days=days,
-                        count=count,
-                        size_bytes=size,
-                        created_at=now,
-                        updated_at=now,
-                    )
-                    if await repository.add_notice(notice):
-                        made.append(notice)
-            self.metrics.retention_notices.inc(len(made))
+                    if count:
+                        planned.append(
+                            RetentionNotice(
+                                id=new_id(),
+                                user_id=owner_id,
+                                data_type=data_type,
+                                expiry_date=expiry,
+                                cutoff=before,
+                                retention_days=days,
+                                count=count,
+                                size_bytes=size,
+                                created_at=now,
+                                updated_at=now,
+                            )
+                        )
+            mails = await repository.mails([n.mail_id for n in pending if n.mail_id])
+            failed = [n for n in pending if n.mail_id and mails[n.mail_id].status == "failed"]
             owner = await session.get(User, owner_id)
-            assert owner is not None  # claimed rows go with their account
+        if not (outdated or planned or failed):
+            return
+        assert owner is not None  # claimed rows go with their account
+        async with self.database.worksession() as session:
+            await self._hold(session, owner_id, token)
+            repository = RetentionRepository(session)
+            await repository.drop_notices(outdated)
+            made = [n for n in planned if await repository.add_notice(n)]
+            self.metrics.retention_notices.inc(len(made))
             if made:
                 subject, body = _notice_mail(made, days)
                 mail = await self.mailer.enqueue(
                     session, to=owner.email, subject=subject, body=body, category="retention"
                 )
                 await repository.set_mail([n.id for n in made], mail.id, now)
-            mails = await repository.mails([n.mail_id for n in pending if n.mail_id])
-            failed = [n for n in pending if n.mail_id and mails[n.mail_id].status == "failed"]
             if failed:
                 # The outbox spent its attempts (a day of SMTP trouble): try again with a new
                 # e-mail, counting the old one's attempts in retryCount.
