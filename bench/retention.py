@@ -508,14 +508,7 @@ def purge_phase(args: argparse.Namespace, workdir: Path, log_path: Path) -> dict
 
         # 2. The seed, on the stopped database.
         user_id = store.scalar("SELECT id FROM users WHERE email = ?", "bench@example.com")
-        monitor_ids = [
-            r[0]
-            for r in store.fetch(
-                "SELECT m.id FROM monitors m JOIN projects p ON p.id = m.project_id "
-                "WHERE p.owner_id = ? ORDER BY m.id",
-                user_id,
-            )
-        ]
+        monitor_ids = owned_monitors(store, user_id)
         region_id = store.scalar("SELECT id FROM regions WHERE code = 'local'")
         if not (user_id and region_id and len(monitor_ids) == args.monitors):
             raise RuntimeError("the account, its monitors or region 'local' are missing")
@@ -917,6 +910,18 @@ def final_counts(args: argparse.Namespace, store: Store, result: dict[str, Any])
 # --- phase 2: read latency --------------------------------------------------------------------
 
 
+def owned_monitors(store: Store, user_id: str) -> list[str]:
+    """Ids of ``user_id``'s monitors, in order."""
+    return [
+        r[0]
+        for r in store.fetch(
+            "SELECT m.id FROM monitors m JOIN projects p ON p.id = m.project_id "
+            "WHERE p.owner_id = ? ORDER BY m.id",
+            user_id,
+        )
+    ]
+
+
 def reads_phase(args: argparse.Namespace, workdir: Path, log_path: Path) -> dict[str, Any]:
     result: dict[str, Any] = {"read_monitors": READ_MONITORS, "read_days": READ_DAYS}
     store = make_store(args, workdir)
@@ -926,14 +931,7 @@ def reads_phase(args: argparse.Namespace, workdir: Path, log_path: Path) -> dict
         service, url = start_service(workdir, store, pin(args), log_path, extra)
         token, user_id = asyncio.run(read_account(url))
         region_id = store.scalar("SELECT id FROM regions WHERE code = 'local'")
-        monitor_ids = [
-            r[0]
-            for r in store.fetch(
-                "SELECT m.id FROM monitors m JOIN projects p ON p.id = m.project_id "
-                "WHERE p.owner_id = ? ORDER BY m.id",
-                user_id,
-            )
-        ]
+        monitor_ids = owned_monitors(store, user_id)
         if len(monitor_ids) != READ_MONITORS or not region_id:
             raise RuntimeError(f"{len(monitor_ids)} monitors, region {region_id}")
         # The role's first pass over the new account, then a year of aggregates, notices,

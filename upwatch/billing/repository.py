@@ -62,50 +62,41 @@ class UsageRepository:
     async def _count(self, query: ColumnElement[int] | object) -> int:
         return int(await self.session.scalar(query) or 0)  # type: ignore[call-overload]
 
-    async def monitors(self, owner_id: str) -> int:
+    @staticmethod
+    def _monitors(owner_id: str) -> Select[Any]:
         owned = select(Project.id).where(Project.owner_id == owner_id)
-        return await self._count(
-            select(func.count()).select_from(Monitor).where(Monitor.project_id.in_(owned))
-        )
+        return select(func.count()).select_from(Monitor).where(Monitor.project_id.in_(owned))
+
+    @staticmethod
+    def _status_pages(owner_id: str) -> Select[Any]:
+        owned = select(Project.id).where(Project.owner_id == owner_id)
+        return select(func.count()).select_from(StatusPage).where(StatusPage.project_id.in_(owned))
+
+    @staticmethod
+    def _projects(owner_id: str) -> Select[Any]:
+        return select(func.count()).select_from(Project).where(Project.owner_id == owner_id)
+
+    async def monitors(self, owner_id: str) -> int:
+        return await self._count(self._monitors(owner_id))
 
     async def status_pages(self, owner_id: str) -> int:
-        owned = select(Project.id).where(Project.owner_id == owner_id)
-        return await self._count(
-            select(func.count()).select_from(StatusPage).where(StatusPage.project_id.in_(owned))
-        )
+        return await self._count(self._status_pages(owner_id))
 
     async def projects(self, owner_id: str) -> int:
-        return await self._count(
-            select(func.count()).select_from(Project).where(Project.owner_id == owner_id)
-        )
+        return await self._count(self._projects(owner_id))
 
     async def counts(self, owner_id: str) -> tuple[int, int, int, int]:
         """Monitors, status pages, projects and team members of the owner, in one query
         (usage is read on every GET /subscriptions/current)."""
-        owned = select(Project.id).where(Project.owner_id == owner_id)
+        queries = (self._monitors, self._status_pages, self._projects, self._team_members)
         row = (
-            await self.session.execute(
-                select(
-                    select(func.count())
-                    .select_from(Monitor)
-                    .where(Monitor.project_id.in_(owned))
-                    .scalar_subquery(),
-                    select(func.count())
-                    .select_from(StatusPage)
-                    .where(StatusPage.project_id.in_(owned))
-                    .scalar_subquery(),
-                    select(func.count())
-                    .select_from(Project)
-                    .where(Project.owner_id == owner_id)
-                    .scalar_subquery(),
-                    self._team_members(owner_id).scalar_subquery(),
-                )
-            )
+            await self.session.execute(select(*(q(owner_id).scalar_subquery() for q in queries)))
         ).one()
         monitors, pages, projects, members = (int(n or 0) for n in row)
         return monitors, pages, projects, members
 
-    def _team_members(self, owner_id: str) -> Select[Any]:
+    @staticmethod
+    def _team_members(owner_id: str) -> Select[Any]:
         owned = select(Project.id).where(Project.owner_id == owner_id)
         members = (
             select(User.email.label("email"))

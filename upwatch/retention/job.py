@@ -14,8 +14,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime, timedelta
-from functools import partial
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from upwatch.billing.repository import SubscriptionRepository
@@ -146,11 +145,11 @@ class RetentionJob:
                 )
                 await session.commit()
 
-        await self._announce(owner_id, token, days, plan.storageLimit, kept_from)
-
-        through = (now.date() - timedelta(days=1)).isoformat()
         async with self.database.workreader() as session:
             by_day = await RetentionRepository(session).result_rows_by_day(owner_id, kept_from)
+        await self._announce(owner_id, token, days, plan.storageLimit, by_day)
+
+        through = (now.date() - timedelta(days=1)).isoformat()
         rows = sum(n for day, n in by_day if day.isoformat() <= through)
         async with self.database.worksession() as session:
             repository = RetentionRepository(session)
@@ -179,14 +178,18 @@ class RetentionJob:
                 owner_id,
                 token,
                 data_type,
-                partial(_results_batch, monitors, data_type, before, rows),
+                lambda repository, after: repository.purge_results(
+                    monitors, data_type, before, rows, after
+                ),
             )
         else:
             await self._batches(
                 owner_id,
                 token,
                 data_type,
-                partial(_history_batch, owner_id, data_type, before, rows),
+                lambda repository, after: repository.purge_batch(
+                    owner_id, data_type, before, rows, after
+                ),
             )
 
     async def _batches(
@@ -214,7 +217,7 @@ class RetentionJob:
         token: str,
         days: int,
         storage_limit_mb: int,
-        kept_from: str | None,
+        by_day: list[tuple[date, int]],
     ) -> None:
         """Make the next batch's notices where none is pending, drop those a plan change
         outdated, and e-mail the owner once for what this run announced (and again for
@@ -238,7 +241,7 @@ class RetentionJob:
                 raw_cutoff = max(
                     rules.cutoff(expiry, days),
                     min(
-                        await self._storage_cutoff(session, owner_id, storage_limit_mb, kept_from),
+                        await self._storage_cutoff(session, owner_id, storage_limit_mb, by_day),
                         rules.midnight(now.date()),
                     ),
                 )
@@ -276,61 +279,44 @@ class RetentionJob:
             made = [n for n in planned if await repository.add_notice(n)]
             self.metrics.retention_notices.inc(len(made))
             if made:
-                subject, body = _notice_mail(made, days)
-                mail = await self.mailer.enqueue(
-                    session, to=owner.email, subject=subject, body=body, category="retention"
-                )
-                await repository.set_mail([n.id for n in made], mail.id, now)
+                mail_id = await self._mail(session, owner.email, made, days)
+                await repository.set_mail([n.id for n in made], mail_id, now)
             if failed:
                 # The outbox spent its attempts (a day of SMTP trouble): try again with a new
                 # e-mail, counting the old one's attempts in retryCount.
-                subject, body = _notice_mail(failed, days)
-                mail = await self.mailer.enqueue(
-                    session, to=owner.email, subject=subject, body=body, category="retention"
-                )
+                mail_id = await self._mail(session, owner.email, failed, days)
                 for notice in failed:
                     assert notice.mail_id is not None
                     await repository.remail(
-                        [notice.id], mail.id, mails[notice.mail_id].attempts, now
+                        [notice.id], mail_id, mails[notice.mail_id].attempts, now
                     )
             await commit_and_notify(session)
 
+    async def _mail(
+        self, session: WorkSession, to: str, notices: list[RetentionNotice], days: int
+    ) -> str:
+        """Queue the e-mail announcing ``notices`` in the outbox; its id."""
+        subject, body = _notice_mail(notices, days)
+        mail = await self.mailer.enqueue(
+            session, to=to, subject=subject, body=body, category="retention"
+        )
+        return mail.id
+
     async def _storage_cutoff(
-        self, session: WorkSession, owner_id: str, limit_mb: int, kept_from: str | None
+        self,
+        session: WorkSession,
+        owner_id: str,
+        limit_mb: int,
+        by_day: list[tuple[date, int]],
     ) -> datetime:
         """Past the plan's storageLimit, the oldest raw results go early: the first day whose
         results, newest first, still fit beside everything else the owner stores."""
         limit = limit_mb * 1024 * 1024
         other = await stored_bytes(session, owner_id, results=False)
-        repository = RetentionRepository(session)
-        fits_from = rules.storage_cutoff_day(
-            await repository.result_rows_by_day(owner_id, kept_from), RESULT_BYTES, limit - other
-        )
+        fits_from = rules.storage_cutoff_day(by_day, RESULT_BYTES, limit - other)
         if fits_from is None:
             return datetime.min.replace(tzinfo=UTC)
         return rules.midnight(fits_from)
-
-
-async def _results_batch(
-    monitor_ids: list[str],
-    data_type: str,
-    before: datetime,
-    rows: int,
-    repository: RetentionRepository,
-    after: Any,
-) -> tuple[int, Any]:
-    return await repository.purge_results(monitor_ids, data_type, before, rows, after)
-
-
-async def _history_batch(
-    owner_id: str,
-    data_type: str,
-    before: datetime,
-    rows: int,
-    repository: RetentionRepository,
-    after: Any,
-) -> tuple[int, Any]:
-    return await repository.purge_batch(owner_id, data_type, before, rows, after)
 
 
 def _notice_mail(notices: list[RetentionNotice], days: int) -> tuple[str, str]:
