@@ -237,6 +237,8 @@ def make_settings(database_url: str, data_dir: Path, **overrides: Any) -> Settin
         # Probes in the test's process, on its ManualClock; the worker processes have tests
         # of their own (tests/engine/test_worker_process.py).
         "worker_processes": 0,
+        # Results stored within a quarter second: tests wait for statuses after each check.
+        "ingest_max_wait_seconds": 0.25,
         # The retention job runs on the test's calls (tests/retention), not on its own.
         "retention": False,
     }

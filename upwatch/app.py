@@ -119,6 +119,8 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
                 worker_processes=settings.worker_processes,
                 log_format=settings.log_format,
                 late_seconds=settings.ready_late_seconds,
+                dispatch_lead_seconds=settings.check_dispatch_lead_seconds,
+                ingest_max_wait_seconds=settings.ingest_max_wait_seconds,
             )
         meter: ApiMeter = (
             RedisMeter(settings.redis_url, clock)

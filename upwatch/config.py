@@ -146,6 +146,13 @@ class Settings(BaseSettings):
     worker_processes: int = Field(default=1, ge=0, le=64)
     # Checks one worker (process) runs at once.
     check_concurrency: int = Field(default=500, ge=1, le=10_000)
+    # Checks go to the workers up to this long before they are due, a few at a time, and start
+    # on time there: fewer wake-ups and messages per check. 0 sends each when it is due.
+    check_dispatch_lead_seconds: float = Field(default=0.5, ge=0, le=1.0)
+    # The ingester stores what arrived within this long of a batch's first result in one
+    # transaction (at most 1,000 results): longer means fewer transactions at low rates, and
+    # statuses, incidents and alerts this much later.
+    ingest_max_wait_seconds: float = Field(default=1.0, gt=0, le=10)
     # Workers report their region alive this often; a region is online while its last report
     # is younger than region_online_seconds.
     region_report_seconds: float = Field(default=15.0, gt=0)

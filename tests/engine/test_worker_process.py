@@ -112,6 +112,25 @@ async def test_a_worker_process_runs_every_job_and_sends_each_result_back(
     assert worker.pid is None  # the child was stopped with the role
 
 
+async def test_a_job_sent_before_it_is_due_starts_at_its_due_time_not_on_arrival(
+    target: Target,
+) -> None:
+    broker = MemoryBroker()
+    worker = WorkerProcess(broker, config())
+    running = asyncio.create_task(worker.run())
+    early = job(target.url)
+    early = CheckJob(spec=early.spec, region_id=REGION, due_at=time.time() + 0.5)
+    try:
+        assert await broker.publish_job(early)
+        (report,) = await results(broker, 1)
+        assert report.started_at >= early.due_at
+        assert report.outcome.ok
+    finally:
+        running.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await running
+
+
 async def test_checks_a_killed_worker_process_held_are_queued_again_and_done_by_the_next(
     target: Target,
 ) -> None:

@@ -57,6 +57,8 @@ class Engine:
         worker_processes: int = 0,
         log_format: str = "text",
         late_seconds: float = 30.0,
+        dispatch_lead_seconds: float = 0.0,
+        ingest_max_wait_seconds: float = 0.25,
     ) -> None:
         self.metrics = metrics
         self.db = db
@@ -68,7 +70,12 @@ class Engine:
         self.local_region_id = ""
         self._online: tuple[str, ...] = ()
         self.scheduler = Scheduler(
-            db, self.broker, clock, self.online_region_ids, gone=metrics.monitor_gone
+            db,
+            self.broker,
+            clock,
+            self.online_region_ids,
+            gone=metrics.monitor_gone,
+            lead_seconds=dispatch_lead_seconds,
         )
         # A result dropped for a deleted or paused monitor reloads it in the scheduler, which
         # then stops checking it and removes its series (a monitor deleted with its project
@@ -80,6 +87,7 @@ class Engine:
             automation=automation,
             metrics=metrics,
             gone=self.changed,
+            max_wait=ingest_max_wait_seconds,
         )
         self.concurrency = concurrency
         self.worker_processes = worker_processes

@@ -79,6 +79,7 @@ class LockedMonitor:
 
 _MONITORS: Table = Monitor.__table__  # type: ignore[assignment]
 _RESULTS: Table = CheckResult.__table__  # type: ignore[assignment]
+_TIMINGS: Table = CheckTiming.__table__  # type: ignore[assignment]
 _LOCKED_COLUMNS = [_MONITORS.c[f.name] for f in fields(LockedMonitor)]
 
 
@@ -96,9 +97,6 @@ class IngestRepository:
     def __init__(self, session: AsyncSession) -> None:
         self.session = session
         self._postgresql = session.get_bind().dialect.name == "postgresql"
-
-    def _insert(self, table: Any) -> Any:
-        return pg_insert(table) if self._postgresql else sqlite_insert(table)
 
     def _among(self, column: Any, values: Sequence[str]) -> ColumnElement[bool]:
         """``column IN values`` with one statement text whatever the number of values on
@@ -150,17 +148,63 @@ class IngestRepository:
 
     _sequence: str | None = None  # the name, the same for every database of one process
 
+    async def _run(self, name: str, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Run the hot-path statement ``name`` once for every row (executemany) on the
+        session's connection: the statement is built once per dialect, so neither its cache
+        key nor the ORM's bulk-insert path is paid again per batch."""
+        if rows:
+            connection = await self.session.connection()
+            await connection.execute(_statement(name, self._postgresql), list(rows))
+
     async def insert_results(self, rows: Sequence[Mapping[str, Any]]) -> None:
         """Insert results that carry their ``id`` (``result_ids``) and are not stored yet."""
-        if rows:
-            await self.session.execute(insert(_RESULTS), list(rows))
+        await self._run("results", rows)
 
     async def save_monitors(self, rows: Sequence[Mapping[str, Any]]) -> None:
         """Write back each monitor's status, state and last check (keys ``m_id``,
         ``m_status``, ``m_state``, ``m_checked``): one statement for the batch."""
-        if not rows:
-            return
-        statement = (
+        await self._run("monitors", rows)
+
+    async def insert_timings(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        await self._run("timings", rows)
+
+    async def add_days(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Add day counts to the stored ones: ``value = value + excluded.value`` in SQL, and
+        the lesser or greater of the smallest and largest time, so the order and number of
+        writers does not matter. Sorted: concurrent writers take the rows' locks in one
+        order (no deadlock)."""
+        await self._run(
+            "days", sorted(rows, key=lambda r: (r["monitor_id"], r["region_id"], r["day"]))
+        )
+
+    async def add_buckets(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Add histogram bucket counts (monitor, region, day, bucket, count) the same way."""
+        await self._run(
+            "buckets",
+            sorted(rows, key=lambda r: (r["monitor_id"], r["region_id"], r["day"], r["bucket"])),
+        )
+
+
+_STATEMENTS: dict[tuple[str, bool], Any] = {}
+
+
+def _statement(name: str, postgresql: bool) -> Any:
+    """The ingester's statement ``name`` for one dialect, built on first use."""
+    key = (name, postgresql)
+    statement = _STATEMENTS.get(key)
+    if statement is None:
+        statement = _STATEMENTS[key] = _build(name, postgresql)
+    return statement
+
+
+def _build(name: str, postgresql: bool) -> Any:
+    dialect_insert = pg_insert if postgresql else sqlite_insert
+    if name == "results":
+        return insert(_RESULTS)
+    if name == "timings":
+        return insert(_TIMINGS)
+    if name == "monitors":
+        return (
             update(_MONITORS)
             .where(_MONITORS.c.id == bindparam("m_id"))
             .values(
@@ -169,51 +213,24 @@ class IngestRepository:
                 last_checked_at=bindparam("m_checked", type_=_MONITORS.c.last_checked_at.type),
             )
         )
-        await self.session.execute(statement, list(rows))
-
-    async def insert_timings(self, rows: Sequence[Mapping[str, Any]]) -> None:
-        if rows:
-            await self.session.execute(self._insert(CheckTiming), list(rows))
-
-    async def add_days(self, rows: Sequence[Mapping[str, Any]]) -> None:
-        """Add day counts to the stored ones: ``value = value + excluded.value`` in SQL, and
-        the lesser or greater of the smallest and largest time, so the order and number of
-        writers does not matter."""
-        if not rows:
-            return
-        table: Table = DailyAggregate.__table__  # type: ignore[assignment]
-        statement = self._insert(DailyAggregate)
-        # Sorted: concurrent writers take the rows' locks in one order (no deadlock). One
-        # statement run for many parameter sets: compiled once and cached, unlike a VALUES list.
-        ordered = sorted(rows, key=lambda r: (r["monitor_id"], r["region_id"], r["day"]))
-        await self.session.execute(
-            statement.on_conflict_do_update(
-                index_elements=["monitor_id", "region_id", "day"],
-                set_={
-                    **{c: table.c[c] + statement.excluded[c] for c in DAY_COUNTS},
-                    "response_ms_min": _extreme(table, statement.excluded, lower=True),
-                    "response_ms_max": _extreme(table, statement.excluded, lower=False),
-                },
-            ),
-            ordered,
+    if name == "days":
+        days: Table = DailyAggregate.__table__  # type: ignore[assignment]
+        upsert = dialect_insert(days)
+        return upsert.on_conflict_do_update(
+            index_elements=["monitor_id", "region_id", "day"],
+            set_={
+                **{c: days.c[c] + upsert.excluded[c] for c in DAY_COUNTS},
+                "response_ms_min": _extreme(days, upsert.excluded, lower=True),
+                "response_ms_max": _extreme(days, upsert.excluded, lower=False),
+            },
         )
-
-    async def add_buckets(self, rows: Sequence[Mapping[str, Any]]) -> None:
-        """Add histogram bucket counts (monitor, region, day, bucket, count) the same way."""
-        if not rows:
-            return
-        table: Table = HistogramBucket.__table__  # type: ignore[assignment]
-        statement = self._insert(HistogramBucket)
-        ordered = sorted(
-            rows, key=lambda r: (r["monitor_id"], r["region_id"], r["day"], r["bucket"])
-        )
-        await self.session.execute(
-            statement.on_conflict_do_update(
-                index_elements=["monitor_id", "region_id", "day", "bucket"],
-                set_={"count": table.c.count + statement.excluded.count},
-            ),
-            ordered,
-        )
+    assert name == "buckets"
+    buckets: Table = HistogramBucket.__table__  # type: ignore[assignment]
+    upsert = dialect_insert(buckets)
+    return upsert.on_conflict_do_update(
+        index_elements=["monitor_id", "region_id", "day", "bucket"],
+        set_={"count": buckets.c.count + upsert.excluded.count},
+    )
 
 
 class EngineRepository:

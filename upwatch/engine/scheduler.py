@@ -9,6 +9,10 @@ check never drifts its schedule. First checks are spread, never fired together:
 - a monitor created or resumed while running is checked within ``first_check_seconds``.
 
 Changes reach the scheduler through ``changed(monitor_id)``: it reloads that monitor at once.
+
+Jobs go out up to ``lead_seconds`` before they are due, a handful per wake-up, and the worker
+starts each at its due time (``Worker``): at 50 checks a second that is ten wake-ups and ten
+frames to a worker process a second instead of fifty, and the start is not later for it.
 """
 
 from __future__ import annotations
@@ -46,8 +50,10 @@ class Scheduler:
         catchup_seconds: float = 30.0,
         startup_spread_seconds: float = 60.0,
         gone: Callable[[str], None] | None = None,
+        lead_seconds: float = 0.0,
     ) -> None:
         self.db = db
+        self.lead_seconds = lead_seconds
         self.gone = gone  # told of each monitor a reload finds deleted or paused
         self.broker = broker
         self.clock = clock
@@ -165,14 +171,18 @@ class Scheduler:
                     if not reload_failing:
                         log.warning("scheduler cannot read monitor changes yet: %s", exc)
                     reload_failing = True
-            for job in self.due_jobs(self.clock.now().timestamp()):
+            lead = self.lead_seconds
+            for job in self.due_jobs(self.clock.now().timestamp() + lead):
                 if not await self.broker.publish_job(job):
                     self.dropped += 1
             progress()
             self._wake.clear()
             wait = 1.0
             if self._heap:
-                wait = min(wait, max(0.0, self._heap[0][0] - self.clock.now().timestamp()))
+                # When the next check enters the lead, but not sooner than half of it: the
+                # jobs of half a lead go out together.
+                ahead = self._heap[0][0] - lead - self.clock.now().timestamp()
+                wait = min(wait, max(lead / 2, ahead))
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(wait):
                     await self._wake.wait()

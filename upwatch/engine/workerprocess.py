@@ -10,6 +10,7 @@ The link is a Unix socket pair carrying length-prefixed pickled frames:
 - parent to child: ``("jobs", [(tag, job), ...])``;
 - child to parent: ``("results", [(tag, report), ...])``, ``("acks", [tag, ...])`` for jobs
   that ended without a result (a probe bug, logged in the child), and ``("beat",)`` while idle.
+  Results are gathered for up to ``_GATHER_SECONDS`` into one frame.
 
 Acknowledgement and redelivery: the parent keeps every job it sent until its result or ack
 comes back, and sends at most ``window`` at a time (bounded memory on both sides). When the
@@ -55,6 +56,9 @@ _CHILD_MAIN = (
 _BEAT_SECONDS = 2.0
 # Results the child gathers before it waits for the parent to read them.
 _MAX_OUTGOING = 2_000
+# Results wait this long for others to share their frame: one write and one wake-up on each
+# side for many checks. They wait longer than this in the ingester's batch anyway.
+_GATHER_SECONDS = 0.1
 
 
 class ChildDied(Exception):
@@ -105,7 +109,7 @@ class WorkerProcess:
         self.broker = broker
         self.config = config
         self.metrics = metrics
-        self.window = window or 2 * config.concurrency
+        self.window = window or 4 * config.concurrency
         self.stop_seconds = stop_seconds
         self.pid: int | None = None
         self.in_flight: dict[int, CheckJob] = {}
@@ -252,6 +256,8 @@ class LinkBroker:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(_BEAT_SECONDS):
                     await self._outgoing.wait()
+            if self._outgoing.is_set() and len(self._results) < _MAX_OUTGOING:
+                await asyncio.sleep(_GATHER_SECONDS)
             self._outgoing.clear()
             if not self._results and not self._acks:
                 self.writer.write(_encode(("beat",)))
