@@ -4,6 +4,7 @@ and a probe's timing holds none of the parent's busy time."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import http.server
 import os
 import signal
@@ -11,7 +12,7 @@ import statistics
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
 
 import pytest
@@ -82,6 +83,18 @@ def job(url: str) -> CheckJob:
     return CheckJob(spec=spec, region_id=REGION, due_at=time.time())
 
 
+@contextlib.asynccontextmanager
+async def running(worker: WorkerProcess) -> AsyncIterator[None]:
+    """The worker's role runs inside the block and is stopped (with its child) after it."""
+    task = asyncio.create_task(worker.run())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+
 async def results(broker: MemoryBroker, count: int) -> list[CheckReport]:
     got: list[CheckReport] = []
     async with asyncio.timeout(WITHIN):
@@ -95,9 +108,8 @@ async def test_a_worker_process_runs_every_job_and_sends_each_result_back(
 ) -> None:
     broker = MemoryBroker()
     worker = WorkerProcess(broker, config())
-    running = asyncio.create_task(worker.run())
     jobs = [job(target.url) for _ in range(30)]
-    try:
+    async with running(worker):
         for one in jobs:
             assert await broker.publish_job(one)
         reports = await results(broker, len(jobs))
@@ -105,10 +117,6 @@ async def test_a_worker_process_runs_every_job_and_sends_each_result_back(
         assert all(r.outcome.ok and r.outcome.status_code == 200 for r in reports)
         assert len({r.id for r in reports}) == len(jobs)
         await eventually(lambda: not worker.in_flight)
-    finally:
-        running.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await running
     assert worker.pid is None  # the child was stopped with the role
 
 
@@ -117,18 +125,13 @@ async def test_a_job_sent_before_it_is_due_starts_at_its_due_time_not_on_arrival
 ) -> None:
     broker = MemoryBroker()
     worker = WorkerProcess(broker, config())
-    running = asyncio.create_task(worker.run())
     early = job(target.url)
     early = CheckJob(spec=early.spec, region_id=REGION, due_at=time.time() + 0.5)
-    try:
+    async with running(worker):
         assert await broker.publish_job(early)
         (report,) = await results(broker, 1)
         assert report.started_at >= early.due_at
         assert report.outcome.ok
-    finally:
-        running.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await running
 
 
 async def test_checks_a_killed_worker_process_held_are_queued_again_and_done_by_the_next(

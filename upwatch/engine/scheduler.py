@@ -11,8 +11,8 @@ check never drifts its schedule. First checks are spread, never fired together:
 Changes reach the scheduler through ``changed(monitor_id)``: it reloads that monitor at once.
 
 Jobs go out up to ``lead_seconds`` before they are due, a handful per wake-up, and the worker
-starts each at its due time (``Worker``): at 50 checks a second that is ten wake-ups and ten
-frames to a worker process a second instead of fifty, and the start is not later for it.
+starts each at its due time (``Worker``): at 50 checks a second and a 0.5 s lead that is four
+wake-ups and four frames to a worker process a second instead of fifty, and no later start.
 """
 
 from __future__ import annotations
