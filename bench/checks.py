@@ -734,6 +734,8 @@ def measure_service(
         load0 = loadavg()
         # CPU and RSS of the whole tree: `upwatch serve` and any worker processes it runs.
         cpu0 = tree_cpu_seconds(tree)
+        # The split: the service process (API, scheduler, ingester) and its probe workers.
+        parent_cpu0 = cpu_seconds(pid)
         start = time.time()
         end = start + args.seconds
         rss = [(0.0, tree_mb(tree))]
@@ -771,6 +773,7 @@ def measure_service(
         wait_service_alive(service, log_path)
         tree = process_tree(pid)
         cpu1 = tree_cpu_seconds(tree)
+        parent_cpu = cpu_seconds(pid) - parent_cpu0
         load1 = loadavg()
         rss.append((time.time() - start, tree_mb(tree)))
         metrics1 = scrape(url)
@@ -844,6 +847,12 @@ def measure_service(
         service_cpu_s=round(used, 2),
         service_cpu_pct=round(used / args.seconds * 100, 1),
         cpu_s_per_1000_checks=round(used / rows.total * 1000, 4) if rows.total else None,
+        parent_cpu_s_per_1000_checks=(
+            round(parent_cpu / rows.total * 1000, 4) if rows.total else None
+        ),
+        workers_cpu_s_per_1000_checks=(
+            round((used - parent_cpu) / rows.total * 1000, 4) if rows.total else None
+        ),
         rss_start_mb=round(rss[0][1], 1),
         rss_sampled_peak_mb=round(sampled_peak, 1),
         rss_end_mb=round(rss[-1][1], 1),
@@ -1030,6 +1039,11 @@ def print_table(result: dict[str, Any], command: str) -> bool:
             "service CPU",
             f"{result['service_cpu_s']} s ({result['service_cpu_pct']} % of a core), "
             f"up to {result['service_processes_max']} process(es)",
+        ),
+        (
+            "CPU-s per 1,000 checks",
+            f"service process {_fmt(result['parent_cpu_s_per_1000_checks'])}, "
+            f"worker processes {_fmt(result['workers_cpu_s_per_1000_checks'])}",
         ),
         (
             "RSS start / peak / end",

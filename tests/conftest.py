@@ -191,6 +191,34 @@ class SmtpServer:
             self._controller = None
 
 
+REDIS_URL = os.environ.get("UPWATCH_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+
+
+def redis_unreachable() -> str | None:
+    """None when Redis answers at ``REDIS_URL``, else why not."""
+    from urllib.parse import urlsplit
+
+    address = urlsplit(REDIS_URL)
+    try:
+        with socket.create_connection((address.hostname, address.port or 6379), timeout=1):
+            return None
+    except OSError as exc:
+        return f"Redis not reachable at {address.hostname}:{address.port}: {exc}"
+
+
+@pytest.fixture
+def redis_url() -> str:
+    """Redis for the tests that need it: they skip with the reason when it is away, or fail
+    with ``UPWATCH_REQUIRE_REDIS=1`` (as in CI). Tests share database 15 and keep apart by
+    key prefix."""
+    reason = redis_unreachable()
+    if reason and os.environ.get("UPWATCH_REQUIRE_REDIS") == "1":
+        pytest.fail(reason)
+    if reason:
+        pytest.skip(reason)
+    return REDIS_URL
+
+
 @pytest.fixture
 def smtp() -> Iterator[SmtpServer]:
     server = SmtpServer(free_port())

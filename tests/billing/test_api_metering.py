@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -12,7 +11,7 @@ import httpx
 import pytest
 from sqlalchemy import select
 
-from tests.conftest import PASSWORD, SignUp, assert_problem
+from tests.conftest import PASSWORD, REDIS_URL, SignUp, assert_problem
 from upwatch.billing.metering import MemoryMeter, seconds_until_next_day
 from upwatch.kit.clock import ManualClock
 from upwatch.models import ApiUsage
@@ -143,34 +142,12 @@ async def test_many_first_requests_at_once_do_not_exhaust_the_connection_pool(
     assert {r.status_code for r in responses} <= {200, 429}
 
 
-REDIS_URL = "redis://127.0.0.1:6379/15"
-
-
-def _redis_reachable() -> str | None:
-    """None when Redis answers, else the reason (the Redis tests then skip, or fail in CI)."""
-    import socket
-
-    try:
-        with socket.create_connection(("127.0.0.1", 6379), timeout=1):
-            return None
-    except OSError as exc:
-        return f"Redis not reachable at 127.0.0.1:6379: {exc}"
-
-
 class TestCountingInRedis:
     """With UPWATCH_REDIS_URL, counts live in Redis and every API process shares them."""
 
-    @pytest.fixture(autouse=True)
-    def _needs_redis(self) -> None:
-        reason = _redis_reachable()
-        if reason and os.environ.get("UPWATCH_REQUIRE_REDIS") == "1":
-            pytest.fail(reason)
-        if reason:
-            pytest.skip(reason)
-
     @pytest.fixture
-    def settings_overrides(self, plans_file: Path) -> dict[str, Any]:
-        return {"plans_file": plans_file, "redis_url": REDIS_URL}
+    def settings_overrides(self, plans_file: Path, redis_url: str) -> dict[str, Any]:
+        return {"plans_file": plans_file, "redis_url": redis_url}
 
     async def test_the_limit_holds_across_two_api_processes(
         self, client: httpx.AsyncClient, sign_up: SignUp, runtime: Runtime, clock: ManualClock

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -82,14 +83,14 @@ async def test_a_stalled_scheduler_turns_readiness_to_503_until_it_moves_again(
     await eventually(engine.ready.is_set)
     first = await client.get("/readyz")
     assert first.status_code == 200, first.text
-    publish = engine.broker.publish_job
+    publish = engine.broker.publish_jobs
     unstuck = asyncio.Event()
 
-    async def stuck(job: CheckJob) -> bool:
+    async def stuck(jobs: Sequence[CheckJob]) -> int:
         await unstuck.wait()  # a scheduler hung on its broker
-        return await publish(job)
+        return await publish(jobs)
 
-    engine.broker.publish_job = stuck  # type: ignore[method-assign]
+    engine.broker.publish_jobs = stuck  # type: ignore[method-assign]
     await create_monitor(client, cast.alice, cast.project_id, url=target.url, intervalSeconds=10)
 
     async def not_ready() -> bool:

@@ -58,6 +58,10 @@ class Broker(JobSource, Protocol):
     async def publish_job(self, job: CheckJob) -> bool:
         """Queue a job; False when the region's queue is full (the job is dropped)."""
 
+    async def publish_jobs(self, jobs: Sequence[CheckJob]) -> int:
+        """Queue jobs (one call for a scheduler's wake-up); how many were queued, the rest
+        dropped because their region's queue was full."""
+
     async def next_results(self, max_batch: int, max_wait: float) -> list[CheckReport]:
         """Wait for at least one result, then gather more for up to ``max_wait`` seconds."""
 
@@ -135,6 +139,9 @@ class MemoryBroker:
 
     async def publish_job(self, job: CheckJob) -> bool:
         return self._queue(job.region_id).put(job)
+
+    async def publish_jobs(self, jobs: Sequence[CheckJob]) -> int:
+        return sum(self._queue(job.region_id).put(job) for job in jobs)
 
     async def next_job(self, region_id: str) -> CheckJob:
         return await self._queue(region_id).get()

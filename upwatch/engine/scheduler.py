@@ -172,9 +172,9 @@ class Scheduler:
                         log.warning("scheduler cannot read monitor changes yet: %s", exc)
                     reload_failing = True
             lead = self.lead_seconds
-            for job in self.due_jobs(self.clock.now().timestamp() + lead):
-                if not await self.broker.publish_job(job):
-                    self.dropped += 1
+            jobs = self.due_jobs(self.clock.now().timestamp() + lead)
+            if jobs:
+                self.dropped += len(jobs) - await self.broker.publish_jobs(jobs)
             progress()
             self._wake.clear()
             wait = 1.0
