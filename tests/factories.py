@@ -25,14 +25,16 @@ class Target:
         self.status = 200
         self.body = "all systems go"
         self.hits = 0
+        self.user_agents: list[str] = []  # each request's, in order
         self.url = ""
         self.delay = 0.0  # seconds before each answer
         self.gate = asyncio.Event()  # cleared, requests wait until it is set again
         self.gate.set()
         self._runner: web.AppRunner | None = None
 
-    async def handle(self, _request: web.Request) -> web.Response:
+    async def handle(self, request: web.Request) -> web.Response:
         self.hits += 1
+        self.user_agents.append(request.headers.get("User-Agent", ""))
         await self.gate.wait()
         if self.delay:
             await asyncio.sleep(self.delay)

@@ -1,4 +1,4 @@
-"""The ``upwatch`` command: serve, migrate, admin create."""
+"""The ``upwatch`` command: serve, worker, migrate, admin create."""
 
 from __future__ import annotations
 
@@ -80,6 +80,30 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _concurrency(value: str) -> int:
+    number = int(value)
+    if not 1 <= number <= 10_000:
+        raise argparse.ArgumentTypeError("between 1 and 10000")
+    return number
+
+
+def _worker(args: argparse.Namespace) -> int:
+    from upwatch.engine.regionworker import serve_region
+
+    settings = Settings()
+    if not settings.redis_url:
+        print("upwatch: a worker needs UPWATCH_REDIS_URL (the broker)", file=sys.stderr)  # noqa: T201
+        return 2
+    concurrency = args.concurrency or settings.check_concurrency
+    try:
+        import uvloop
+
+        uvloop.run(serve_region(settings, args.region, concurrency))
+    except ImportError:  # pragma: no cover - uvloop comes with uvicorn[standard]
+        asyncio.run(serve_region(settings, args.region, concurrency))
+    return 0
+
+
 def _quiet_migrations() -> None:
     """Alembic logs every step at INFO; a command's output is its own result."""
     logging.getLogger("alembic").setLevel(logging.WARNING)
@@ -149,6 +173,20 @@ def parser() -> argparse.ArgumentParser:
         help="the least severe lines written, by Upwatch and by uvicorn alike",
     )
     serve.set_defaults(run=_serve)
+
+    worker = commands.add_parser(
+        "worker",
+        help="run one region's checks from the broker in Redis (distributed mode; no database)",
+    )
+    worker.add_argument("--region", required=True, help="the region's code, e.g. eu-west")
+    worker.add_argument(
+        "--concurrency",
+        type=_concurrency,
+        metavar="N",
+        help="checks run at once (default: UPWATCH_CHECK_CONCURRENCY)",
+    )
+    worker.add_argument("--log-level", default="info", choices=LOG_LEVELS)
+    worker.set_defaults(run=_worker)
 
     migrate = commands.add_parser("migrate", help="create or upgrade the database schema")
     migrate.set_defaults(run=_migrate)

@@ -74,6 +74,12 @@ class Settings(BaseSettings):
     # only administrators (closed; the first one with `upwatch admin create`).
     signup: Literal["open", "invite", "closed"] = "open"
     redis_url: str = ""
+    # Distributed mode (docs/deployment.md): the key prefix of the broker's streams, so
+    # several deployments can share one Redis, and how long a job or result a consumer read
+    # may stay unacknowledged before another takes it over (longer than any check's timeout
+    # plus the dispatch lead, or a slow check is run twice).
+    broker_prefix: str = Field(default="upwatch", pattern=r"^[A-Za-z0-9_.-]{1,64}$")
+    broker_reclaim_seconds: float = Field(default=90.0, gt=0)
 
     access_token_minutes: int = 15
     refresh_token_days: int = 30

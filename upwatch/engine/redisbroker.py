@@ -91,6 +91,7 @@ class RedisBroker:
         # Worker side: jobs read and not yet taken, and where each delivered job came from.
         self._local: dict[str, collections.deque[CheckJob]] = {}
         self._held_jobs: dict[tuple[str, str, float], tuple[str, bytes]] = {}
+        self._reads: dict[str, asyncio.Task[list[tuple[bytes, Any]]]] = {}
         self._outgoing: list[bytes] = []
         self._acks: list[tuple[str, bytes]] = []
         self._queued = asyncio.Event()
@@ -214,7 +215,18 @@ class RedisBroker:
         local = self._local.setdefault(region_id, collections.deque())
         stream = self.jobs_stream(region_id)
         while not local:
-            entries = await self._read(stream, WORKERS, self.prefetch, self.block_ms)
+            # Shielded: a caller that stops waiting (a worker's idle wake-up) must not cut a
+            # read whose entries Redis already counts as delivered; the next call takes them.
+            read = self._reads.get(region_id)
+            if read is None:
+                read = self._reads[region_id] = asyncio.create_task(
+                    self._read(stream, WORKERS, self.prefetch, self.block_ms)
+                )
+            try:
+                entries = await asyncio.shield(read)
+            finally:
+                if read.done():
+                    del self._reads[region_id]
             unreadable = []
             for entry_id, fields in entries:
                 try:
@@ -313,6 +325,14 @@ class RedisBroker:
             for entry_id in self._held_results.pop(report.id, ())
         ]
         await self._settle(done)
+
+    async def close(self) -> None:
+        """Stop reads in progress (their entries, if any, are reclaimed later)."""
+        reads = list(self._reads.values())
+        self._reads.clear()
+        for read in reads:
+            read.cancel()
+        await asyncio.gather(*reads, return_exceptions=True)
 
     def depth(self) -> dict[str, int]:
         """What this process holds locally (Redis holds the rest: XLEN of each stream)."""

@@ -24,6 +24,15 @@ IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 USER_AGENT: Final = "Upwatch (uptime monitor; +https://upwatch.dev)"
 
+
+def probe_user_agent(region_code: str) -> str:
+    """What a probe says it is: the version and the region it checks from, so the owner of a
+    target can tell Upwatch's regions apart in their logs (and test per-region failures)."""
+    from upwatch import __version__
+
+    return f"Upwatch/{__version__} (+region {region_code})"
+
+
 # The operator's way to let checks and webhooks reach internal addresses (config.Settings
 # reads it; a test keeps the two equal). Every refusal it would lift names it.
 ALLOW_PRIVATE_SETTING: Final = "UPWATCH_ALLOW_PRIVATE_TARGETS"
@@ -353,7 +362,9 @@ def _phase_trace_config() -> aiohttp.TraceConfig:
     return config
 
 
-def guarded_session(guard: NetworkGuard, *, limit: int = 1000) -> aiohttp.ClientSession:
+def guarded_session(
+    guard: NetworkGuard, *, limit: int = 1000, user_agent: str = USER_AGENT
+) -> aiohttp.ClientSession:
     """A keep-alive client session whose every connection passes ``guard``.
 
     Create it inside the running loop (an app lifespan) and close it there. Names resolve
@@ -371,6 +382,6 @@ def guarded_session(guard: NetworkGuard, *, limit: int = 1000) -> aiohttp.Client
         connector=connector,
         cookie_jar=aiohttp.DummyCookieJar(),
         trace_configs=[_phase_trace_config()],
-        headers={"User-Agent": USER_AGENT},
+        headers={"User-Agent": user_agent},
         trust_env=False,
     )
