@@ -26,6 +26,8 @@ class Target:
         self.body = "all systems go"
         self.hits = 0
         self.user_agents: list[str] = []  # each request's, in order
+        # Requests whose User-Agent holds one of these get a 503 (a region's path is broken).
+        self.failing_agents: set[str] = set()
         self.url = ""
         self.delay = 0.0  # seconds before each answer
         self.gate = asyncio.Event()  # cleared, requests wait until it is set again
@@ -34,7 +36,10 @@ class Target:
 
     async def handle(self, request: web.Request) -> web.Response:
         self.hits += 1
-        self.user_agents.append(request.headers.get("User-Agent", ""))
+        agent = request.headers.get("User-Agent", "")
+        self.user_agents.append(agent)
+        if any(part in agent for part in self.failing_agents):
+            return web.Response(status=503, text="not from here")
         await self.gate.wait()
         if self.delay:
             await asyncio.sleep(self.delay)

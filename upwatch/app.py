@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import socket
 from collections.abc import AsyncIterator
 
 from fastapi import FastAPI
@@ -18,6 +20,7 @@ from upwatch.billing.metering import MemoryMeter, RedisMeter
 from upwatch.config import Settings
 from upwatch.contact.endpoints import router as contact_router
 from upwatch.engine.embedded import Engine
+from upwatch.engine.redisbroker import RedisBroker
 from upwatch.incidents.automatic import IncidentAutomation
 from upwatch.incidents.endpoints import router as incidents_router
 from upwatch.kit.boundary import RequestGuard
@@ -75,6 +78,21 @@ async def stop_tasks(tasks: list[asyncio.Task[None]], grace_seconds: float = 3.0
         )
 
 
+def remote_broker(settings: Settings) -> RedisBroker | None:
+    """The Redis broker when the checks run in `upwatch worker` processes."""
+    if settings.broker != "redis":
+        return None
+    from redis.asyncio import Redis
+
+    consumer = f"{socket.gethostname()}-{os.getpid()}"
+    return RedisBroker(
+        Redis.from_url(settings.redis_url),
+        consumer,
+        prefix=settings.broker_prefix,
+        reclaim_seconds=settings.broker_reclaim_seconds,
+    )
+
+
 def create_app(settings: Settings | None = None, clock: Clock | None = None) -> FastAPI:
     settings = settings or Settings()
     clock = clock or Clock()
@@ -121,6 +139,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
                 late_seconds=settings.ready_late_seconds,
                 dispatch_lead_seconds=settings.check_dispatch_lead_seconds,
                 ingest_max_wait_seconds=settings.ingest_max_wait_seconds,
+                remote=remote_broker(settings),
             )
         meter: ApiMeter = (
             RedisMeter(settings.redis_url, clock)

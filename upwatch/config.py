@@ -12,7 +12,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from sqlalchemy.engine import make_url
 
@@ -78,6 +78,9 @@ class Settings(BaseSettings):
     # several deployments can share one Redis, and how long a job or result a consumer read
     # may stay unacknowledged before another takes it over (longer than any check's timeout
     # plus the dispatch lead, or a slow check is run twice).
+    # memory: `serve` runs the checks itself (the embedded default). redis: `serve` schedules
+    # and stores, and `upwatch worker --region CODE` processes anywhere run the checks.
+    broker: Literal["memory", "redis"] = "memory"
     broker_prefix: str = Field(default="upwatch", pattern=r"^[A-Za-z0-9_.-]{1,64}$")
     broker_reclaim_seconds: float = Field(default=90.0, gt=0)
 
@@ -186,6 +189,12 @@ class Settings(BaseSettings):
     @property
     def smtp_configured(self) -> bool:
         return bool(self.smtp_host)
+
+    @model_validator(mode="after")
+    def _broker_reachable(self) -> Settings:
+        if self.broker == "redis" and not self.redis_url:
+            raise ValueError("UPWATCH_BROKER=redis needs UPWATCH_REDIS_URL")
+        return self
 
     @field_validator("secret_key")
     @classmethod

@@ -224,3 +224,16 @@ def test_a_report_crosses_the_wire_unchanged_and_garbage_is_refused() -> None:
     assert decode_report(encode_report(sent)) == sent
     with pytest.raises(Malformed):
         decode_report(b'{"monitor_id": 1}')
+
+
+async def test_a_job_that_waited_far_beyond_its_interval_is_dropped_not_run(
+    make_broker: MakeBroker, redis: Redis
+) -> None:
+    scheduler, worker = make_broker(), make_broker(reclaim_seconds=5)
+    stale = job("http://127.0.0.1:9/stale")
+    stale = CheckJob(spec=stale.spec, region_id=REGION, due_at=stale.due_at - 3600)
+    fresh = job("http://127.0.0.1:9/fresh")
+    await scheduler.publish_jobs([stale, fresh])
+    assert (await take(worker)).spec.id == fresh.spec.id
+    assert worker.expired == 1
+    assert await redis.xlen(worker.jobs_stream(REGION)) == 1  # the fresh one, in flight

@@ -21,10 +21,12 @@ import logging
 import time
 from functools import partial
 
-from upwatch.engine.broker import CheckReport, MemoryBroker
+from upwatch.engine.broker import Broker, CheckReport, MemoryBroker
 from upwatch.engine.checks import ProbeKit, run_check
 from upwatch.engine.ingester import Ingester
 from upwatch.engine.ports import TransitionHandler
+from upwatch.engine.redisbroker import RedisBroker
+from upwatch.engine.regionworker import online_workers, publish_regions
 from upwatch.engine.repository import EngineRepository
 from upwatch.engine.scheduler import Scheduler
 from upwatch.engine.targets import MonitorSpec
@@ -59,6 +61,7 @@ class Engine:
         late_seconds: float = 30.0,
         dispatch_lead_seconds: float = 0.0,
         ingest_max_wait_seconds: float = 0.25,
+        remote: RedisBroker | None = None,
     ) -> None:
         self.metrics = metrics
         self.db = db
@@ -66,7 +69,11 @@ class Engine:
         self.guard = guard
         self.report_seconds = report_seconds
         self.online_seconds = online_seconds
-        self.broker = MemoryBroker()
+        self.memory = MemoryBroker()
+        # With a Redis broker the checks run in `upwatch worker` processes of any region,
+        # none in this one; this process schedules and stores (docs/architecture.md).
+        self.remote = remote
+        self.broker: Broker = remote if remote is not None else self.memory
         self.local_region_id = ""
         self._online: tuple[str, ...] = ()
         self.scheduler = Scheduler(
@@ -122,7 +129,7 @@ class Engine:
             assert self.kit is not None
             self.worker = Worker(
                 self.local_region_id,
-                self.broker,
+                self.memory,
                 self.kit,
                 self.clock,
                 self.metrics,
@@ -138,7 +145,7 @@ class Engine:
                 log_level=level,
             )
             self.processes = [
-                WorkerProcess(self.broker, config, self.metrics)
+                WorkerProcess(self.memory, config, self.metrics)
                 for _ in range(self.worker_processes)
             ]
             self.ready.set()
@@ -156,12 +163,14 @@ class Engine:
 
         start = supervisor.start
         supervisor.watch(
-            lambda: self.broker.behind(self.clock.now().timestamp(), self.late_seconds)
+            lambda: self.memory.behind(self.clock.now().timestamp(), self.late_seconds)
         )
         # The scheduler ticks at least every second; the worker takes a job or waits at most
         # five; a worker stuck behind slow probes is lagging, not stalled, for a probe timeout.
         self.roles["scheduler"] = start("scheduler", self._run_scheduler, period_seconds=1.0)
-        if self.worker_processes:
+        if self.remote is not None:
+            pass  # the workers are `upwatch worker` processes
+        elif self.worker_processes:
             # A process beats every few seconds even when idle; a stuck or dead one does not.
             for n in range(self.worker_processes):
                 self.roles[f"worker-{n}"] = start(
@@ -203,10 +212,24 @@ class Engine:
                 for name, role in self.roles.items()
                 if name.startswith("worker")
             )
+            alive = [self.local_region_id] if beating else []
+            if self.remote is not None:
+                alive = await self._remote_presence()
             # Shielded, so a stop never leaves the connection inside its write transaction.
-            await asyncio.shield(self._report([self.local_region_id] if beating else []))
+            await asyncio.shield(self._report(alive))
             progress()
             await asyncio.sleep(self.report_seconds)
+
+    async def _remote_presence(self) -> list[str]:
+        """Regions with a worker that beat in Redis lately; and, for workers starting, each
+        region's id by its code."""
+        assert self.remote is not None
+        redis, prefix = self.remote.redis, self.remote.prefix
+        async with self.db.workreader() as session:
+            codes = await EngineRepository(session).region_ids_by_code()
+        await publish_regions(redis, prefix, codes)
+        now = self.clock.now().timestamp()
+        return sorted(await online_workers(redis, prefix, now, self.online_seconds))
 
     async def _report(self, alive: list[str]) -> None:
         now = self.clock.now()
@@ -217,6 +240,9 @@ class Engine:
             await session.commit()
 
     async def close(self) -> None:
+        if self.remote is not None:
+            await self.remote.close()
+            await self.remote.redis.aclose()
         if self.kit is not None:
             with contextlib.suppress(Exception):
                 await self.kit.http.close()

@@ -18,7 +18,9 @@ waits or is in flight; the scheduler adds jobs only while a region's stream hold
 ``max_jobs_per_region`` (the rest are dropped and counted, as in memory), and a worker holds
 its results back while the result stream holds ``max_results`` (back-pressure: a database that
 cannot keep up slows the workers, it does not fill Redis). An entry that is not a job or
-report of this version is logged and deleted, never retried forever.
+report of this version is logged and deleted, never retried forever; so is a job that waited
+longer than its interval plus twice ``reclaim_seconds`` (its region had no worker), so a
+worker that comes back runs the current checks, not a burst of stale ones.
 
 Calls are batched: the scheduler's jobs of one wake-up go in one pipeline, a worker sends its
 results and acknowledgements together every ``gather_seconds``, and the ingester reads a batch
@@ -86,6 +88,7 @@ class RedisBroker:
         self.max_outgoing = max_outgoing
         self.results_stream = f"{prefix}:results"
         self.malformed = 0  # entries deleted because they could not be read
+        self.expired = 0  # jobs deleted because they waited longer than worth running
         self._groups: set[str] = set()
         self._reclaimed_at: dict[str, float] = {}
         # Worker side: jobs read and not yet taken, and where each delivered job came from.
@@ -227,16 +230,30 @@ class RedisBroker:
             finally:
                 if read.done():
                     del self._reads[region_id]
-            unreadable = []
+            done_with, expired = [], 0
+            now = time.time()
             for entry_id, fields in entries:
                 try:
                     job = decode_job(fields[_FIELD])
                 except (Malformed, KeyError) as exc:
-                    unreadable.append(self._unreadable(stream, entry_id, exc))
+                    done_with.append(self._unreadable(stream, entry_id, exc))
+                    continue
+                if now - job.due_at > job.spec.interval_seconds + 2 * self.reclaim_seconds:
+                    # Queued while the region had no worker: a later check of the monitor
+                    # stands for it; a burst of stale checks would only load the targets.
+                    done_with.append((stream, entry_id))
+                    expired += 1
                     continue
                 self._held_jobs[_job_key(job)] = (stream, entry_id)
                 local.append(job)
-            await self._settle(unreadable)
+            if expired:
+                self.expired += expired
+                log.warning(
+                    "dropped %d checks of region %s queued too long ago (no worker took them)",
+                    expired,
+                    region_id,
+                )
+            await self._settle(done_with)
         return local.popleft()
 
     async def publish_result(self, report: CheckReport) -> None:

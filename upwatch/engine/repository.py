@@ -252,6 +252,10 @@ class EngineRepository:
                 update(Region).where(Region.id.in_(region_ids)).values(last_seen_at=now)
             )
 
+    async def region_ids_by_code(self) -> dict[str, str]:
+        rows = await self.session.execute(select(Region.code, Region.id))
+        return dict(rows.tuples().all())
+
     async def online_region_ids(self, now: datetime, online_seconds: float) -> tuple[str, ...]:
         rows = await self.session.scalars(
             select(Region.id).where(Region.last_seen_at >= now - timedelta(seconds=online_seconds))
