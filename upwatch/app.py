@@ -19,6 +19,7 @@ from upwatch.billing.endpoints import router as billing_router
 from upwatch.billing.metering import MemoryMeter, RedisMeter
 from upwatch.config import Settings
 from upwatch.contact.endpoints import router as contact_router
+from upwatch.engine.changefeed import ChangeFeed
 from upwatch.engine.embedded import Engine
 from upwatch.engine.redisbroker import RedisBroker
 from upwatch.incidents.automatic import IncidentAutomation
@@ -120,7 +121,8 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
         alerts = AlertSender(settings, db, clock, metrics, guard)
         alerts.start()
         engine: Engine | None = None
-        if settings.engine:
+        everything = settings.roles == "all"
+        if settings.engine and everything:
             engine = Engine(
                 db,
                 clock,
@@ -147,6 +149,12 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
             else MemoryMeter(db, clock, settings.usage_flush_seconds)
         )
         app.state.engine = engine  # for operators' tooling and tests; requests use the ports
+        # An API process of a distributed deployment tells the scheduler through Redis.
+        changes: ChangeFeed | None = None
+        if engine is None and not everything and settings.redis_url:
+            from redis.asyncio import Redis
+
+            changes = ChangeFeed(Redis.from_url(settings.redis_url), settings.broker_prefix)
         snapshots = Snapshots(
             db.readsession, clock, settings.status_page_max_age_seconds, settings.public_url
         )
@@ -165,20 +173,27 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
             plan_cache=PlanCache(clock),
             guard=guard,
             supervisor=supervisor,
-            monitor_changes=engine or NoEngine(),
+            monitor_changes=engine or changes or NoEngine(),
             checks=engine or NoEngine(),
             alerts=alerts,
             status_pages=snapshots,
         )
-        # A sender's pass may take a delivery timeout: that is lagging, not a stall.
-        supervisor.start(
-            "mail-sender", mailer.run, settings.mail_poll_seconds + settings.smtp_timeout_seconds
-        )
-        supervisor.start(
-            "alert-sender", alerts.run, settings.alert_poll_seconds + settings.alert_timeout_seconds
-        )
+        if everything:
+            # A sender's pass may take a delivery timeout: that is lagging, not a stall.
+            supervisor.start(
+                "mail-sender",
+                mailer.run,
+                settings.mail_poll_seconds + settings.smtp_timeout_seconds,
+            )
+            supervisor.start(
+                "alert-sender",
+                alerts.run,
+                settings.alert_poll_seconds + settings.alert_timeout_seconds,
+            )
+        if changes is not None:
+            supervisor.start("change-feed", changes.run, 30.0, busy=lambda: False)
         supervisor.start("usage-flusher", meter.run, settings.usage_flush_seconds)
-        if settings.retention:
+        if settings.retention and everything:
             retention = RetentionJob(settings, db, clock, metrics, mailer, catalog)
             # Idle between passes, so never "stalled"; a pass beats after each batch.
             supervisor.start(
@@ -198,6 +213,10 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
             await stop_tasks(supervisor.tasks)
             if engine is not None:
                 await engine.close()
+            if changes is not None:
+                with contextlib.suppress(Exception):
+                    await changes.flush()  # changes made just before the stop
+                await changes.redis.aclose()
             await alerts.close()
             await db.dispose()
 

@@ -1,4 +1,4 @@
-"""The ``upwatch`` command: serve, worker, migrate, admin create."""
+"""The ``upwatch`` command: serve, the distributed roles, migrate, admin create."""
 
 from __future__ import annotations
 
@@ -63,6 +63,8 @@ def _serve(args: argparse.Namespace) -> int:
     from upwatch.app import create_app
 
     settings = serve_settings(args.host, args.port)
+    if args.roles:
+        settings = settings.model_copy(update={"roles": args.roles})
     app = create_app(settings)
     # The code and the app built so far live as long as the process: full collections need
     # not walk them again (their pauses showed in a status page's p99, bench/statuspage.py).
@@ -101,6 +103,18 @@ def _worker(args: argparse.Namespace) -> int:
         uvloop.run(serve_region(settings, args.region, concurrency))
     except ImportError:  # pragma: no cover - uvloop comes with uvicorn[standard]
         asyncio.run(serve_region(settings, args.region, concurrency))
+    return 0
+
+
+def _role(args: argparse.Namespace) -> int:
+    from upwatch.distributed import needs, run_role
+
+    settings = Settings()
+    problem = needs(settings)
+    if problem:
+        print(f"upwatch: {problem}", file=sys.stderr)  # noqa: T201
+        return 2
+    asyncio.run(run_role(settings, args.command))
     return 0
 
 
@@ -172,6 +186,12 @@ def parser() -> argparse.ArgumentParser:
         choices=LOG_LEVELS,
         help="the least severe lines written, by Upwatch and by uvicorn alike",
     )
+    serve.add_argument(
+        "--roles",
+        choices=["all", "api"],
+        help="all: every role in this process (default, UPWATCH_ROLES); api: HTTP only, "
+        "beside upwatch scheduler, ingester, sender and retention processes",
+    )
     serve.set_defaults(run=_serve)
 
     worker = commands.add_parser(
@@ -187,6 +207,16 @@ def parser() -> argparse.ArgumentParser:
     )
     worker.add_argument("--log-level", default="info", choices=LOG_LEVELS)
     worker.set_defaults(run=_worker)
+
+    for role, text in (
+        ("scheduler", "lead the scheduling of checks (others stand by)"),
+        ("ingester", "store results from the broker, open and resolve incidents"),
+        ("sender", "deliver alerts and e-mail from the outbox"),
+        ("retention", "expire old data by plan, with notice"),
+    ):
+        command = commands.add_parser(role, help=f"distributed mode: {text} (PostgreSQL and Redis)")
+        command.add_argument("--log-level", default="info", choices=LOG_LEVELS)
+        command.set_defaults(run=_role)
 
     migrate = commands.add_parser("migrate", help="create or upgrade the database schema")
     migrate.set_defaults(run=_migrate)

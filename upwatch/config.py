@@ -145,6 +145,10 @@ class Settings(BaseSettings):
     retention_batch_rows: int = Field(default=5000, ge=1, le=100_000)
     retention_batch_pause_seconds: float = Field(default=0.05, ge=0, le=60)
     retention_claim_seconds: float = Field(default=300.0, gt=0)
+    # all: `serve` runs every role (the embedded default). api: HTTP only, for a distributed
+    # deployment whose other roles run as `upwatch scheduler`, `ingester`, `sender`,
+    # `retention` (`upwatch serve --roles api` sets it).
+    roles: Literal["all", "api"] = "all"
     # Run the monitoring engine (scheduler, workers, ingester) in this process; false makes an
     # API-only process, e.g. beside a separate engine.
     engine: bool = True

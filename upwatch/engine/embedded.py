@@ -25,8 +25,8 @@ from upwatch.engine.broker import Broker, CheckReport, MemoryBroker
 from upwatch.engine.checks import ProbeKit, run_check
 from upwatch.engine.ingester import Ingester
 from upwatch.engine.ports import TransitionHandler
+from upwatch.engine.presence import beating_in_redis, report_alive
 from upwatch.engine.redisbroker import RedisBroker
-from upwatch.engine.regionworker import online_workers, publish_regions
 from upwatch.engine.repository import EngineRepository
 from upwatch.engine.scheduler import Scheduler
 from upwatch.engine.targets import MonitorSpec
@@ -221,23 +221,13 @@ class Engine:
             await asyncio.sleep(self.report_seconds)
 
     async def _remote_presence(self) -> list[str]:
-        """Regions with a worker that beat in Redis lately; and, for workers starting, each
-        region's id by its code."""
         assert self.remote is not None
-        redis, prefix = self.remote.redis, self.remote.prefix
-        async with self.db.workreader() as session:
-            codes = await EngineRepository(session).region_ids_by_code()
-        await publish_regions(redis, prefix, codes)
-        now = self.clock.now().timestamp()
-        return sorted(await online_workers(redis, prefix, now, self.online_seconds))
+        return await beating_in_redis(
+            self.db, self.remote.redis, self.remote.prefix, self.clock, self.online_seconds
+        )
 
     async def _report(self, alive: list[str]) -> None:
-        now = self.clock.now()
-        async with self.db.worksession() as session:
-            repository = EngineRepository(session)
-            await repository.report_alive(alive, now)
-            self._online = await repository.online_region_ids(now, self.online_seconds)
-            await session.commit()
+        self._online = await report_alive(self.db, self.clock, alive, self.online_seconds)
 
     async def close(self) -> None:
         if self.remote is not None:
