@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator
 
 from fastapi import FastAPI
 from fastapi_offline import FastAPIOffline
+from redis.asyncio import Redis
 
 from upwatch import __version__
 from upwatch.accounts.endpoints import auth, users
@@ -149,12 +150,12 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
             else MemoryMeter(db, clock, settings.usage_flush_seconds)
         )
         app.state.engine = engine  # for operators' tooling and tests; requests use the ports
-        # An API process of a distributed deployment tells the scheduler through Redis.
+        # Redis, when configured, holds what every API process must share: throttles, and
+        # (an API process of a distributed deployment) monitor changes for the scheduler.
+        shared: Redis | None = Redis.from_url(settings.redis_url) if settings.redis_url else None
         changes: ChangeFeed | None = None
-        if engine is None and not everything and settings.redis_url:
-            from redis.asyncio import Redis
-
-            changes = ChangeFeed(Redis.from_url(settings.redis_url), settings.broker_prefix)
+        if engine is None and not everything and shared is not None:
+            changes = ChangeFeed(shared, settings.broker_prefix)
         snapshots = Snapshots(
             db.readsession, clock, settings.status_page_max_age_seconds, settings.public_url
         )
@@ -167,7 +168,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
             passwords=Passwords(settings),
             tokens=AccessTokens(settings),
             mailer=mailer,
-            throttles=Throttles.from_settings(settings, clock),
+            throttles=Throttles.from_settings(settings, clock, shared),
             catalog=catalog,
             meter=meter,
             plan_cache=PlanCache(clock),
@@ -216,7 +217,8 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
             if changes is not None:
                 with contextlib.suppress(Exception):
                     await changes.flush()  # changes made just before the stop
-                await changes.redis.aclose()
+            if shared is not None:
+                await shared.aclose()
             await alerts.close()
             await db.dispose()
 

@@ -7,7 +7,7 @@ sender object itself, so an API process can run with no engine at all.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.requests import Request
@@ -21,7 +21,7 @@ from upwatch.kit.net import NetworkGuard
 from upwatch.kit.plans import Plan, PlanCatalog
 from upwatch.kit.security import AccessTokens, Passwords
 from upwatch.kit.supervisor import Supervisor
-from upwatch.kit.throttle import SlidingWindow
+from upwatch.kit.throttle import RedisWindow, SlidingWindow, Window
 from upwatch.ports import (
     AlertSending,
     ApiMeter,
@@ -30,35 +30,49 @@ from upwatch.ports import (
     StatusPageChanges,
 )
 
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
 
 @dataclass
 class Throttles:
-    login_account: SlidingWindow
-    login_address: SlidingWindow
-    password_mail: SlidingWindow
-    password_mail_address: SlidingWindow
-    contact_address: SlidingWindow
-    provider_test: SlidingWindow
-    subscribe_client: SlidingWindow
-    subscribe_address: SlidingWindow
+    login_account: Window
+    login_address: Window
+    password_mail: Window
+    password_mail_address: Window
+    contact_address: Window
+    provider_test: Window
+    subscribe_client: Window
+    subscribe_address: Window
 
     @classmethod
-    def from_settings(cls, settings: Settings, clock: Clock) -> Throttles:
+    def from_settings(
+        cls, settings: Settings, clock: Clock, redis: Redis | None = None
+    ) -> Throttles:
+        """In memory, or in Redis (shared by every API process) when ``redis`` is given."""
+
+        def window(name: str, limit: int, seconds: float) -> Window:
+            if redis is None:
+                return SlidingWindow(limit, seconds, clock)
+            return RedisWindow(redis, name, limit, seconds, clock, settings.broker_prefix)
+
         login = (settings.login_failures_allowed, settings.login_window_seconds)
         contact = (settings.contact_submissions_allowed, settings.contact_window_seconds)
         return cls(
-            login_account=SlidingWindow(*login, clock),
-            login_address=SlidingWindow(*login, clock),
-            password_mail=SlidingWindow(5, 15 * 60, clock),
-            password_mail_address=SlidingWindow(20, 15 * 60, clock),
-            contact_address=SlidingWindow(*contact, clock),
+            login_account=window("login-account", *login),
+            login_address=window("login-address", *login),
+            password_mail=window("password-mail", 5, 15 * 60),
+            password_mail_address=window("password-mail-address", 20, 15 * 60),
+            contact_address=window("contact-address", *contact),
             # Test messages go to addresses users type in: bound what one account can send.
-            provider_test=SlidingWindow(20, 10 * 60, clock),
-            subscribe_client=SlidingWindow(
-                settings.subscribe_requests_allowed, settings.subscribe_window_seconds, clock
+            provider_test=window("provider-test", 20, 10 * 60),
+            subscribe_client=window(
+                "subscribe-client",
+                settings.subscribe_requests_allowed,
+                settings.subscribe_window_seconds,
             ),
             # Confirmation e-mails to one address for one page: three an hour.
-            subscribe_address=SlidingWindow(3, 60 * 60, clock),
+            subscribe_address=window("subscribe-address", 3, 60 * 60),
         )
 
 

@@ -113,14 +113,14 @@ async def test_a_delivered_reset_email_no_longer_holds_the_link_in_the_database(
     assert all(token not in body for body in bodies)
 
 
-def test_throttle_memory_is_bounded_by_the_window() -> None:
+async def test_throttle_memory_is_bounded_by_the_window() -> None:
     clock = ManualClock()
     window = SlidingWindow(5, 60, clock)
     for n in range(10_000):
-        window.record(f"victim-{n}@example.com")
+        await window.record(f"victim-{n}@example.com")
     assert len(window) == 10_000
     clock.advance(timedelta(seconds=61))
-    window.record("one-more")
+    await window.record("one-more")
     assert len(window) == 1
 
 

@@ -111,7 +111,7 @@ async def forgot_password(
 ) -> MessageOut:
     """E-mail a reset link if the account exists; the answer is the same either way, and the
     work happens after the response so its timing says nothing either."""
-    if accept_reset_request(runtime, body.email, client):
+    if await accept_reset_request(runtime, body.email, client):
         background.add_task(send_reset_link, runtime, body.email)
     return MessageOut(message="If an account exists for this address, a reset link was sent")
 

@@ -58,20 +58,18 @@ def admit_signup(mode: str, invitation_token: str | None, caller: User | None = 
     raise SignupClosed("this service does not take sign-ups; ask an administrator for an account")
 
 
-def accept_reset_request(runtime: Runtime, email: str, client: str) -> bool:
+async def accept_reset_request(runtime: Runtime, email: str, client: str) -> bool:
     """Whether a reset e-mail may be sent: at most a few per address and per client.
 
     Refused requests are answered like accepted ones, so this reveals nothing either.
     """
     throttles = runtime.throttles
     key = email.strip().lower()
-    if (
-        throttles.password_mail.retry_after(key) is not None
-        or throttles.password_mail_address.retry_after(client) is not None
-    ):
+    if await throttles.password_mail.take(key) is not None:
         return False
-    throttles.password_mail.record(key)
-    throttles.password_mail_address.record(client)
+    if await throttles.password_mail_address.take(client) is not None:
+        await throttles.password_mail.release(key)
+        return False
     return True
 
 
@@ -185,23 +183,21 @@ class AccountService(DomainService):
     async def login(self, email: str, password: str, client: str) -> User:
         throttles = self.runtime.throttles
         account_key = email.strip().lower()
-        for window, key in (
-            (throttles.login_account, account_key),
-            (throttles.login_address, client),
-        ):
-            wait = window.retry_after(key)
+        # Count the attempt before the slow verification, taking a slot atomically:
+        # concurrent attempts (in any API process) cannot all slip through one free slot.
+        wait = await throttles.login_account.take(account_key)
+        if wait is None:
+            wait = await throttles.login_address.take(client)
             if wait is not None:
-                raise TooManyRequests("too many failed logins; try again later", retry_after=wait)
-        # Count the attempt before the slow verification: checking and counting with no await
-        # in between means concurrent attempts cannot all slip through one free slot.
-        throttles.login_account.record(account_key)
-        throttles.login_address.record(client)
+                await throttles.login_account.release(account_key)
+        if wait is not None:
+            raise TooManyRequests("too many failed logins; try again later", retry_after=wait)
         user = await self.users.get_by_email(account_key)
         ok = await self.runtime.passwords.verify(user.password_hash if user else None, password)
         if user is None or not ok:
             raise Unauthorized("the e-mail or password is wrong")
-        throttles.login_account.clear(account_key)
-        throttles.login_address.release(client)
+        await throttles.login_account.clear(account_key)
+        await throttles.login_address.release(client)
         return user
 
     # ---- password reset ----

@@ -17,10 +17,9 @@ class ContactService(DomainService):
 
     async def submit(self, body: ContactRequest, client: str) -> ContactSubmission:
         window = self.runtime.throttles.contact_address
-        wait = window.retry_after(client)
+        wait = await window.take(client)
         if wait is not None:
             raise TooManyRequests("too many messages from this address", retry_after=wait)
-        window.record(client)
         submission = await self.submissions.add(
             ContactSubmission(
                 name=body.name,

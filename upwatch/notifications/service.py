@@ -173,10 +173,9 @@ class ProviderService(DomainService):
         """Send a real test message now; recorded in the alert history like any alert."""
         provider = await self.visible(caller, provider_id)
         window = self.runtime.throttles.provider_test
-        wait = window.retry_after(caller.id)
+        wait = await window.take(caller.id)
         if wait is not None:
             raise TooManyRequests("too many test messages; try again later", retry_after=wait)
-        window.record(caller.id)
         project = await self._own(provider)
         now = self.runtime.clock.now()
         event = AlertEvent(

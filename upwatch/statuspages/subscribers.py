@@ -121,13 +121,12 @@ class VisitorSubscriptions(DomainService):
         """Mail a confirmation link, unless the address is confirmed already. The answer is
         the same either way, so nobody learns who subscribed."""
         throttles = self.runtime.throttles
-        wait = throttles.subscribe_client.retry_after(client)
+        wait = await throttles.subscribe_client.take(client)
         if wait is not None:
             raise TooManyRequests("too many subscriptions from this address", retry_after=wait)
-        throttles.subscribe_client.record(client)
         page = await self._public_page(slug)
         key = f"{page.id}:{email}"
-        wait = throttles.subscribe_address.retry_after(key)
+        wait = await throttles.subscribe_address.retry_after(key)
         if wait is not None:
             raise TooManyRequests("too many confirmation e-mails to this address", retry_after=wait)
         subscriber = await self.pages.subscriber_by_email(page.id, email)
@@ -138,7 +137,7 @@ class VisitorSubscriptions(DomainService):
             await self.pages.add(subscriber)
         elif subscriber.confirmed_at is not None:
             return
-        throttles.subscribe_address.record(key)
+        await throttles.subscribe_address.record(key)
         links = Links(self.runtime.settings)
         await self.runtime.mailer.enqueue(
             self.session,
