@@ -34,6 +34,7 @@ from upwatch.kit.mail import Mailer
 from upwatch.kit.metrics import Metrics, MetricsMiddleware
 from upwatch.kit.net import NetworkGuard
 from upwatch.kit.plans import PlanCatalog
+from upwatch.kit.redisclient import connect
 from upwatch.kit.security import AccessTokens, Passwords
 from upwatch.kit.supervisor import Supervisor
 from upwatch.migrations import upgrade
@@ -84,11 +85,9 @@ def remote_broker(settings: Settings) -> RedisBroker | None:
     """The Redis broker when the checks run in `upwatch worker` processes."""
     if settings.broker != "redis":
         return None
-    from redis.asyncio import Redis
-
     consumer = f"{socket.gethostname()}-{os.getpid()}"
     return RedisBroker(
-        Redis.from_url(settings.redis_url),
+        connect(settings.redis_url),
         consumer,
         prefix=settings.broker_prefix,
         reclaim_seconds=settings.broker_reclaim_seconds,
@@ -152,7 +151,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
         app.state.engine = engine  # for operators' tooling and tests; requests use the ports
         # Redis, when configured, holds what every API process must share: throttles, and
         # (an API process of a distributed deployment) monitor changes for the scheduler.
-        shared: Redis | None = Redis.from_url(settings.redis_url) if settings.redis_url else None
+        shared: Redis | None = connect(settings.redis_url) if settings.redis_url else None
         changes: ChangeFeed | None = None
         if engine is None and not everything and shared is not None:
             changes = ChangeFeed(shared, settings.broker_prefix)

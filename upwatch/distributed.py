@@ -42,6 +42,7 @@ from upwatch.kit.metrics import Metrics
 from upwatch.kit.net import NetworkGuard
 from upwatch.kit.plans import PlanCatalog
 from upwatch.kit.progress import progress
+from upwatch.kit.redisclient import connect
 from upwatch.kit.supervisor import Supervisor
 from upwatch.notifications.delivery import AlertOutbox, AlertSender
 from upwatch.retention.job import RetentionJob
@@ -56,14 +57,12 @@ class RoleProcess:
     """What every role process shares: settings, a clock, the database, Redis, a supervisor."""
 
     def __init__(self, settings: Settings, role: str) -> None:
-        from redis.asyncio import Redis
-
         self.settings = settings
         self.role = role
         self.clock = Clock()
         self.metrics = Metrics()
         self.db = Database(settings)
-        self.redis = Redis.from_url(settings.redis_url)
+        self.redis = connect(settings.redis_url)
         self.consumer = f"{socket.gethostname()}-{os.getpid()}"
         self.supervisor = Supervisor(
             self.metrics,

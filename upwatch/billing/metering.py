@@ -99,9 +99,9 @@ class RedisMeter:
     """Counts in Redis, shared by every API process (distributed mode)."""
 
     def __init__(self, url: str, clock: Clock) -> None:
-        from redis.asyncio import Redis
+        from upwatch.kit.redisclient import connect
 
-        self.redis = Redis.from_url(url)
+        self.redis = connect(url)
         self.clock = clock
 
     def _key(self, user_id: str) -> str:

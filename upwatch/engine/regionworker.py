@@ -162,9 +162,9 @@ class RegionWorker:
 
 async def serve_region(settings: Settings, region_code: str, concurrency: int) -> None:
     """The ``upwatch worker`` process: a ``RegionWorker`` until SIGTERM or SIGINT."""
-    from redis.asyncio import Redis
+    from upwatch.kit.redisclient import connect
 
-    redis = Redis.from_url(settings.redis_url)
+    redis = connect(settings.redis_url)
     task = asyncio.create_task(RegionWorker(settings, redis, region_code, concurrency).run())
     loop = asyncio.get_running_loop()
     for stop in (signal.SIGTERM, signal.SIGINT):
