@@ -2,9 +2,9 @@
 
 `upwatch serve --roles api` answers HTTP; these run the rest (docs/deployment.md):
 
-- ``upwatch scheduler``: the leading scheduler (a PostgreSQL advisory lock; others stand by
-  and take over within seconds of its death), following monitor changes from Redis, and
-  region presence (Redis beats into the database);
+- ``upwatch scheduler``: the leading scheduler (a lease in Redis; others stand by and take
+  over within seconds of its death), following monitor changes from Redis, and region
+  presence (Redis beats into the database);
 - ``upwatch ingester``: stores results from the broker (several may run: each batch locks
   its monitors, and a result delivered twice is stored once), opens and resolves incidents
   and writes their alerts to the outbox;
@@ -12,8 +12,8 @@
 - ``upwatch retention``: the daily expiry of old data.
 
 Each is supervised like the embedded roles and stops on SIGTERM or SIGINT. They need
-PostgreSQL (the lease is a PostgreSQL lock, and SQLite takes one writer at a time anyway) and
-a schema made by ``upwatch migrate`` or a first ``serve``.
+PostgreSQL (SQLite is one file on one machine, with one writer at a time) and a schema made by
+``upwatch migrate`` or a first ``serve``.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from typing import Any
 from upwatch.config import Settings
 from upwatch.engine.changefeed import ChangeFeed, ChangeReader
 from upwatch.engine.ingester import Ingester
-from upwatch.engine.leadership import lead
+from upwatch.engine.leadership import Lease
 from upwatch.engine.presence import beating_in_redis, online_now, report_alive
 from upwatch.engine.redisbroker import RedisBroker
 from upwatch.engine.scheduler import Scheduler
@@ -143,7 +143,8 @@ def _scheduler(process: RoleProcess) -> None:
             await asyncio.sleep(settings.region_report_seconds)
 
     start = process.supervisor.start
-    start("scheduler", lambda: lead(process.db.engine, leading), period_seconds=5.0)
+    lease = Lease(process.redis, settings.broker_prefix, "scheduler")
+    start("scheduler", lambda: lease.lead(leading), period_seconds=5.0)
     start("region-presence", presence, settings.region_report_seconds)
 
 
