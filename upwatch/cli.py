@@ -64,6 +64,13 @@ def _serve(args: argparse.Namespace) -> int:
 
     settings = serve_settings(args.host, args.port)
     if args.roles:
+        if args.roles == "api" and not settings.redis_url:
+            print(  # noqa: T201
+                "upwatch: serve --roles api needs UPWATCH_REDIS_URL (monitor changes reach "
+                "the scheduler through it)",
+                file=sys.stderr,
+            )
+            return 2
         settings = settings.model_copy(update={"roles": args.roles})
     app = create_app(settings)
     # The code and the app built so far live as long as the process: full collections need

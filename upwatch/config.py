@@ -198,6 +198,11 @@ class Settings(BaseSettings):
     def _broker_reachable(self) -> Settings:
         if self.broker == "redis" and not self.redis_url:
             raise ValueError("UPWATCH_BROKER=redis needs UPWATCH_REDIS_URL")
+        if self.roles == "api" and not self.redis_url:
+            raise ValueError(
+                "UPWATCH_ROLES=api needs UPWATCH_REDIS_URL (monitor changes reach the "
+                "scheduler through it)"
+            )
         return self
 
     @field_validator("secret_key")

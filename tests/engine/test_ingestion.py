@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import sqlite3
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -221,6 +222,22 @@ async def test_ingesting_the_same_reports_again_stores_and_counts_nothing_more(
     assert again == []
     assert await rows_per_report(db) == {r.id: 1 for r in reports}
     assert await day_totals(db) == (12, 12, 12)
+
+
+async def test_a_result_from_a_region_the_monitor_is_not_checked_in_is_not_stored(
+    db: Database, monitor_ids: list[str]
+) -> None:
+    async with db.sessionmaker() as session:
+        monitor = await session.get(Monitor, monitor_ids[0])
+        assert monitor is not None
+        monitor.region_ids = [REGION]
+        await session.commit()
+    ingester = Ingester(db, MemoryBroker(), lambda: (REGION, "elsewhere"))
+    ours, foreign = report(monitor_ids[0]), report(monitor_ids[0], ok=False)
+    foreign = dataclasses.replace(foreign, region_id="elsewhere")
+    assert await ingester.ingest([ours, foreign]) == [ours.id]
+    assert ingester.foreign == 1
+    assert await rows_per_report(db) == {ours.id: 1}
 
 
 async def test_two_ingesters_writing_the_same_days_never_lose_a_count(

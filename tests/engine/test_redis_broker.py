@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
@@ -205,25 +206,71 @@ async def test_a_stream_lost_with_redis_gets_its_group_back(
     assert (await take(worker)).spec.id == after.spec.id
 
 
-def test_a_report_crosses_the_wire_unchanged_and_garbage_is_refused() -> None:
-    sent = CheckReport(
-        monitor_id="m",
-        region_id=REGION,
-        due_at=1.5,
-        started_at=1.6,
-        checked_at=datetime(2026, 11, 24, 12, 0, tzinfo=UTC),
-        outcome=Outcome(
-            ok=False,
-            response_time_ms=None,
-            error_kind=ErrorKind.DNS,
-            error="no such host",
-            timings=Timings(dns_ms=3.0),
-            details={"addresses": ["192.0.2.1"]},
-        ),
+def wire_report(**changes: Any) -> CheckReport:
+    outcome = Outcome(
+        ok=False,
+        response_time_ms=None,
+        error_kind=ErrorKind.DNS,
+        error="no such host",
+        timings=Timings(dns_ms=3.0),
+        details={"addresses": ["192.0.2.1"]},
     )
-    assert decode_report(encode_report(sent)) == sent
+    fields: dict[str, Any] = {
+        "monitor_id": "m",
+        "region_id": REGION,
+        "due_at": 1.5,
+        "started_at": 1.6,
+        "checked_at": datetime.now(UTC),
+        "outcome": outcome,
+    }
+    return CheckReport(**{**fields, **changes})
+
+
+def test_a_report_crosses_the_wire_unchanged_and_garbage_is_refused() -> None:
+    sent = wire_report()
+    assert decode_report(encode_report(sent), time.time()) == sent
     with pytest.raises(Malformed):
-        decode_report(b'{"monitor_id": 1}')
+        decode_report(b'{"monitor_id": 1}', time.time())
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        pytest.param({"outcome": Outcome(ok=True, response_time_ms=-1.0)}, id="negative time"),
+        pytest.param({"checked_at": datetime.now(UTC).replace(tzinfo=None)}, id="no time zone"),
+        pytest.param({"checked_at": datetime(9999, 12, 31, tzinfo=UTC)}, id="far future"),
+        pytest.param({"region_id": "r" * 33}, id="region id too long"),
+        pytest.param({"outcome": Outcome(ok=False, response_time_ms=None, status_code=2**40)}),
+        pytest.param({"outcome": Outcome(ok=False, response_time_ms=None, error="x" * 5000)}),
+    ],
+)
+def test_a_report_that_would_break_a_batch_is_refused_at_the_wire(bad: dict[str, Any]) -> None:
+    with pytest.raises(Malformed):
+        decode_report(encode_report(wire_report(**bad)), time.time())
+
+
+def test_a_report_with_a_number_json_cannot_store_is_refused() -> None:
+    sent = encode_report(wire_report(outcome=Outcome(ok=True, response_time_ms=1.0)))
+    forged = sent.replace(b'"response_time_ms":1.0', b'"response_time_ms":NaN')
+    assert forged != sent
+    with pytest.raises(Malformed):
+        decode_report(forged, time.time())
+
+
+async def test_a_bad_report_is_deleted_and_the_good_ones_beside_it_are_delivered(
+    make_broker: MakeBroker, redis: Redis
+) -> None:
+    worker, ingester = make_broker(), make_broker()
+    poison = wire_report(checked_at=datetime(9999, 12, 31, tzinfo=UTC))
+    await worker.publish_result(poison)
+    good = report_for(job("http://127.0.0.1:9/good"))
+    await worker.publish_result(good)
+    await worker.flush()
+    [delivered] = await results(ingester, 1)
+    assert delivered.id == good.id
+    assert ingester.malformed == 1
+    await ingester.ack_results([delivered])
+    assert await redis.xlen(ingester.results_stream) == 0
 
 
 async def test_a_job_that_waited_far_beyond_its_interval_is_dropped_not_run(

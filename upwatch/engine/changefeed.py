@@ -37,12 +37,16 @@ class ChangeFeed:
     def __init__(self, redis: Redis, prefix: str) -> None:
         self.redis = redis
         self.key = changes_key(prefix)
-        self._pending: dict[str, None] = {}  # ordered, each id once
+        # Each id once, with the number of its latest mark: an id marked again while it is
+        # being sent stays for the next send.
+        self._pending: dict[str, int] = {}
+        self._marks = 0
         self._queued = asyncio.Event()
 
     def changed(self, monitor_id: str) -> None:
-        if len(self._pending) < _HELD:
-            self._pending[monitor_id] = None
+        if len(self._pending) < _HELD or monitor_id in self._pending:
+            self._marks += 1
+            self._pending[monitor_id] = self._marks
         self._queued.set()
 
     async def run(self) -> None:
@@ -50,19 +54,24 @@ class ChangeFeed:
         while True:
             await self._queued.wait()
             self._queued.clear()
-            await self.flush()
+            try:
+                await self.flush()
+            except BaseException:
+                self._queued.set()
+                raise
             progress()
 
     async def flush(self) -> None:
-        ids = list(self._pending)
-        if not ids:
+        sending = dict(self._pending)
+        if not sending:
             return
         async with self.redis.pipeline(transaction=False) as pipe:
-            for monitor_id in ids:
+            for monitor_id in sending:
                 pipe.xadd(self.key, {b"id": monitor_id}, maxlen=_KEEP, approximate=True)
             await pipe.execute()
-        for monitor_id in ids:
-            self._pending.pop(monitor_id, None)
+        for monitor_id, mark in sending.items():
+            if self._pending.get(monitor_id) == mark:
+                del self._pending[monitor_id]
 
 
 class ChangeReader:

@@ -74,6 +74,7 @@ class Ingester:
         self.retry_max_seconds = retry_max_seconds
         self.written = 0  # results stored, since start
         self.failures = 0  # failed attempts to store a batch, since start
+        self.foreign = 0  # results dropped: from a region the monitor is not checked in
         # The batch taken from the broker and not stored yet. On the object, not in run(), so
         # a supervisor that restarts run() after a crash picks the same batch up again.
         self.pending: list[CheckReport] = []
@@ -159,6 +160,10 @@ class Ingester:
             if monitor is None or not monitor.is_active:
                 if self.gone is not None:  # deleted or paused since the check was scheduled
                     self.gone(report.monitor_id)
+            elif monitor.region_ids and report.region_id not in monitor.region_ids:
+                # Not a region this monitor is checked from (a stale job, or a worker that
+                # is not what it says): stored, it would move statistics and the quorum.
+                self.foreign += 1
             elif report.id not in stored_before:
                 fresh.append((monitor, report))
         if not fresh:

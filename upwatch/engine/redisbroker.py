@@ -151,9 +151,16 @@ class RedisBroker:
 
     async def _reclaim(self, stream: str, group: str, count: int) -> list[tuple[bytes, Any]]:
         idle_ms = max(1, round(self.reclaim_seconds * 1000))
-        answer = await self.redis.xautoclaim(
-            stream, group, self.consumer, min_idle_time=idle_ms, start_id="0-0", count=count
-        )
+        try:
+            answer = await self.redis.xautoclaim(
+                stream, group, self.consumer, min_idle_time=idle_ms, start_id="0-0", count=count
+            )
+        except ResponseError as exc:
+            if "NOGROUP" not in str(exc):
+                raise
+            self._groups.discard(stream)  # the stream went with a Redis restart: nothing held
+            await self._group(stream, group)
+            return []
         claimed: list[tuple[bytes, Any]] = [e for e in answer[1] if e[1] is not None]
         if claimed:
             log.warning(
@@ -278,7 +285,11 @@ class RedisBroker:
             await self._queued.wait()
             await asyncio.sleep(self.gather_seconds)
             self._queued.clear()
-            await self.flush()
+            try:
+                await self.flush()
+            except BaseException:
+                self._queued.set()  # still queued: the restarted pump sends them first
+                raise
 
     async def flush(self) -> None:
         if self._outgoing:
@@ -288,7 +299,8 @@ class RedisBroker:
                 if await self.redis.xlen(self.results_stream) < self.max_results:
                     break
                 await asyncio.sleep(self.gather_seconds * 10)
-        results, acks = self._outgoing, self._acks
+        # Copies: results and acks queued while this send is on its way stay for the next.
+        results, acks = list(self._outgoing), list(self._acks)
         if not results and not acks:
             return
         by_stream: dict[str, list[bytes]] = {}
@@ -325,7 +337,7 @@ class RedisBroker:
         reports, unreadable = [], []
         for entry_id, fields in await self._read(stream, INGESTERS, count, block_ms):
             try:
-                report = decode_report(fields[_FIELD])
+                report = decode_report(fields[_FIELD], time.time())
             except (Malformed, KeyError) as exc:
                 unreadable.append(self._unreadable(stream, entry_id, exc))
                 continue

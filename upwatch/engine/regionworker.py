@@ -149,7 +149,10 @@ class RegionWorker:
             )
             await broker.close()
             with contextlib.suppress(Exception):
-                await broker.flush()  # what finished goes out; the rest is reclaimed later
+                # What finished goes out (not waiting long on a full result stream); the rest
+                # is reclaimed later.
+                async with asyncio.timeout(5):
+                    await broker.flush()
                 await self.redis.zrem(presence_key(self.prefix), member)
             await http.close()
 

@@ -3,10 +3,17 @@
 JSON, checked on the way in: a worker in another region writes the result stream, so a result
 is data to validate, never code to run (no pickle, unlike the embedded service's own link to
 its child). Pydantic builds both directions from the dataclasses themselves, so a field added
-to ``CheckSpec`` or ``Outcome`` travels without a change here.
+to ``CheckSpec`` or ``Outcome`` travels without a change here; the bounds below are what the
+database and the status machine need of them (finite numbers, ids that fit their columns, a
+time zone, a time that is not far off), so one bad report is refused alone instead of failing
+every batch it lands in.
 """
 
 from __future__ import annotations
+
+import math
+import re
+from datetime import timedelta
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -24,19 +31,67 @@ def encode_job(job: CheckJob) -> bytes:
     return _JOB.dump_json(job)
 
 
-def decode_job(data: bytes) -> CheckJob:
-    try:
-        return _JOB.validate_json(data)
-    except ValidationError as exc:
-        raise Malformed(f"not a check job: {exc.error_count()} error(s)") from exc
-
-
 def encode_report(report: CheckReport) -> bytes:
     return _REPORT.dump_json(report)
 
 
-def decode_report(data: bytes) -> CheckReport:
+_ID = re.compile(r"^[A-Za-z0-9_-]{1,32}$")  # fits the 32-character id columns
+_MAX_JOB_BYTES = 256 * 1024
+_MAX_REPORT_BYTES = 64 * 1024
+_MAX_ERROR_CHARS = 4000
+_LONGEST_TIMEOUT_SECONDS = 60.0  # the API's bound on a monitor's timeout
+# A report from the future (a skewed clock, a forgery) would hold its monitor's schedule back.
+_AHEAD = timedelta(minutes=5)
+_BEHIND = timedelta(days=7)
+
+
+def _fine(value: float | None, most: float = 1e9) -> bool:
+    return value is None or (math.isfinite(value) and 0 <= value <= most)
+
+
+def decode_job(data: bytes) -> CheckJob:
+    if len(data) > _MAX_JOB_BYTES:
+        raise Malformed(f"a check job of {len(data)} bytes")
     try:
-        return _REPORT.validate_json(data)
+        job = _JOB.validate_json(data)
+    except ValidationError as exc:
+        raise Malformed(f"not a check job: {exc.error_count()} error(s)") from exc
+    spec = job.spec
+    if not (
+        _ID.match(spec.id)
+        and _ID.match(job.region_id)
+        and math.isfinite(job.due_at)
+        and 0 < spec.timeout_seconds <= _LONGEST_TIMEOUT_SECONDS
+        and spec.interval_seconds >= 1
+    ):
+        raise Malformed("a check job out of bounds")
+    return job
+
+
+def decode_report(data: bytes, now: float) -> CheckReport:
+    """A report, if it is one this service would have made ``now`` (epoch seconds)."""
+    if len(data) > _MAX_REPORT_BYTES:
+        raise Malformed(f"a check report of {len(data)} bytes")
+    try:
+        report = _REPORT.validate_json(data)
     except ValidationError as exc:
         raise Malformed(f"not a check report: {exc.error_count()} error(s)") from exc
+    outcome, checked = report.outcome, report.checked_at
+    timings = outcome.timings
+    if not (
+        _ID.match(report.id)
+        and _ID.match(report.monitor_id)
+        and _ID.match(report.region_id)
+        and math.isfinite(report.due_at)
+        and math.isfinite(report.started_at)
+        and checked.tzinfo is not None
+        and _fine(outcome.response_time_ms)
+        and (outcome.status_code is None or 100 <= outcome.status_code <= 999)
+        and (outcome.error is None or len(outcome.error) <= _MAX_ERROR_CHARS)
+        and (timings is None or all(_fine(getattr(timings, n)) for n in timings.__slots__))
+    ):
+        raise Malformed("a check report out of bounds")
+    moment = checked.timestamp()
+    if not now - _BEHIND.total_seconds() <= moment <= now + _AHEAD.total_seconds():
+        raise Malformed("a check report from a time far from now")
+    return report
