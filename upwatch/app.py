@@ -8,10 +8,10 @@ import logging
 import os
 import socket
 from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
 
 from fastapi import FastAPI
 from fastapi_offline import FastAPIOffline
-from redis.asyncio import Redis
 
 from upwatch import __version__
 from upwatch.accounts.endpoints import auth, users
@@ -22,19 +22,17 @@ from upwatch.config import Settings
 from upwatch.contact.endpoints import router as contact_router
 from upwatch.engine.changefeed import ChangeFeed
 from upwatch.engine.embedded import Engine
-from upwatch.engine.redisbroker import RedisBroker
 from upwatch.incidents.automatic import IncidentAutomation
 from upwatch.incidents.endpoints import router as incidents_router
 from upwatch.kit.boundary import RequestGuard
 from upwatch.kit.clock import Clock
 from upwatch.kit.db import Database
-from upwatch.kit.errors import install_error_handlers
+from upwatch.kit.errors import install_error_handlers, install_redis_handlers
 from upwatch.kit.headers import SecurityHeaders
 from upwatch.kit.mail import Mailer
 from upwatch.kit.metrics import Metrics, MetricsMiddleware
 from upwatch.kit.net import NetworkGuard
 from upwatch.kit.plans import PlanCatalog
-from upwatch.kit.redisclient import connect
 from upwatch.kit.security import AccessTokens, Passwords
 from upwatch.kit.supervisor import Supervisor
 from upwatch.migrations import upgrade
@@ -56,6 +54,11 @@ from upwatch.statuspages.endpoints import site as status_site_router
 from upwatch.statuspages.serving import PublicPages
 from upwatch.statuspages.snapshot import Snapshots
 from upwatch.statuspages.subscribers import IncidentNotices
+
+if TYPE_CHECKING:  # imported where Redis is configured: a process without it never loads it
+    from redis.asyncio import Redis
+
+    from upwatch.engine.redisbroker import RedisBroker
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +88,9 @@ def remote_broker(settings: Settings) -> RedisBroker | None:
     """The Redis broker when the checks run in `upwatch worker` processes."""
     if settings.broker != "redis":
         return None
+    from upwatch.engine.redisbroker import RedisBroker
+    from upwatch.kit.redisclient import connect
+
     consumer = f"{socket.gethostname()}-{os.getpid()}"
     return RedisBroker(
         connect(settings.redis_url),
@@ -151,7 +157,11 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
         app.state.engine = engine  # for operators' tooling and tests; requests use the ports
         # Redis, when configured, holds what every API process must share: throttles, and
         # (an API process of a distributed deployment) monitor changes for the scheduler.
-        shared: Redis | None = connect(settings.redis_url) if settings.redis_url else None
+        shared: Redis | None = None
+        if settings.redis_url:
+            from upwatch.kit.redisclient import connect
+
+            shared = connect(settings.redis_url)
         changes: ChangeFeed | None = None
         if engine is None and not everything and shared is not None:
             changes = ChangeFeed(shared, settings.broker_prefix)
@@ -233,6 +243,8 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
         swagger_ui_parameters={"validatorUrl": None},
     )
     install_error_handlers(app)
+    if settings.redis_url:
+        install_redis_handlers(app)
     for router in (
         auth,
         users,

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import subprocess
+import sys
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -139,3 +141,22 @@ async def test_a_worker_without_a_broker_address_says_what_it_needs(tmp_path: Pa
     _, stderr = await asyncio.wait_for(process.communicate(), WITHIN)
     assert process.returncode == 2
     assert b"UPWATCH_REDIS_URL" in stderr
+
+
+def test_a_service_without_redis_configured_never_loads_the_redis_client(tmp_path: Path) -> None:
+    """About 6 MB of resident memory in every process otherwise (bench/checks.py RSS)."""
+    probe = (
+        "import sys; from upwatch.app import create_app; create_app(); "
+        "import upwatch.cli, upwatch.engine.embedded; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'redis'))"
+    )
+    found = subprocess.run(  # noqa: S603
+        [sys.executable, "-c", probe],
+        cwd=tmp_path,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=WITHIN,
+        check=True,
+    )
+    assert found.stdout.strip() == "[]"

@@ -20,13 +20,13 @@ import contextlib
 import logging
 import time
 from functools import partial
+from typing import TYPE_CHECKING
 
 from upwatch.engine.broker import Broker, CheckReport, MemoryBroker
 from upwatch.engine.checks import ProbeKit, run_check
 from upwatch.engine.ingester import Ingester
 from upwatch.engine.ports import TransitionHandler
-from upwatch.engine.presence import beating_in_redis, report_alive
-from upwatch.engine.redisbroker import RedisBroker
+from upwatch.engine.presence import report_alive
 from upwatch.engine.repository import EngineRepository
 from upwatch.engine.scheduler import Scheduler
 from upwatch.engine.targets import MonitorSpec
@@ -39,6 +39,9 @@ from upwatch.kit.metrics import Metrics
 from upwatch.kit.net import NetworkGuard, guarded_session
 from upwatch.kit.supervisor import Role, Supervisor, progress
 from upwatch.models import CheckResult, Monitor
+
+if TYPE_CHECKING:  # Redis is imported only where it is configured
+    from upwatch.engine.redisbroker import RedisBroker
 
 log = logging.getLogger(__name__)
 
@@ -221,6 +224,8 @@ class Engine:
             await asyncio.sleep(self.report_seconds)
 
     async def _remote_presence(self) -> list[str]:
+        from upwatch.engine.presence import beating_in_redis
+
         assert self.remote is not None
         return await beating_in_redis(
             self.db, self.remote.redis, self.remote.prefix, self.clock, self.online_seconds

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from upwatch.engine.regionworker import online_workers, publish_regions
 from upwatch.engine.repository import EngineRepository
 from upwatch.kit.clock import Clock
 from upwatch.kit.db import Database
@@ -25,6 +24,8 @@ async def beating_in_redis(
 ) -> list[str]:
     """Regions with a worker that beat in Redis lately; and, for workers starting, each
     region's id by its code, copied from the database to Redis."""
+    from upwatch.engine.regionworker import online_workers, publish_regions
+
     async with db.workreader() as session:
         codes = await EngineRepository(session).region_ids_by_code()
     await publish_regions(redis, prefix, codes)

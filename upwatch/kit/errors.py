@@ -11,8 +11,6 @@ from typing import Any, ClassVar
 from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, Field
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -379,17 +377,6 @@ def install_error_handlers(app: FastAPI) -> None:
         log.warning("no database connection became free in time: %s", exc)
         return problem_response(DatabaseUnavailable(str(exc)))
 
-    async def on_shared_unavailable(_request: Request, exc: Exception) -> JSONResponse:
-        # Redis (shared throttles and counts) is away: the request is fine, the service is
-        # not ready for it; the client may try again shortly.
-        log.warning("Redis is unreachable: %s", exc)
-        return problem_response(
-            ServiceUnavailable(
-                "a shared service is unreachable; try again in a few seconds",
-                headers={"Retry-After": str(DATABASE_RETRY_AFTER_SECONDS)},
-            )
-        )
-
     async def on_unexpected(_request: Request, exc: Exception) -> JSONResponse:
         log.exception("unhandled error", exc_info=exc)
         return problem_response(ProblemError())
@@ -399,9 +386,27 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(StarletteHTTPException, on_http)
     app.add_exception_handler(IntegrityError, on_integrity)
     app.add_exception_handler(PoolTimeout, on_pool_timeout)
+    app.add_exception_handler(Exception, on_unexpected)
+
+
+def install_redis_handlers(app: FastAPI) -> None:
+    """503, not 500, while Redis (shared throttles and counts) is away: the request is fine,
+    the service is not ready for it. Installed only where Redis is configured, so a process
+    without it never imports the client."""
+    from redis.exceptions import ConnectionError as RedisConnectionError
+    from redis.exceptions import TimeoutError as RedisTimeoutError
+
+    async def on_shared_unavailable(_request: Request, exc: Exception) -> JSONResponse:
+        log.warning("Redis is unreachable: %s", exc)
+        return problem_response(
+            ServiceUnavailable(
+                "a shared service is unreachable; try again in a few seconds",
+                headers={"Retry-After": str(DATABASE_RETRY_AFTER_SECONDS)},
+            )
+        )
+
     app.add_exception_handler(RedisConnectionError, on_shared_unavailable)
     app.add_exception_handler(RedisTimeoutError, on_shared_unavailable)
-    app.add_exception_handler(Exception, on_unexpected)
 
 
 _DESCRIPTIONS = {
