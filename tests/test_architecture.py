@@ -34,7 +34,8 @@ pytestmark = pytest.mark.db_independent
 def layer_of(module: str) -> str:
     parts = module.split(".")
     top = parts[1] if len(parts) > 1 else ""
-    if top in {"config", "kit", "models", "__init__"} or top == "":
+    # `from upwatch import __version__` names the package itself, which is base.
+    if top in {"config", "kit", "models", "__init__", "__version__"} or top == "":
         return "base"
     if top == "probes":
         return "probes"
