@@ -331,7 +331,7 @@ def main() -> int:
         return 0
     base = embedded(args)
     ratio = result["cpu_s_per_1000_checks"] / base["cpu_s_per_1000_checks"]
-    emit("embedded", **base)
+    emit("embedded", **{k: v for k, v in base.items() if k != "event"})
     print(
         f"  embedded CPU-s/1,000  {base['cpu_s_per_1000_checks']} "
         f"(+ PostgreSQL {base.get('postgres_cpu_s')} s), completed {base['completion_pct']} %"

@@ -87,6 +87,9 @@ async def test_quorum_two_of_three_regions_holds_up_with_one_failing_and_goes_do
             return {r["code"] for r in listed if r["online"]} >= set(REGIONS)
 
         await eventually(all_online, WITHIN)  # each worker beat, the service saw it
+        listed = (await api.get("/regions", headers=headers)).json()
+        workers = {r["code"]: r["workers"] for r in listed}
+        assert workers == {"local": 0, "eu": 1, "us": 1, "ap": 1}  # `local` has none here
         project = await api.post("/projects", headers=headers, json={"name": "Shop"})
         assert project.status_code == 201, project.text
         monitor = await api.post(

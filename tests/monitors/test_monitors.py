@@ -353,6 +353,7 @@ async def test_regions_list_local_online_and_admins_manage_the_rest(
     listing = await client.get("/regions", headers=cast.charlie.headers)
     [local] = listing.json()
     assert (local["code"], local["builtin"], local["online"]) == ("local", True, True)
+    assert local["workers"] == 1  # the embedded worker process
     assert_problem(
         await client.post(
             "/regions", headers=cast.alice.headers, json={"code": "eu-west", "name": "EU West"}
@@ -366,6 +367,7 @@ async def test_regions_list_local_online_and_admins_manage_the_rest(
     )
     assert created.status_code == 201
     assert created.json()["online"] is False
+    assert created.json()["workers"] == 0
     assert_problem(
         await client.post(
             "/regions", headers=admin.headers, json={"code": "eu-west", "name": "again"}

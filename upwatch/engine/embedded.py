@@ -126,7 +126,9 @@ class Engine:
             async with self.db.worksession() as session:
                 repository = EngineRepository(session)
                 self.local_region_id = await repository.ensure_region(LOCAL_REGION, "Local", now)
-                await repository.report_alive([self.local_region_id], now)
+                if self.remote is None:  # with the Redis broker, `local` has no worker
+                    local_workers = max(1, self.worker_processes)
+                    await repository.report_alive({self.local_region_id: local_workers}, now)
                 self._online = await repository.online_region_ids(now, self.online_seconds)
                 await session.commit()
             assert self.kit is not None
@@ -210,12 +212,12 @@ class Engine:
             self.metrics.results_written.inc(self.ingester.written - self._counted)
             self._counted = self.ingester.written
             # A worker that stopped beating (dead, or stuck) no longer keeps its region online.
-            beating = any(
+            beating = sum(
                 time.monotonic() - role.last_beat < 3 * self.report_seconds
                 for name, role in self.roles.items()
                 if name.startswith("worker")
             )
-            alive = [self.local_region_id] if beating else []
+            alive = {self.local_region_id: beating} if beating else {}
             if self.remote is not None:
                 alive = await self._remote_presence()
             # Shielded, so a stop never leaves the connection inside its write transaction.
@@ -223,7 +225,7 @@ class Engine:
             progress()
             await asyncio.sleep(self.report_seconds)
 
-    async def _remote_presence(self) -> list[str]:
+    async def _remote_presence(self) -> dict[str, int]:
         from upwatch.engine.presence import beating_in_redis
 
         assert self.remote is not None
@@ -231,7 +233,7 @@ class Engine:
             self.db, self.remote.redis, self.remote.prefix, self.clock, self.online_seconds
         )
 
-    async def _report(self, alive: list[str]) -> None:
+    async def _report(self, alive: dict[str, int]) -> None:
         self._online = await report_alive(self.db, self.clock, alive, self.online_seconds)
 
     async def close(self) -> None:

@@ -8,7 +8,7 @@ the database, never from a process's memory.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from upwatch.engine.repository import EngineRepository
@@ -21,22 +21,23 @@ if TYPE_CHECKING:
 
 async def beating_in_redis(
     db: Database, redis: Redis, prefix: str, clock: Clock, online_seconds: float
-) -> list[str]:
-    """Regions with a worker that beat in Redis lately; and, for workers starting, each
-    region's id by its code, copied from the database to Redis."""
+) -> dict[str, int]:
+    """Workers that beat in Redis lately, counted per region; and, for workers starting,
+    each region's id by its code, copied from the database to Redis."""
     from upwatch.engine.regionworker import online_workers, publish_regions
 
     async with db.workreader() as session:
         codes = await EngineRepository(session).region_ids_by_code()
     await publish_regions(redis, prefix, codes)
     now = clock.now().timestamp()
-    return sorted(await online_workers(redis, prefix, now, online_seconds))
+    return await online_workers(redis, prefix, now, online_seconds)
 
 
 async def report_alive(
-    db: Database, clock: Clock, alive: Sequence[str], online_seconds: float
+    db: Database, clock: Clock, alive: Mapping[str, int], online_seconds: float
 ) -> tuple[str, ...]:
-    """Write ``alive`` regions as seen now; the regions online as of now."""
+    """Write ``alive`` regions (with their worker counts) as seen now; the regions online as
+    of now."""
     now = clock.now()
     async with db.worksession() as session:
         repository = EngineRepository(session)

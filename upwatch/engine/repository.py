@@ -246,10 +246,16 @@ class EngineRepository:
             await self.session.flush()
         return region.id
 
-    async def report_alive(self, region_ids: Collection[str], now: datetime) -> None:
-        if region_ids:
+    async def report_alive(self, workers: Mapping[str, int], now: datetime) -> None:
+        """Regions seen now, with how many workers beat in each (one statement per count)."""
+        by_count: dict[int, list[str]] = {}
+        for region_id, count in workers.items():
+            by_count.setdefault(count, []).append(region_id)
+        for count, region_ids in sorted(by_count.items()):
             await self.session.execute(
-                update(Region).where(Region.id.in_(region_ids)).values(last_seen_at=now)
+                update(Region)
+                .where(Region.id.in_(sorted(region_ids)))
+                .values(last_seen_at=now, workers=count)
             )
 
     async def region_ids_by_code(self) -> dict[str, str]:

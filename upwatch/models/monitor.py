@@ -30,6 +30,8 @@ class Region(IdMixin, Base):
     name: Mapped[str] = mapped_column(String(100))
     builtin: Mapped[bool] = mapped_column(Boolean, default=False)
     last_seen_at: Mapped[datetime | None]
+    # Workers that beat at ``last_seen_at`` (a region is served by one or many).
+    workers: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     created_at: Mapped[datetime]
 
 

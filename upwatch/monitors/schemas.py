@@ -268,13 +268,15 @@ class RegionOut(RowOut):
     name: str
     builtin: bool
     online: bool = Field(description="a worker for this region reported in the last minute")
+    workers: int = Field(description="workers of this region online (0 when it is offline)")
     last_seen_at: datetime | None
 
     @classmethod
     def derived(cls, row: Any, context: Any) -> dict[str, Any]:
         """``context``: since when a report counts as online. What workers last reported to
         the database, not what this process remembers."""
-        return {"online": row.last_seen_at is not None and row.last_seen_at >= context["since"]}
+        online = row.last_seen_at is not None and row.last_seen_at >= context["since"]
+        return {"online": online, "workers": row.workers if online else 0}
 
 
 class MonitorRegionStats(BaseModel):
