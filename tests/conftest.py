@@ -206,6 +206,29 @@ def redis_unreachable() -> str | None:
         return f"Redis not reachable at {address.hostname}:{address.port}: {exc}"
 
 
+async def forget_redis_keys(url: str, prefix: str) -> None:
+    """Delete the keys a test made under a prefix of its own."""
+    from redis.asyncio import Redis
+
+    redis = Redis.from_url(url)
+    try:
+        keys = [key async for key in redis.scan_iter(match=f"{prefix}:*")]
+        if keys:
+            await redis.delete(*keys)
+    finally:
+        await redis.aclose()
+
+
+@pytest.fixture
+async def redis(redis_url: str) -> AsyncIterator[Any]:
+    """A client of the test Redis (``redis.asyncio.Redis``)."""
+    from redis.asyncio import Redis
+
+    client = Redis.from_url(redis_url)
+    yield client
+    await client.aclose()
+
+
 @pytest.fixture
 def redis_url() -> str:
     """Redis for the tests that need it: they skip with the reason when it is away, or fail

@@ -9,9 +9,8 @@ from typing import Any
 import httpx
 import pytest
 from asgi_lifespan import LifespanManager
-from redis.asyncio import Redis
 
-from tests.conftest import PASSWORD, SignUp, assert_problem
+from tests.conftest import PASSWORD, SignUp, assert_problem, forget_redis_keys
 from tests.contact.test_contact import MESSAGE
 from upwatch.app import create_app
 from upwatch.config import Settings
@@ -33,11 +32,7 @@ async def other(settings: Settings, clock: ManualClock) -> AsyncIterator[httpx.A
         transport = httpx.ASGITransport(app=application, client=("203.0.113.7", 40000))
         async with httpx.AsyncClient(transport=transport, base_url="http://upwatch.test") as c:
             yield c
-    redis = Redis.from_url(settings.redis_url)
-    keys = [key async for key in redis.scan_iter(match=f"{PREFIX}:*")]
-    if keys:
-        await redis.delete(*keys)
-    await redis.aclose()
+    await forget_redis_keys(settings.redis_url, PREFIX)
 
 
 async def test_failed_logins_count_across_api_processes(

@@ -22,7 +22,7 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from tests.conftest import BACKEND, PASSWORD, _empty_tables, eventually
+from tests.conftest import BACKEND, PASSWORD, _empty_tables, eventually, forget_redis_keys
 from tests.engine.test_region_worker import WITHIN
 from tests.factories import FAST_PLANS, Target
 from tests.live_server import UPWATCH, LiveServer, clean_env, run_cli
@@ -93,11 +93,7 @@ async def deployed(redis_url: str, database_url: str, cwd: Path) -> AsyncIterato
                 process.kill()
             await process.wait()
         server.stop()
-        redis = Redis.from_url(redis_url)
-        keys = [key async for key in redis.scan_iter(match=f"{prefix}:*")]
-        if keys:
-            await redis.delete(*keys)
-        await redis.aclose()
+        await forget_redis_keys(redis_url, prefix)
 
 
 @pytest.fixture

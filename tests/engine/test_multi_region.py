@@ -11,9 +11,8 @@ from typing import Any
 
 import httpx
 import pytest
-from redis.asyncio import Redis
 
-from tests.conftest import PASSWORD, eventually
+from tests.conftest import PASSWORD, eventually, forget_redis_keys
 from tests.engine.test_region_worker import WITHIN
 from tests.factories import FAST_PLANS, Target
 from tests.live_server import UPWATCH, LiveServer, clean_env, run_cli
@@ -59,11 +58,7 @@ async def deployment(
             worker.kill()
             await worker.wait()
         server.stop()
-        redis = Redis.from_url(redis_url)
-        keys = [key async for key in redis.scan_iter(match=f"{prefix}:*")]
-        if keys:
-            await redis.delete(*keys)
-        await redis.aclose()
+        await forget_redis_keys(redis_url, prefix)
 
 
 async def test_quorum_two_of_three_regions_holds_up_with_one_failing_and_goes_down_with_two(

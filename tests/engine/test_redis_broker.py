@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
+from tests.conftest import forget_redis_keys
 from tests.engine.test_worker_process import REGION, job
 from upwatch.engine.broker import CheckJob, CheckReport
 from upwatch.engine.redisbroker import RedisBroker
@@ -24,14 +25,7 @@ MakeBroker = Callable[..., RedisBroker]
 
 
 @pytest.fixture
-async def redis(redis_url: str) -> AsyncIterator[Redis]:
-    client = Redis.from_url(redis_url)
-    yield client
-    await client.aclose()
-
-
-@pytest.fixture
-async def make_broker(redis: Redis) -> AsyncIterator[MakeBroker]:
+async def make_broker(redis: Redis, redis_url: str) -> AsyncIterator[MakeBroker]:
     """Brokers of one test share a key prefix of their own; its keys go at the end."""
     prefix = f"test-{uuid.uuid4().hex}"
 
@@ -39,9 +33,7 @@ async def make_broker(redis: Redis) -> AsyncIterator[MakeBroker]:
         return RedisBroker(redis, consumer=uuid.uuid4().hex, prefix=prefix, **options)
 
     yield make
-    keys = [key async for key in redis.scan_iter(match=f"{prefix}:*")]
-    if keys:
-        await redis.delete(*keys)
+    await forget_redis_keys(redis_url, prefix)
 
 
 def report_for(checked: CheckJob, ok: bool = True) -> CheckReport:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from redis.asyncio import Redis
 
-from tests.conftest import eventually
+from tests.conftest import eventually, forget_redis_keys
 from tests.engine.test_redis_broker import results
 from tests.engine.test_worker_process import job
 from tests.factories import Target
@@ -36,20 +36,11 @@ StartWorker = Callable[[], Awaitable[asyncio.subprocess.Process]]
 async def prefix(redis_url: str) -> AsyncIterator[str]:
     """A key prefix of the test's own, with the region `eu` known; its keys go at the end."""
     prefix = f"test-{uuid.uuid4().hex}"
-    redis = Redis.from_url(redis_url)
-    await publish_regions(redis, prefix, {"eu": REGION_ID})
-    yield prefix
-    keys = [key async for key in redis.scan_iter(match=f"{prefix}:*")]
-    if keys:
-        await redis.delete(*keys)
-    await redis.aclose()
-
-
-@pytest.fixture
-async def redis(redis_url: str) -> AsyncIterator[Redis]:
     client = Redis.from_url(redis_url)
-    yield client
+    await publish_regions(client, prefix, {"eu": REGION_ID})
     await client.aclose()
+    yield prefix
+    await forget_redis_keys(redis_url, prefix)
 
 
 @pytest.fixture
