@@ -25,6 +25,7 @@ from typing import Any
 
 import httpx
 import pytest
+from _pytest.faulthandler import fault_handler_stderr_fd_key
 from aiosmtpd.controller import Controller
 from asgi_lifespan import LifespanManager
 from fastapi import FastAPI
@@ -62,6 +63,19 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     faulthandler_timeout of the run: its last-resort bound is the outer timeout of scripts/test."""
     if item.get_closest_marker("timeout") is not None:
         faulthandler.cancel_dump_traceback_later()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_exception_interact(node: pytest.Item | pytest.Collector) -> None:
+    """Keep the watchdog on after a failure. pytest-timeout and faulthandler_timeout both stop
+    guarding a test once it has failed (they make room for a debugger), so a teardown that then
+    hangs (an event loop waiting on a task that will not stop) would hang the whole run; re-arm
+    faulthandler's exit, which pytest's plugin disarms just before this hook."""
+    timeout = float(node.config.getini("faulthandler_timeout") or 0)
+    if timeout > 0 and fault_handler_stderr_fd_key in node.config.stash:
+        faulthandler.dump_traceback_later(
+            timeout, exit=True, file=node.config.stash[fault_handler_stderr_fd_key]
+        )
 
 
 def free_port() -> int:
@@ -317,9 +331,13 @@ def settings(
 @pytest.fixture
 async def app(settings: Settings, clock: ManualClock, database_url: str) -> AsyncIterator[FastAPI]:
     application = create_app(settings, clock)
-    async with LifespanManager(application):
-        yield application
-    await _empty_tables(database_url)
+    try:
+        # A stop waits out each role's grace; a loaded machine needs more than asgi-lifespan's
+        # default of 5 s, and a slow stop must not leave rows behind for the next test.
+        async with LifespanManager(application, startup_timeout=60, shutdown_timeout=60):
+            yield application
+    finally:
+        await _empty_tables(database_url)
 
 
 @pytest.fixture

@@ -115,3 +115,25 @@ async def test_a_role_name_is_supervised_once() -> None:
             supervisor.start("once", idle, period_seconds=1)
     finally:
         await stop_tasks(supervisor.tasks)
+
+
+async def test_a_stop_that_a_driver_turned_into_an_ordinary_error_still_stops_the_role() -> None:
+    """Drivers answer a cancellation that lands inside them with errors of their own; a
+    supervisor that restarted the role then would let it outlive its process's shutdown."""
+    metrics = Metrics()
+    supervisor = Supervisor(metrics, first_backoff_seconds=0.01)
+    started = asyncio.Event()
+
+    async def on_a_driver() -> None:
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            raise ConnectionResetError("connection lost while cancelled") from None
+
+    role = supervisor.start("driver", on_a_driver, period_seconds=1)
+    await started.wait()
+    await stop_tasks(supervisor.tasks)
+    assert role.task is not None
+    assert role.task.cancelled()
+    assert restarts(metrics, "driver") == 0

@@ -12,8 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from upwatch.billing.repository import ApiUsageRepository
 from upwatch.kit.clock import Clock
 from upwatch.kit.db import Database
-from upwatch.kit.outbox import stop_if_cancelled
-from upwatch.kit.progress import progress
+from upwatch.kit.progress import progress, stop_if_cancelled
 
 log = logging.getLogger(__name__)
 

@@ -38,8 +38,8 @@ from upwatch.kit.db import Database, after_commit, commit_and_notify
 from upwatch.kit.histogram import DayTotals
 from upwatch.kit.logs import log_event
 from upwatch.kit.metrics import Metrics
-from upwatch.kit.outbox import backoff, stop_if_cancelled
-from upwatch.kit.progress import progress
+from upwatch.kit.outbox import backoff
+from upwatch.kit.progress import progress, stop_if_cancelled
 from upwatch.models import Monitor
 from upwatch.probes.outcome import Outcome
 

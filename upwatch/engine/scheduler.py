@@ -28,8 +28,7 @@ from upwatch.engine.repository import EngineRepository
 from upwatch.engine.targets import MonitorSpec
 from upwatch.kit.clock import Clock
 from upwatch.kit.db import Database
-from upwatch.kit.outbox import stop_if_cancelled
-from upwatch.kit.progress import progress
+from upwatch.kit.progress import progress, stop_if_cancelled
 
 log = logging.getLogger(__name__)
 

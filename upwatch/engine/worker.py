@@ -11,8 +11,7 @@ from upwatch.engine.broker import CheckJob, CheckReport, JobSource
 from upwatch.engine.checks import ProbeKit, run_check
 from upwatch.kit.clock import Clock
 from upwatch.kit.ids import new_id
-from upwatch.kit.outbox import stop_if_cancelled
-from upwatch.kit.progress import progress
+from upwatch.kit.progress import progress, stop_if_cancelled
 
 if TYPE_CHECKING:  # a worker process has no metrics of its own
     from upwatch.kit.metrics import Metrics

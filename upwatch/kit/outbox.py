@@ -8,17 +8,9 @@ import logging
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 
-from upwatch.kit.progress import progress
+from upwatch.kit.progress import progress, stop_if_cancelled
 
 log = logging.getLogger(__name__)
-
-
-def stop_if_cancelled() -> None:
-    """Re-raise a pending cancellation that a library turned into an ordinary error (network
-    drivers do), so a background loop that catches errors still stops when told to."""
-    task = asyncio.current_task()
-    if task is not None and task.cancelling():
-        raise asyncio.CancelledError
 
 
 def backoff(attempts: int, first_seconds: float, cap_seconds: float) -> timedelta:

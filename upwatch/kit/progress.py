@@ -1,4 +1,5 @@
-"""How a loop tells its supervisor it made progress, without importing the supervisor.
+"""What a supervised loop calls: progress for its supervisor, and a check that it was told to
+stop, without importing the supervisor.
 
 Kept apart from ``kit/supervisor.py`` so code that also runs unsupervised (a worker process's
 check loop) reports progress without loading what the supervisor needs (the error types of
@@ -7,6 +8,7 @@ the web layer, the metrics registry).
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 from typing import Protocol
 
@@ -25,3 +27,11 @@ def progress() -> None:
     role = current_role.get()
     if role is not None:
         role.beat()
+
+
+def stop_if_cancelled() -> None:
+    """Re-raise a pending cancellation that a library turned into an ordinary error (network
+    and database drivers do), so a loop that catches errors still stops when told to."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError

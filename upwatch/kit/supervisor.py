@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from upwatch.kit.errors import DatabaseUnavailable
 from upwatch.kit.metrics import Metrics
-from upwatch.kit.progress import current_role, progress
+from upwatch.kit.progress import current_role, progress, stop_if_cancelled
 
 __all__ = ["Role", "Supervisor", "progress"]
 
@@ -115,6 +115,9 @@ class Supervisor:
                         role.failures + 1,
                         error,
                     )
+            # A stop that a driver turned into an ordinary error is still a stop: restarting
+            # here would swallow it, and the role would outlive its process's shutdown.
+            stop_if_cancelled()
             role.failures += 1
             role.restarts += 1
             role.last_error = error
