@@ -328,13 +328,18 @@ def settings(
     return make_settings(database_url, tmp_path, **values)
 
 
+def lifespan(application: FastAPI) -> LifespanManager:
+    """Start and stop an app as its server would. A stop waits out each role's grace: a loaded
+    machine needs more than asgi-lifespan's default of 5 s."""
+    return LifespanManager(application, startup_timeout=60, shutdown_timeout=60)
+
+
 @pytest.fixture
 async def app(settings: Settings, clock: ManualClock, database_url: str) -> AsyncIterator[FastAPI]:
     application = create_app(settings, clock)
     try:
-        # A stop waits out each role's grace; a loaded machine needs more than asgi-lifespan's
-        # default of 5 s, and a slow stop must not leave rows behind for the next test.
-        async with LifespanManager(application, startup_timeout=60, shutdown_timeout=60):
+        # A slow stop must not leave rows behind for the next test.
+        async with lifespan(application):
             yield application
     finally:
         await _empty_tables(database_url)

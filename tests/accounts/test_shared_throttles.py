@@ -8,9 +8,8 @@ from typing import Any
 
 import httpx
 import pytest
-from asgi_lifespan import LifespanManager
 
-from tests.conftest import PASSWORD, SignUp, assert_problem, forget_redis_keys
+from tests.conftest import PASSWORD, SignUp, assert_problem, forget_redis_keys, lifespan
 from tests.contact.test_contact import MESSAGE
 from upwatch.app import create_app
 from upwatch.config import Settings
@@ -28,7 +27,7 @@ def settings_overrides(redis_url: str) -> dict[str, Any]:
 async def other(settings: Settings, clock: ManualClock) -> AsyncIterator[httpx.AsyncClient]:
     """A second API process: its own app, the same database and Redis."""
     application = create_app(settings, clock)
-    async with LifespanManager(application):
+    async with lifespan(application):
         transport = httpx.ASGITransport(app=application, client=("203.0.113.7", 40000))
         async with httpx.AsyncClient(transport=transport, base_url="http://upwatch.test") as c:
             yield c

@@ -11,9 +11,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from asgi_lifespan import LifespanManager
 
-from tests.conftest import PASSWORD, make_settings
+from tests.conftest import PASSWORD, lifespan, make_settings
 from upwatch.app import create_app
 
 Started = Callable[[Path], AbstractAsyncContextManager[httpx.AsyncClient]]
@@ -39,7 +38,7 @@ def started() -> Started:
     async def start(data_dir: Path) -> AsyncIterator[httpx.AsyncClient]:
         settings = make_settings("", data_dir, migrate_on_start=True)
         app = create_app(settings)
-        async with LifespanManager(app):
+        async with lifespan(app):
             transport = httpx.ASGITransport(app=app)
             async with httpx.AsyncClient(transport=transport, base_url="http://upwatch.test") as c:
                 yield c

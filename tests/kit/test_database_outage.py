@@ -17,7 +17,6 @@ from typing import Any
 import asyncpg
 import httpx
 import pytest
-from asgi_lifespan import LifespanManager
 from fastapi import FastAPI
 from sqlalchemy import event, text
 from sqlalchemy.engine import make_url
@@ -30,6 +29,7 @@ from tests.conftest import (
     SmtpServer,
     assert_problem,
     eventually,
+    lifespan,
     make_settings,
 )
 from tests.tcp_proxy import TcpProxy, proxy_to
@@ -200,7 +200,7 @@ class TestWhenTheSqliteFileCannotBeOpened:
             f"sqlite:///{live / 'upwatch.db'}", tmp_path / "data", migrate_on_start=True
         )
         application = create_app(settings, ManualClock(datetime.now(UTC)))
-        async with LifespanManager(application):
+        async with lifespan(application):
             yield application
 
     async def test_requests_answer_503_while_the_database_file_is_gone_and_succeed_after(

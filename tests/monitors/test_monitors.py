@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.conftest import Account, Cast, SignUp, assert_problem, eventually
+from tests.conftest import Account, Cast, SignUp, assert_problem, eventually, lifespan
 from tests.factories import FAST_PLANS, Target, create_monitor
 from upwatch.kit.clock import Clock
 
@@ -592,7 +592,6 @@ async def test_checks_resume_on_schedule_after_a_restart_with_no_monitor_lost(
     settings: Any,
     clock: Clock,
 ) -> None:
-    from asgi_lifespan import LifespanManager
 
     from upwatch.app import create_app
 
@@ -629,7 +628,7 @@ async def test_checks_resume_on_schedule_after_a_restart_with_no_monitor_lost(
     await stop_tasks(app.state.runtime.supervisor.tasks)
     await app.state.engine.close()
     restarted = create_app(settings, clock)
-    async with LifespanManager(restarted):
+    async with lifespan(restarted):
         transport = httpx.ASGITransport(app=restarted)
         async with httpx.AsyncClient(transport=transport, base_url="http://upwatch.test") as fresh:
 

@@ -12,7 +12,6 @@ from typing import Any
 
 import httpx
 import pytest
-from asgi_lifespan import LifespanManager
 
 from tests.conftest import (
     Cast,
@@ -21,6 +20,7 @@ from tests.conftest import (
     assert_problem,
     eventually,
     free_port,
+    lifespan,
 )
 from tests.factories import Target, create_provider
 from tests.receivers import Received, Receiver
@@ -336,7 +336,7 @@ async def test_alerts_wait_out_a_receiver_outage_and_a_restart_and_arrive_exactl
 async def _service(settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
     """The app over a real lifespan, with a client; leaving it stops the service."""
     app = create_app(settings, Clock())
-    async with LifespanManager(app):
+    async with lifespan(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://upwatch.test") as c:
             yield c

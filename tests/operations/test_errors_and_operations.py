@@ -6,10 +6,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from asgi_lifespan import LifespanManager
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.conftest import SignUp, assert_problem, make_settings
+from tests.conftest import SignUp, assert_problem, lifespan, make_settings
 from upwatch.app import create_app
 from upwatch.kit.metrics import Metrics
 
@@ -51,7 +50,7 @@ async def test_an_unexpected_error_is_a_500_problem_without_internals(
     async def explode() -> None:
         raise RuntimeError("database password is hunter2")
 
-    async with LifespanManager(app):
+    async with lifespan(app):
         transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
         async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
             response = await client.get("/explode")
@@ -69,7 +68,7 @@ async def test_healthz_and_readyz_answer(client: httpx.AsyncClient) -> None:
 async def test_readyz_is_a_503_when_the_database_is_unreachable(tmp_path: Path) -> None:
     settings = make_settings("postgresql://nobody@127.0.0.1:1/none", tmp_path)
     app = create_app(settings)
-    async with LifespanManager(app):
+    async with lifespan(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
             response = await client.get("/readyz")
