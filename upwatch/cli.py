@@ -125,6 +125,48 @@ def _role(args: argparse.Namespace) -> int:
     return 0
 
 
+def _region_code(value: str) -> str:
+    from upwatch.engine.workeraccess import worker_username
+
+    try:
+        worker_username(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return value
+
+
+def _admin_worker_user(args: argparse.Namespace) -> int:
+    from redis.exceptions import RedisError
+
+    from upwatch.engine.workeraccess import RegionUnknown, create_worker_user
+    from upwatch.kit.redisclient import connect
+
+    settings = Settings()
+    if not settings.redis_url:
+        print("upwatch: this needs UPWATCH_REDIS_URL (an admin connection)", file=sys.stderr)  # noqa: T201
+        return 2
+
+    async def create() -> str:
+        redis = connect(settings.redis_url)
+        try:
+            return await create_worker_user(
+                redis, settings.redis_url, settings.broker_prefix, args.region
+            )
+        finally:
+            await redis.aclose()
+
+    try:
+        url = asyncio.run(create())
+    except RegionUnknown as exc:
+        print(f"upwatch: {exc}", file=sys.stderr)  # noqa: T201
+        return 2
+    except RedisError as exc:
+        print(f"upwatch: Redis refused: {exc}", file=sys.stderr)  # noqa: T201
+        return 1
+    print(url)  # noqa: T201 - the worker's UPWATCH_REDIS_URL, shown once
+    return 0
+
+
 def _quiet_migrations() -> None:
     """Alembic logs every step at INFO; a command's output is its own result."""
     logging.getLogger("alembic").setLevel(logging.WARNING)
@@ -238,6 +280,13 @@ def parser() -> argparse.ArgumentParser:
     )
     create.add_argument("--role", choices=["admin", "super_admin"], default="admin")
     create.set_defaults(run=_admin_create)
+    worker_user = admin_commands.add_parser(
+        "worker-user",
+        help="create (or renew) the Redis user of one region's workers and print its "
+        "UPWATCH_REDIS_URL: its own job stream only (docs/deployment.md)",
+    )
+    worker_user.add_argument("--region", required=True, type=_region_code, help="the code")
+    worker_user.set_defaults(run=_admin_worker_user)
     return root
 
 

@@ -9,11 +9,13 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable
 from pathlib import Path
+from typing import Protocol
 
 import pytest
 from redis.asyncio import Redis
+from redis.exceptions import NoPermissionError
 
 from tests.conftest import eventually, forget_redis_keys
 from tests.engine.test_redis_broker import results
@@ -29,7 +31,11 @@ from upwatch.engine.regionworker import online_workers, publish_regions
 WITHIN = float(os.environ.get("UPWATCH_TEST_PROCESS_SECONDS", "30"))
 REGION_ID = "region-eu"
 
-StartWorker = Callable[[], Awaitable[asyncio.subprocess.Process]]
+
+class StartWorker(Protocol):
+    def __call__(
+        self, region: str = "eu", redis_url: str | None = None
+    ) -> Awaitable[asyncio.subprocess.Process]: ...
 
 
 @pytest.fixture
@@ -54,11 +60,12 @@ async def start_worker(redis_url: str, prefix: str, tmp_path: Path) -> AsyncIter
         UPWATCH_ALLOW_PRIVATE_TARGETS="true",  # the target is on loopback
     )
 
-    async def start() -> asyncio.subprocess.Process:
+    async def start(region: str = "eu", redis_url: str | None = None) -> asyncio.subprocess.Process:
+        own = {**env, "UPWATCH_REDIS_URL": redis_url} if redis_url else env
         with (tmp_path / f"worker-{len(started)}.log").open("ab") as log:
             process = await asyncio.create_subprocess_exec(
-                UPWATCH, "worker", "--region", "eu", "--concurrency", "10",
-                cwd=tmp_path, env=env, stdout=log, stderr=log,
+                UPWATCH, "worker", "--region", region, "--concurrency", "10",
+                cwd=tmp_path, env=own, stdout=log, stderr=log,
             )  # fmt: skip
         started.append(process)
         return process
@@ -122,6 +129,84 @@ async def test_a_check_whose_worker_was_killed_mid_request_is_run_by_another_onc
     assert target.hits == 2
     assert await redis.xlen(scheduler.jobs_stream(REGION_ID)) == 0  # acknowledged, deleted
     assert await redis.xlen(ingester.results_stream) == 1  # one result: the dead sent none
+
+
+async def test_a_worker_with_its_regions_redis_user_checks_and_can_touch_nothing_else(
+    start_worker: StartWorker,
+    redis: Redis,
+    redis_url: str,
+    prefix: str,
+    target: Target,
+    tmp_path: Path,
+) -> None:
+    code = f"r{uuid.uuid4().hex[:8]}"  # a user name of this test's own: Redis users are global
+    await publish_regions(redis, prefix, {code: "region-own"})
+    made = await asyncio.create_subprocess_exec(
+        UPWATCH, "admin", "worker-user", "--region", code,
+        cwd=tmp_path, env=clean_env(UPWATCH_REDIS_URL=redis_url, UPWATCH_BROKER_PREFIX=prefix),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(made.communicate(), WITHIN)
+    assert made.returncode == 0, err.decode()
+    worker_url = out.decode().strip()
+    try:
+        worker = await start_worker(region=code, redis_url=worker_url)
+        scheduler = RedisBroker(redis, "scheduler", prefix=prefix)
+        ingester = RedisBroker(redis, "ingester", prefix=prefix)
+        sent = CheckJob(spec=job(target.url).spec, region_id="region-own", due_at=time.time())
+        assert await scheduler.publish_jobs([sent]) == 1
+        [report] = await asyncio.wait_for(results(ingester, 1), WITHIN)
+        assert report.region_id == "region-own"
+        assert report.outcome.ok
+        assert target.user_agents == [f"Upwatch/{__version__} (+region {code})"]
+
+        async def online() -> bool:
+            return await workers_online(redis, prefix) == {"region-own": 1}
+
+        await eventually(online, WITHIN)
+        # The same user reaches nothing of another region, no result, no administration.
+        as_worker = Redis.from_url(worker_url)
+        refused = {
+            "another region's jobs": as_worker.xreadgroup(
+                "workers", "intruder", {scheduler.jobs_stream(REGION_ID): ">"}
+            ),
+            "the results": as_worker.xrange(ingester.results_stream),
+            "deleting its stream": as_worker.delete(scheduler.jobs_stream("region-own")),
+            "trimming its stream": as_worker.xtrim(scheduler.jobs_stream("region-own"), 0),
+            "renaming regions": as_worker.hset(f"{prefix}:regions", code, REGION_ID),
+            "listing keys": as_worker.keys("*"),
+            "emptying the database": as_worker.flushdb(),
+            "reading the configuration": as_worker.config_get("requirepass"),
+        }
+        allowed = []
+        try:
+            for what, command in refused.items():
+                try:
+                    await command
+                except NoPermissionError:
+                    continue
+                allowed.append(what)
+        finally:
+            await as_worker.aclose()
+        assert allowed == []
+        worker.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(worker.wait(), WITHIN) == 0
+        assert await workers_online(redis, prefix) == {}  # it could take itself out, too
+    finally:
+        await redis.execute_command("ACL", "DELUSER", f"upwatch-worker-{code}")
+
+
+async def test_a_worker_user_for_a_region_redis_does_not_know_is_refused_with_the_reason(
+    redis_url: str, prefix: str, tmp_path: Path
+) -> None:
+    made = await asyncio.create_subprocess_exec(
+        UPWATCH, "admin", "worker-user", "--region", "nowhere",
+        cwd=tmp_path, env=clean_env(UPWATCH_REDIS_URL=redis_url, UPWATCH_BROKER_PREFIX=prefix),
+        stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    _, err = await asyncio.wait_for(made.communicate(), WITHIN)
+    assert made.returncode == 2
+    assert b"region nowhere is not known" in err
 
 
 async def test_a_worker_without_a_broker_address_says_what_it_needs(tmp_path: Path) -> None:

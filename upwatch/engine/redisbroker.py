@@ -293,7 +293,8 @@ class RedisBroker:
 
     async def flush(self) -> None:
         if self._outgoing:
-            await self._group(self.results_stream, INGESTERS)
+            # No group made here: the ingesters' group reads from the stream's start, and a
+            # worker's Redis user may not touch groups of the result stream.
             # Polled: the room is made by ingesters in other processes.
             while True:
                 if await self.redis.xlen(self.results_stream) < self.max_results:
