@@ -43,7 +43,7 @@ from upwatch.monitors.endpoints import router as monitors_router
 from upwatch.notifications.delivery import AlertOutbox, AlertSender
 from upwatch.notifications.endpoints import router as notifications_router
 from upwatch.operations.endpoints import router as operations_router
-from upwatch.ports import ApiMeter, NoEngine
+from upwatch.ports import ApiMeter, CheckRunner, NoEngine
 from upwatch.projects.endpoints import router as projects_router
 from upwatch.retention.endpoints import router as retention_router
 from upwatch.retention.job import RetentionJob
@@ -98,6 +98,23 @@ def remote_broker(settings: Settings) -> RedisBroker | None:
         prefix=settings.broker_prefix,
         reclaim_seconds=settings.broker_reclaim_seconds,
     )
+
+
+def remote_checks(settings: Settings, db: Database, clock: Clock, shared: Redis) -> CheckRunner:
+    """ "Check now" in an API process: the check goes to a worker of the monitor's region
+    through Redis, like a scheduled one, and the answer waits for its stored result."""
+    from upwatch.engine.redisbroker import RedisBroker
+    from upwatch.engine.remotecheck import RemoteChecks
+
+    broker = RedisBroker(
+        shared,
+        f"{socket.gethostname()}-{os.getpid()}-api",
+        prefix=settings.broker_prefix,
+        reclaim_seconds=settings.broker_reclaim_seconds,
+    )
+    # Beyond the check's timeout: a worker's result batch and an ingester's, with room.
+    extra = settings.ingest_max_wait_seconds + 10.0
+    return RemoteChecks(db, broker, clock, settings.region_online_seconds, extra)
 
 
 def create_app(settings: Settings | None = None, clock: Clock | None = None) -> FastAPI:
@@ -163,8 +180,10 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
 
             shared = connect(settings.redis_url)
         changes: ChangeFeed | None = None
+        checks: CheckRunner = engine or NoEngine()
         if engine is None and not everything and shared is not None:
             changes = ChangeFeed(shared, settings.broker_prefix)
+            checks = remote_checks(settings, db, clock, shared)
         snapshots = Snapshots(
             db.readsession, clock, settings.status_page_max_age_seconds, settings.public_url
         )
@@ -184,7 +203,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
             guard=guard,
             supervisor=supervisor,
             monitor_changes=engine or changes or NoEngine(),
-            checks=engine or NoEngine(),
+            checks=checks,
             alerts=alerts,
             status_pages=snapshots,
         )

@@ -185,6 +185,14 @@ async def test_every_role_as_a_process_survives_kill_9_of_its_scheduler_and_inge
         await eventually(stored_at_least(database_url, monitor_id, 1), WITHIN)
         status = (await api.get(f"/monitors/{monitor_id}", headers=run.headers)).json()
         assert status["status"] == "up"
+        # "Check now" in the API process runs in the region's worker; the answer is its row.
+        hits = target.hits
+        checked = await api.post(f"/monitors/{monitor_id}/check", headers=run.headers)
+        assert checked.status_code == 200, checked.text
+        assert checked.json()["regionId"] == region_id
+        assert checked.json()["status"] == "up"
+        assert target.hits > hits
+        assert target.user_agents[-1].endswith("(+region eu)")
 
     # The leader dies: the standby leads and checks go on.
     await run.kill("scheduler-a")

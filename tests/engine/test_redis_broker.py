@@ -16,7 +16,7 @@ from tests.conftest import forget_redis_keys
 from tests.engine.test_worker_process import REGION, job
 from upwatch.engine.broker import CheckJob, CheckReport
 from upwatch.engine.redisbroker import RedisBroker
-from upwatch.engine.wire import Malformed, decode_report, encode_report
+from upwatch.engine.wire import Malformed, decode_job, decode_report, encode_job, encode_report
 from upwatch.probes.outcome import ErrorKind, Outcome, Timings
 
 WITHIN = 10.0  # a bound on waiting for Redis, not a speed
@@ -239,6 +239,28 @@ def test_a_report_crosses_the_wire_unchanged_and_garbage_is_refused() -> None:
 def test_a_report_that_would_break_a_batch_is_refused_at_the_wire(bad: dict[str, Any]) -> None:
     with pytest.raises(Malformed):
         decode_report(encode_report(wire_report(**bad)), time.time())
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        pytest.param({"region_id": "r\n"}, id="a newline after the id"),
+        pytest.param({"report_id": "x" * 33}, id="report id too long"),
+        pytest.param({"report_id": "a b"}, id="report id with a space"),
+    ],
+)
+def test_a_job_with_an_id_that_fits_no_column_is_refused_at_the_wire(bad: dict[str, Any]) -> None:
+    sent = job("http://127.0.0.1:9/")
+    fields = {"spec": sent.spec, "region_id": REGION, "due_at": 1.5, **bad}
+    with pytest.raises(Malformed):
+        decode_job(encode_job(CheckJob(**fields)))
+
+
+def test_a_job_carries_the_id_its_report_will_have() -> None:
+    sent = CheckJob(
+        spec=job("http://127.0.0.1:9/").spec, region_id=REGION, due_at=1.5, report_id="r1"
+    )
+    assert decode_job(encode_job(sent)) == sent
 
 
 def test_a_report_with_a_number_json_cannot_store_is_refused() -> None:

@@ -26,6 +26,9 @@ class CheckJob:
     spec: CheckSpec
     region_id: str
     due_at: float  # epoch seconds the check was scheduled for
+    # The id its report will carry, when someone waits for that report (a check asked for
+    # now by an API process of a distributed deployment); else the worker makes one.
+    report_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

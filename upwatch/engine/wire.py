@@ -58,8 +58,9 @@ def decode_job(data: bytes) -> CheckJob:
         raise Malformed(f"not a check job: {exc.error_count()} error(s)") from exc
     spec = job.spec
     if not (
-        _ID.match(spec.id)
-        and _ID.match(job.region_id)
+        _ID.fullmatch(spec.id)
+        and _ID.fullmatch(job.region_id)
+        and (job.report_id is None or _ID.fullmatch(job.report_id))
         and math.isfinite(job.due_at)
         and 0 < spec.timeout_seconds <= _LONGEST_TIMEOUT_SECONDS
         and spec.interval_seconds >= 1
@@ -79,9 +80,9 @@ def decode_report(data: bytes, now: float) -> CheckReport:
     outcome, checked = report.outcome, report.checked_at
     timings = outcome.timings
     if not (
-        _ID.match(report.id)
-        and _ID.match(report.monitor_id)
-        and _ID.match(report.region_id)
+        _ID.fullmatch(report.id)
+        and _ID.fullmatch(report.monitor_id)
+        and _ID.fullmatch(report.region_id)
         and math.isfinite(report.due_at)
         and math.isfinite(report.started_at)
         and checked.tzinfo is not None

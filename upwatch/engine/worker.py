@@ -89,7 +89,9 @@ class Worker:
                 started_at=started,
                 checked_at=self.clock.now(),
                 outcome=outcome,
-                id=new_id(),  # here, where the check ran: it follows the report everywhere
+                # Made here, where the check ran (or by whoever waits for it): it follows
+                # the report everywhere, and a job run twice is stored once.
+                id=job.report_id or new_id(),
             )
             if self.metrics is not None:
                 observe(self.metrics, job, report)

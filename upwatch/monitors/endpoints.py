@@ -118,11 +118,16 @@ async def delete_monitor(
     return DeletedOut(id=id)
 
 
-@router.post("/{id}/check", operation_id="checkMonitorNow", responses=problem_responses(409))
+@router.post("/{id}/check", operation_id="checkMonitorNow", responses=problem_responses(409, 503))
 async def check_now(
     id: str, user: CurrentUser, session: Session, runtime: RuntimeDep
 ) -> CheckResultOut:
-    """Run one check now; it is stored and counts toward the status like a scheduled one."""
+    """Run one check now; it is stored and counts toward the status like a scheduled one.
+
+    In a distributed deployment the check runs in a worker of one of the monitor's regions
+    that is online, and the answer waits for its stored result: 503 with Retry-After when no
+    such worker is online, or when the result is not stored within the check's timeout plus
+    about 10 s (it is stored later and listed under the monitor's checks)."""
     stored = await MonitorService(session, runtime).check_now(user, id)
     timings = await MonitorRepository(session).timings([stored.id])
     return result_out(stored, timings.get(stored.id))
