@@ -89,3 +89,37 @@ def run_cli(cwd: Path, env: dict[str, str], *args: str) -> subprocess.CompletedP
         timeout=COMMAND_SECONDS,
         check=False,
     )
+
+
+ROOT_EMAIL = "root@example.com"
+
+
+async def log_in_as_root(api: httpx.AsyncClient, password: str) -> dict[str, str]:
+    """Headers of the administrator `upwatch admin create --email root@example.com` made."""
+    login = await api.post("/auth/login", json={"email": ROOT_EMAIL, "password": password})
+    assert login.status_code == 200, login.text
+    return {"Authorization": f"Bearer {login.json()['access_token']}"}
+
+
+async def define_regions(
+    api: httpx.AsyncClient, headers: dict[str, str], *codes: str
+) -> dict[str, str]:
+    """Region id by code, each region made through the API."""
+    ids = {}
+    for code in codes:
+        made = await api.post("/regions", headers=headers, json={"code": code, "name": code})
+        assert made.status_code == 201, made.text
+        ids[code] = made.json()["id"]
+    return ids
+
+
+async def watched_monitor(
+    api: httpx.AsyncClient, headers: dict[str, str], url: str, **fields: object
+) -> str:
+    """The id of an HTTP monitor of ``url`` in a new project; ``fields`` add to its body."""
+    project = await api.post("/projects", headers=headers, json={"name": "Shop"})
+    assert project.status_code == 201, project.text
+    body = {"projectId": project.json()["id"], "name": "Shop", "type": "http", "url": url}
+    monitor = await api.post("/monitors", headers=headers, json={**body, **fields})
+    assert monitor.status_code == 201, monitor.text
+    return str(monitor.json()["id"])

@@ -247,7 +247,9 @@ def parser() -> argparse.ArgumentParser:
         "worker",
         help="run one region's checks from the broker in Redis (distributed mode; no database)",
     )
-    worker.add_argument("--region", required=True, help="the region's code, e.g. eu-west")
+    worker.add_argument(
+        "--region", required=True, type=_region_code, help="the region's code, e.g. eu-west"
+    )
     worker.add_argument(
         "--concurrency",
         type=_concurrency,

@@ -25,7 +25,15 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from tests.conftest import BACKEND, PASSWORD, _empty_tables, eventually, forget_redis_keys
 from tests.engine.test_region_worker import WITHIN
 from tests.factories import FAST_PLANS, Target
-from tests.live_server import UPWATCH, LiveServer, clean_env, run_cli
+from tests.live_server import (
+    UPWATCH,
+    LiveServer,
+    clean_env,
+    define_regions,
+    log_in_as_root,
+    run_cli,
+    watched_monitor,
+)
 from tests.tcp_proxy import proxy_to
 from upwatch.config import async_database_url
 from upwatch.models import CheckResult
@@ -111,26 +119,12 @@ async def deployment(redis_url: str, emptied: str, tmp_path: Path) -> AsyncItera
 
 async def monitored(run: Deployment, api: httpx.AsyncClient, url: str) -> tuple[str, str]:
     """Log in, define region eu and a monitor checked there; (monitor id, region id)."""
-    login = await api.post("/auth/login", json={"email": "root@example.com", "password": PASSWORD})
-    assert login.status_code == 200, login.text
-    run.headers = {"Authorization": f"Bearer {login.json()['access_token']}"}
-    region = await api.post("/regions", headers=run.headers, json={"code": "eu", "name": "EU"})
-    assert region.status_code == 201, region.text
-    project = await api.post("/projects", headers=run.headers, json={"name": "Shop"})
-    monitor = await api.post(
-        "/monitors",
-        headers=run.headers,
-        json={
-            "projectId": project.json()["id"],
-            "name": "Shop",
-            "type": "http",
-            "url": url,
-            "intervalSeconds": INTERVAL,
-            "regionIds": [region.json()["id"]],
-        },
+    run.headers = await log_in_as_root(api, PASSWORD)
+    region_id = (await define_regions(api, run.headers, "eu"))["eu"]
+    monitor_id = await watched_monitor(
+        api, run.headers, url, intervalSeconds=INTERVAL, regionIds=[region_id]
     )
-    assert monitor.status_code == 201, monitor.text
-    return monitor.json()["id"], region.json()["id"]
+    return monitor_id, region_id
 
 
 async def quiet(run: Deployment, redis_url: str, region_id: str) -> None:

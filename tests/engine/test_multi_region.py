@@ -15,7 +15,15 @@ import pytest
 from tests.conftest import PASSWORD, eventually, forget_redis_keys
 from tests.engine.test_region_worker import WITHIN
 from tests.factories import FAST_PLANS, Target
-from tests.live_server import UPWATCH, LiveServer, clean_env, run_cli
+from tests.live_server import (
+    UPWATCH,
+    LiveServer,
+    clean_env,
+    define_regions,
+    log_in_as_root,
+    run_cli,
+    watched_monitor,
+)
 
 REGIONS = ("eu", "us", "ap")
 INTERVAL = 10  # the shortest a monitor may have
@@ -66,16 +74,8 @@ async def test_quorum_two_of_three_regions_holds_up_with_one_failing_and_goes_do
 ) -> None:
     server, _env = deployment
     async with httpx.AsyncClient(base_url=server.url, timeout=30) as api:
-        login = await api.post(
-            "/auth/login", json={"email": "root@example.com", "password": PASSWORD}
-        )
-        assert login.status_code == 200, login.text
-        headers = {"Authorization": f"Bearer {login.json()['access_token']}"}
-        region_ids = {}
-        for code in REGIONS:
-            made = await api.post("/regions", headers=headers, json={"code": code, "name": code})
-            assert made.status_code == 201, made.text
-            region_ids[code] = made.json()["id"]
+        headers = await log_in_as_root(api, PASSWORD)
+        region_ids = await define_regions(api, headers, *REGIONS)
 
         async def all_online() -> bool:
             listed = (await api.get("/regions", headers=headers)).json()
@@ -85,24 +85,16 @@ async def test_quorum_two_of_three_regions_holds_up_with_one_failing_and_goes_do
         listed = (await api.get("/regions", headers=headers)).json()
         workers = {r["code"]: r["workers"] for r in listed}
         assert workers == {"local": 0, "eu": 1, "us": 1, "ap": 1}  # `local` has none here
-        project = await api.post("/projects", headers=headers, json={"name": "Shop"})
-        assert project.status_code == 201, project.text
-        monitor = await api.post(
-            "/monitors",
-            headers=headers,
-            json={
-                "projectId": project.json()["id"],
-                "name": "Shop",
-                "type": "http",
-                "url": target.url,
-                "intervalSeconds": INTERVAL,
-                "regionIds": list(region_ids.values()),
-                "quorum": 2,
-                "retries": 0,
-            },
+        monitor_id = await watched_monitor(
+            api,
+            headers,
+            target.url,
+            intervalSeconds=INTERVAL,
+            regionIds=list(region_ids.values()),
+            quorum=2,
+            retries=0,
         )
-        assert monitor.status_code == 201, monitor.text
-        path = f"/monitors/{monitor.json()['id']}"
+        path = f"/monitors/{monitor_id}"
 
         async def regions() -> dict[str, dict[str, Any]]:
             answer = await api.get(f"{path}/regions", headers=headers)

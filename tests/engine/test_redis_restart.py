@@ -21,7 +21,15 @@ import pytest
 from tests.conftest import PASSWORD, assert_problem, eventually, free_port
 from tests.engine.test_region_worker import WITHIN
 from tests.factories import FAST_PLANS, Target
-from tests.live_server import UPWATCH, LiveServer, clean_env, run_cli
+from tests.live_server import (
+    UPWATCH,
+    LiveServer,
+    clean_env,
+    define_regions,
+    log_in_as_root,
+    run_cli,
+    watched_monitor,
+)
 
 REDIS_SERVER = shutil.which("redis-server")
 INTERVAL = 10
@@ -95,26 +103,11 @@ async def test_checks_come_back_by_themselves_after_redis_restarts_empty(
         )
     try:
         async with httpx.AsyncClient(base_url=server.url, timeout=30) as api:
-            login = await api.post(
-                "/auth/login", json={"email": "root@example.com", "password": PASSWORD}
+            headers = await log_in_as_root(api, PASSWORD)
+            region_ids = await define_regions(api, headers, "eu")
+            monitor_id = await watched_monitor(
+                api, headers, target.url, intervalSeconds=INTERVAL, regionIds=[region_ids["eu"]]
             )
-            headers = {"Authorization": f"Bearer {login.json()['access_token']}"}
-            region = await api.post("/regions", headers=headers, json={"code": "eu", "name": "EU"})
-            project = await api.post("/projects", headers=headers, json={"name": "Shop"})
-            monitor = await api.post(
-                "/monitors",
-                headers=headers,
-                json={
-                    "projectId": project.json()["id"],
-                    "name": "Shop",
-                    "type": "http",
-                    "url": target.url,
-                    "intervalSeconds": INTERVAL,
-                    "regionIds": [region.json()["id"]],
-                },
-            )
-            assert monitor.status_code == 201, monitor.text
-            monitor_id = monitor.json()["id"]
 
             def checked_after(moment: datetime) -> Callable[[], Awaitable[bool]]:
                 async def check() -> bool:
