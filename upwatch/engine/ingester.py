@@ -23,7 +23,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.engine.broker import Broker, CheckReport
-from upwatch.engine.ports import TransitionHandler
+from upwatch.engine.ports import MaintenanceCalendar, TransitionHandler
 from upwatch.engine.repository import IngestRepository, LockedMonitor
 from upwatch.engine.status import (
     IncidentAction,
@@ -59,8 +59,10 @@ class Ingester:
         retry_first_seconds: float = 0.5,
         retry_max_seconds: float = 30.0,
         gone: Callable[[str], None] | None = None,
+        maintenance: MaintenanceCalendar | None = None,
     ) -> None:
         self.automation = automation
+        self.maintenance = maintenance
         # Told of each monitor whose result is dropped because the monitor was deleted or
         # paused, e.g. deleted with its project, which tells the scheduler nothing.
         self.gone = gone
@@ -149,6 +151,41 @@ class Ingester:
         self.written += len(stored)
         return stored
 
+    def _move(
+        self,
+        session: AsyncSession,
+        monitor: LockedMonitor,
+        report: CheckReport,
+        all_regions: Sequence[str],
+        actions: list[tuple[str, IncidentAction, Outcome, datetime]],
+    ) -> None:
+        """Feed one result to the monitor's status machine; note the incident action it calls
+        for, and log a status change once committed."""
+        outcome = report.outcome
+        transition = apply(
+            decode_state(monitor),
+            Result(report.region_id, outcome.ok, outcome.response_time_ms),
+            settings_of(monitor, all_regions),
+        )
+        if transition.incident is not IncidentAction.NONE:
+            actions.append((monitor.id, transition.incident, outcome, report.checked_at))
+        if transition.changed:
+            # Told once committed: a batch that fails and is retried changes nothing yet.
+            after_commit(
+                session,
+                partial(
+                    _log_status_change,
+                    monitor.id,
+                    monitor.name,
+                    monitor.project_id,
+                    transition.previous_status.value,
+                    transition.state.status.value,
+                    report.region_id,
+                ),
+            )
+        monitor.state = encode_state(transition.state)
+        monitor.status = transition.state.status.value
+
     async def _ingest(self, session: AsyncSession, reports: Sequence[CheckReport]) -> list[str]:
         repository = IngestRepository(session)
         unique = {r.id: r for r in reports}  # a report delivered twice in one batch
@@ -169,41 +206,25 @@ class Ingester:
         if not fresh:
             return []
         ids = await repository.result_ids(len(fresh))
+        held = [False] * len(fresh)
+        if self.maintenance is not None:
+            held = await self.maintenance.in_maintenance(
+                session, [(m.id, m.project_id, r.checked_at) for m, r in fresh]
+            )
         all_regions = self.region_ids()
         days: dict[tuple[str, str, str], DayTotals] = {}
         results: list[dict[str, Any]] = []
         timings: list[dict[str, Any]] = []
         actions: list[tuple[str, IncidentAction, Outcome, datetime]] = []
         moved: dict[str, LockedMonitor] = {}
-        for (monitor, report), result_id in zip(fresh, ids, strict=True):
+        for (monitor, report), result_id, in_window in zip(fresh, ids, held, strict=True):
             outcome = report.outcome
             status = result_status(
                 outcome.ok, outcome.response_time_ms, monitor.degraded_threshold_ms
             )
             results.append(_row(result_id, report, status))
-            transition = apply(
-                decode_state(monitor),
-                Result(report.region_id, outcome.ok, outcome.response_time_ms),
-                settings_of(monitor, all_regions),
-            )
-            if transition.incident is not IncidentAction.NONE:
-                actions.append((monitor.id, transition.incident, outcome, report.checked_at))
-            if transition.changed:
-                # Told once committed: a batch that fails and is retried changes nothing yet.
-                after_commit(
-                    session,
-                    partial(
-                        _log_status_change,
-                        monitor.id,
-                        monitor.name,
-                        monitor.project_id,
-                        transition.previous_status.value,
-                        transition.state.status.value,
-                        report.region_id,
-                    ),
-                )
-            monitor.state = encode_state(transition.state)
-            monitor.status = transition.state.status.value
+            if not in_window:
+                self._move(session, monitor, report, all_regions, actions)
             if monitor.last_checked_at is None or report.checked_at > monitor.last_checked_at:
                 monitor.last_checked_at = report.checked_at
             moved[monitor.id] = monitor
@@ -213,6 +234,10 @@ class Ingester:
                 day = days[key] = DayTotals()
             day.total += 1
             setattr(day, status, getattr(day, status) + 1)
+            if in_window:
+                day.maintenance_total += 1
+                name = f"maintenance_{status}"
+                setattr(day, name, getattr(day, name) + 1)
             if outcome.response_time_ms is not None:
                 day.response_ms_sum += outcome.response_time_ms
                 day.response_count += 1
@@ -256,6 +281,10 @@ class Ingester:
                     "response_count": add.response_count,
                     "response_ms_min": (add.histogram.observed or (None, None))[0],
                     "response_ms_max": (add.histogram.observed or (None, None))[1],
+                    "maintenance_total": add.maintenance_total,
+                    "maintenance_up": add.maintenance_up,
+                    "maintenance_down": add.maintenance_down,
+                    "maintenance_degraded": add.maintenance_degraded,
                 }
                 for (monitor_id, region_id, day_key), add in days.items()
             ]

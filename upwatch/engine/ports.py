@@ -6,6 +6,7 @@ base class) and is handed to the engine where the process is assembled.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Protocol
 
@@ -32,3 +33,17 @@ class TransitionHandler(Protocol):
         outcome: Outcome,
         checked_at: datetime,
     ) -> object: ...
+
+
+class MaintenanceCalendar(Protocol):
+    """Says which checks were made during a maintenance window of their monitor.
+
+    Called once per batch inside the ingester's transaction with (monitor id, project id,
+    checked at) per result; answers one flag per result, in order. Such results are stored and
+    counted (also apart, for SLA figures), but do not move the monitor's status, so no incident
+    opens and no alert goes out; the first check after the window moves it.
+    """
+
+    async def in_maintenance(
+        self, session: AsyncSession, checks: Sequence[tuple[str, str, datetime]]
+    ) -> list[bool]: ...

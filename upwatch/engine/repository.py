@@ -40,7 +40,18 @@ from upwatch.models import (
     Region,
 )
 
-DAY_COUNTS = ("total", "up", "down", "degraded", "response_ms_sum", "response_count")
+DAY_COUNTS = (
+    "total",
+    "up",
+    "down",
+    "degraded",
+    "response_ms_sum",
+    "response_count",
+    "maintenance_total",
+    "maintenance_up",
+    "maintenance_down",
+    "maintenance_degraded",
+)
 
 
 def _extreme(table: Table, added: Any, lower: bool) -> ColumnElement[Any]:

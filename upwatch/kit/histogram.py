@@ -229,3 +229,8 @@ class DayTotals:
     response_ms_sum: float = 0.0
     response_count: int = 0
     histogram: Histogram = field(default_factory=Histogram)
+    # Of the counts above, those made during a maintenance window.
+    maintenance_total: int = 0
+    maintenance_up: int = 0
+    maintenance_down: int = 0
+    maintenance_degraded: int = 0

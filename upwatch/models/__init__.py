@@ -3,6 +3,7 @@
 from upwatch.models.contact import ContactSubmission
 from upwatch.models.incident import Incident, IncidentUpdate
 from upwatch.models.mail import MailMessage
+from upwatch.models.maintenance import MaintenanceWindow, MaintenanceWindowMonitor
 from upwatch.models.monitor import (
     CheckResult,
     CheckTiming,
@@ -38,6 +39,8 @@ __all__ = [
     "IncidentDay",
     "IncidentUpdate",
     "MailMessage",
+    "MaintenanceWindow",
+    "MaintenanceWindowMonitor",
     "Monitor",
     "NotificationProvider",
     "PasswordResetToken",

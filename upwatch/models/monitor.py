@@ -140,6 +140,12 @@ class DailyAggregate(Base):
     # None while response_count is 0, and for days stored before 0007 whose range was unknown.
     response_ms_min: Mapped[float | None] = mapped_column(Float)
     response_ms_max: Mapped[float | None] = mapped_column(Float)
+    # Of the counts above, the checks made during a maintenance window: SLA figures leave them
+    # out, from these sums alone.
+    maintenance_total: Mapped[int] = mapped_column(Integer, default=0)
+    maintenance_up: Mapped[int] = mapped_column(Integer, default=0)
+    maintenance_down: Mapped[int] = mapped_column(Integer, default=0)
+    maintenance_degraded: Mapped[int] = mapped_column(Integer, default=0)
 
 
 class HistogramBucket(Base):
