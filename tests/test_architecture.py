@@ -19,6 +19,7 @@ DOMAINS = {
     "billing",
     "contact",
     "incidents",
+    "maintenance",
     "monitors",
     "notifications",
     "operations",

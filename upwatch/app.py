@@ -35,6 +35,8 @@ from upwatch.kit.net import NetworkGuard
 from upwatch.kit.plans import PlanCatalog
 from upwatch.kit.security import AccessTokens, Passwords
 from upwatch.kit.supervisor import Supervisor
+from upwatch.maintenance.calendar import WindowCalendar
+from upwatch.maintenance.endpoints import router as maintenance_router
 from upwatch.migrations import upgrade
 from upwatch.monitors.endpoints import board as dashboard_router
 from upwatch.monitors.endpoints import heartbeats as heartbeats_router
@@ -165,6 +167,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
                 dispatch_lead_seconds=settings.check_dispatch_lead_seconds,
                 ingest_max_wait_seconds=settings.ingest_max_wait_seconds,
                 remote=remote_broker(settings),
+                maintenance=WindowCalendar(),
             )
         meter: ApiMeter = (
             RedisMeter(settings.redis_url, clock)
@@ -273,6 +276,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
         heartbeats_router,
         dashboard_router,
         incidents_router,
+        maintenance_router,
         status_pages_router,
         public_status_router,
         status_site_router,

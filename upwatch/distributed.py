@@ -44,6 +44,7 @@ from upwatch.kit.plans import PlanCatalog
 from upwatch.kit.progress import progress
 from upwatch.kit.redisclient import connect
 from upwatch.kit.supervisor import Supervisor
+from upwatch.maintenance.calendar import WindowCalendar
 from upwatch.notifications.delivery import AlertOutbox, AlertSender
 from upwatch.retention.job import RetentionJob
 from upwatch.statuspages.subscribers import IncidentNotices
@@ -167,6 +168,7 @@ def _ingester(process: RoleProcess) -> None:
         # A result of a deleted or paused monitor: the scheduler reloads it and stops.
         gone=feed.changed,
         max_wait=settings.ingest_max_wait_seconds,
+        maintenance=WindowCalendar(),
     )
     start = process.supervisor.start
     start("ingester", ingester.run, 5.0, busy=lambda: bool(ingester.pending))

@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from upwatch.maintenance.rules import (
+    HORIZON,
     BadSchedule,
     Schedule,
     active,
@@ -84,7 +85,8 @@ def test_the_occurrences_of_a_period_are_those_that_overlap_it(
 def test_the_next_start_is_the_first_occurrence_after_the_moment(
     schedule: Schedule, moment: datetime
 ) -> None:
-    later = [s for s, _ in every_occurrence(schedule) if s > moment]
+    ahead = moment + HORIZON if schedule.rrule else datetime.max.replace(tzinfo=UTC)
+    later = [s for s, _ in every_occurrence(schedule) if moment < s < ahead]
     assert next_start(schedule, moment) == (later[0] if later else None)
 
 
@@ -102,9 +104,33 @@ def test_a_daily_window_keeps_its_wall_clock_time_across_daylight_saving() -> No
 
 
 @pytest.mark.parametrize(
+    ("rule", "reason"),
+    [
+        ("FREQ=HOURLY;BYMONTH=2;BYMONTHDAY=30", "no month of the rule has such a day"),
+        ("FREQ=DAILY;BYMONTH=4,6;BYMONTHDAY=31", "no month of the rule has such a day"),
+        ("FREQ=MONTHLY;BYDAY=5MO;BYMONTHDAY=1", "not both"),
+        ("FREQ=DAILY;BYYEARDAY=366", "BYYEARDAY is not supported"),
+        ("FREQ=DAILY;BYMONTH=13", "months 1 to 12"),
+        ("FREQ=YEARLY;INTERVAL=0", "INTERVAL must be between 1 and 10000"),
+        ("FREQ=MONTHLY;BYSETPOS=40;BYDAY=MO", "BYSETPOS is not supported"),
+    ],
+)
+def test_a_rule_that_could_never_occur_is_refused_before_dateutil_searches_for_centuries(
+    rule: str, reason: str
+) -> None:
+    """dateutil would walk every day to the year 9999 to find none (seconds of CPU)."""
+    schedule = Schedule(datetime(2026, 1, 1, tzinfo=UTC), datetime(2026, 1, 1, 1, tzinfo=UTC), rule)
+    with pytest.raises(BadSchedule, match=reason):
+        validate(schedule)
+
+
+@pytest.mark.parametrize(
     ("schedule", "reason"),
     [
-        (Schedule(datetime(2026, 1, 2, tzinfo=UTC), datetime(2026, 1, 1, tzinfo=UTC)), "after"),
+        (
+            Schedule(datetime(2026, 1, 2, tzinfo=UTC), datetime(2026, 1, 1, tzinfo=UTC)),
+            "must be after",
+        ),
         (
             Schedule(datetime(2026, 1, 1, tzinfo=UTC), datetime(2026, 3, 1, tzinfo=UTC)),
             "31 days",
@@ -146,7 +172,7 @@ def test_a_daily_window_keeps_its_wall_clock_time_across_daylight_saving() -> No
                 datetime(2026, 1, 1, 1, tzinfo=UTC),
                 "FREQ=DAILY;UNTIL=20250101T000000Z",
             ),
-            "no occurrence",
+            "no occurrence within a year",
         ),
     ],
 )

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from upwatch.engine.broker import Broker, CheckReport, MemoryBroker
 from upwatch.engine.checks import ProbeKit, run_check
 from upwatch.engine.ingester import Ingester
-from upwatch.engine.ports import TransitionHandler
+from upwatch.engine.ports import MaintenanceCalendar, TransitionHandler
 from upwatch.engine.presence import report_alive
 from upwatch.engine.repository import EngineRepository
 from upwatch.engine.scheduler import Scheduler
@@ -65,6 +65,7 @@ class Engine:
         dispatch_lead_seconds: float = 0.0,
         ingest_max_wait_seconds: float = 0.25,
         remote: RedisBroker | None = None,
+        maintenance: MaintenanceCalendar | None = None,
     ) -> None:
         self.metrics = metrics
         self.db = db
@@ -98,6 +99,7 @@ class Engine:
             metrics=metrics,
             gone=self.changed,
             max_wait=ingest_max_wait_seconds,
+            maintenance=maintenance,
         )
         self.concurrency = concurrency
         self.worker_processes = worker_processes

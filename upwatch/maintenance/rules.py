@@ -23,10 +23,18 @@ _FREQUENCIES = {"YEARLY", "MONTHLY", "WEEKLY", "DAILY", "HOURLY"}
 _FREQ = re.compile(r"(?:^|;)FREQ=([A-Z]+)")
 # A bound on a window's length: longer is a paused monitor, not maintenance.
 LONGEST = timedelta(days=31)
+# How far ahead the next occurrence is looked for: a rule can be written that never occurs
+# again (or occurs once a century), and looking to the year 9999 would cost seconds.
+HORIZON = timedelta(days=400)
 
 
 class BadSchedule(ValueError):
-    """Why a schedule cannot be used, in words for the person who wrote it."""
+    """Why a schedule cannot be used, in words for the person who wrote it, and the field
+    (as the API names it) that has to change."""
+
+    def __init__(self, message: str, field: str = "rrule") -> None:
+        super().__init__(message)
+        self.field = field
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +53,48 @@ def zone(name: str) -> ZoneInfo:
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError) as exc:
-        raise BadSchedule(f"not an IANA time zone: {name!r}") from exc
+        raise BadSchedule(f"not an IANA time zone: {name!r}", "timezone") from exc
+
+
+# Enough to say when maintenance happens. BYYEARDAY, BYWEEKNO, BYSETPOS and friends are left
+# out: with them a rule can be written that never occurs, and dateutil then walks every day to
+# the year 9999 (seconds of CPU) before it says so.
+_PARTS = {"FREQ", "INTERVAL", "COUNT", "UNTIL", "WKST", "BYDAY", "BYMONTH", "BYMONTHDAY"}
+_PARTS |= {"BYHOUR", "BYMINUTE"}
+_LONGEST_MONTH = {1: 31, 2: 29, 3: 31, 4: 30, 5: 31, 6: 30, 7: 31, 8: 31, 9: 30, 10: 31}
+_LONGEST_MONTH |= {11: 30, 12: 31}
+
+
+def _numbers(text: str) -> list[int]:
+    try:
+        return [int(part) for part in text.split(",")]
+    except ValueError as exc:
+        raise BadSchedule(f"not a list of numbers: {text}") from exc
+
+
+def _check_parts(body: str) -> None:
+    """Refuse the parts, and the combinations, with which a rule could never occur."""
+    parts: dict[str, str] = {}
+    for part in body.split(";"):
+        name, equals, value = part.partition("=")
+        if not equals:
+            raise BadSchedule(f"not an RFC 5545 RRULE: {part or 'an empty part'} is not NAME=VALUE")
+        if name not in _PARTS:
+            raise BadSchedule(f"{name} is not supported; use " + ", ".join(sorted(_PARTS)))
+        parts[name] = value
+    # INTERVAL=0 would never advance: dateutil loops forever on it.
+    if "INTERVAL" in parts and not all(0 < n <= 10_000 for n in _numbers(parts["INTERVAL"])):
+        raise BadSchedule("INTERVAL must be between 1 and 10000")
+    if "BYMONTH" in parts and not all(1 <= m <= 12 for m in _numbers(parts["BYMONTH"])):
+        raise BadSchedule("BYMONTH takes months 1 to 12")
+    if "BYMONTHDAY" not in parts:
+        return
+    if re.search(r"\d", parts.get("BYDAY", "")):
+        raise BadSchedule("use BYDAY with a position (e.g. 1MO) or BYMONTHDAY, not both")
+    days = _numbers(parts["BYMONTHDAY"])
+    months = _numbers(parts["BYMONTH"]) if "BYMONTH" in parts else list(_LONGEST_MONTH)
+    if not any(0 < abs(d) <= _LONGEST_MONTH.get(m, 0) for d in days for m in months):
+        raise BadSchedule("no month of the rule has such a day")
 
 
 @lru_cache(maxsize=1024)
@@ -56,9 +105,10 @@ def _compiled(text: str, first: datetime, timezone: str) -> rrule:
         body = body[len("RRULE:") :]
     if any(word in body.upper() for word in ("DTSTART", "\n", "EXDATE", "RDATE")):
         raise BadSchedule("give a single RRULE line; its start is startsAt")
+    _check_parts(body.upper())
     try:
         rule = rrulestr(body, dtstart=start, cache=True)
-    except (ValueError, TypeError, IndexError, KeyError) as exc:
+    except Exception as exc:  # dateutil answers bad text with many error types
         raise BadSchedule(f"not an RFC 5545 RRULE: {exc}") from exc
     if not isinstance(rule, rrule):  # pragma: no cover - rrulestr of one line is an rrule
         raise BadSchedule("give a single RRULE line")
@@ -72,13 +122,17 @@ def validate(schedule: Schedule) -> None:
     """Raise ``BadSchedule`` unless the schedule can be used."""
     zone(schedule.timezone)
     if schedule.ends_at <= schedule.starts_at:
-        raise BadSchedule("endsAt must be after startsAt")
+        raise BadSchedule("must be after startsAt", "endsAt")
     if schedule.duration > LONGEST:
-        raise BadSchedule("a window lasts at most 31 days")
+        raise BadSchedule("a window lasts at most 31 days after startsAt", "endsAt")
     if schedule.rrule is not None:
         rule = _compiled(schedule.rrule, schedule.starts_at, schedule.timezone)
-        if rule.after(schedule.starts_at, inc=True) is None:
-            raise BadSchedule("the rule has no occurrence")
+        try:
+            found = rule.between(schedule.starts_at, schedule.starts_at + HORIZON, inc=True)
+        except (ValueError, OverflowError) as exc:
+            raise BadSchedule(f"the rule cannot be followed: {exc}") from exc
+        if not found:
+            raise BadSchedule("the rule has no occurrence within a year of startsAt")
 
 
 def _starts_before(schedule: Schedule, moment: datetime) -> datetime | None:
@@ -104,12 +158,13 @@ def active(schedule: Schedule, moment: datetime) -> bool:
 
 
 def next_start(schedule: Schedule, moment: datetime) -> datetime | None:
-    """The first occurrence that starts after ``moment``; None when there is none."""
+    """The first occurrence that starts after ``moment``; None when there is none within
+    ``HORIZON``."""
     if schedule.rrule is None:
         return schedule.starts_at if schedule.starts_at > moment else None
     rule = _compiled(schedule.rrule, schedule.starts_at, schedule.timezone)
-    found = rule.after(moment, inc=False)
-    return None if found is None else found.astimezone(UTC)
+    ahead = rule.between(moment, moment + HORIZON, inc=False)
+    return ahead[0].astimezone(UTC) if ahead else None
 
 
 def occurrences(

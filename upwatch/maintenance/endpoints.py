@@ -1,0 +1,102 @@
+"""Maintenance windows: scheduled time when a project's monitors are checked and stored but
+open no incident and alert no one."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, status
+
+from upwatch.accounts.dependencies import CurrentUser
+from upwatch.dependencies import RuntimeDep, Session
+from upwatch.kit.errors import problem_responses
+from upwatch.kit.pagination import IdFilter, PageParams
+from upwatch.kit.schemas import DeletedOut
+from upwatch.maintenance.repository import MaintenanceRepository
+from upwatch.maintenance.schemas import (
+    MaintenanceWindowCreate,
+    MaintenanceWindowOut,
+    MaintenanceWindowPatch,
+)
+from upwatch.maintenance.service import MaintenanceService, Shown
+from upwatch.models import MaintenanceWindow
+
+router = APIRouter(
+    prefix="/maintenance-windows",
+    tags=["maintenance windows"],
+    responses=problem_responses(400, 401, 404, 422, 429, 500),
+)
+
+
+def window_out(shown: Shown) -> MaintenanceWindowOut:
+    return MaintenanceWindowOut.model_validate(
+        shown.window,
+        context={
+            "monitor_ids": shown.monitor_ids,
+            "active": shown.active,
+            "next_starts_at": shown.next_starts_at,
+        },
+    )
+
+
+async def _out(service: MaintenanceService, window: MaintenanceWindow) -> MaintenanceWindowOut:
+    return window_out((await service.shown([window]))[0])
+
+
+@router.post("", status_code=status.HTTP_201_CREATED, operation_id="createMaintenanceWindow")
+async def create_window(
+    body: MaintenanceWindowCreate, user: CurrentUser, session: Session, runtime: RuntimeDep
+) -> MaintenanceWindowOut:
+    """Schedule maintenance in a project the caller belongs to. During an occurrence, the
+    covered monitors (`monitorIds`, or the whole project) are still checked and their results
+    stored, but their status does not move: no incident opens and no alert goes out; the first
+    check after the window moves it. Those checks are left out of SLA figures. `rrule` makes
+    the window recur (RFC 5545, at most hourly) by the wall clock of `timezone`; each
+    occurrence lasts `endsAt - startsAt` (at most 31 days). A monitor of another project:
+    422."""
+    service = MaintenanceService(session, runtime)
+    return await _out(service, await service.create(user, body))
+
+
+@router.get("", operation_id="listMaintenanceWindows")
+async def list_windows(
+    user: CurrentUser,
+    session: Session,
+    runtime: RuntimeDep,
+    page: PageParams,
+    projectId: IdFilter = None,
+) -> list[MaintenanceWindowOut]:
+    """Windows in the caller's projects, by first start."""
+    items, total = await MaintenanceRepository(session).visible_to(
+        user, projectId, page.limit, page.offset
+    )
+    page.total(total)
+    return [window_out(s) for s in await MaintenanceService(session, runtime).shown(items)]
+
+
+@router.get("/{id}", operation_id="getMaintenanceWindow")
+async def get_window(
+    id: str, user: CurrentUser, session: Session, runtime: RuntimeDep
+) -> MaintenanceWindowOut:
+    service = MaintenanceService(session, runtime)
+    return await _out(service, await service.visible(user, id))
+
+
+@router.patch("/{id}", operation_id="updateMaintenanceWindow")
+async def update_window(
+    id: str,
+    body: MaintenanceWindowPatch,
+    user: CurrentUser,
+    session: Session,
+    runtime: RuntimeDep,
+) -> MaintenanceWindowOut:
+    """Change a window; fields left out stay as they are. `rrule: null` makes it one-off;
+    `monitorIds: null` makes it cover the whole project."""
+    service = MaintenanceService(session, runtime)
+    return await _out(service, await service.update(user, id, body))
+
+
+@router.delete("/{id}", operation_id="deleteMaintenanceWindow")
+async def delete_window(
+    id: str, user: CurrentUser, session: Session, runtime: RuntimeDep
+) -> DeletedOut:
+    await MaintenanceService(session, runtime).delete(user, id)
+    return DeletedOut(id=id)

@@ -1,0 +1,85 @@
+"""Every query of maintenance windows and the monitors they cover."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+
+from sqlalchemy import delete, func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from upwatch.models import MaintenanceWindow, MaintenanceWindowMonitor, Monitor, User
+from upwatch.projects.repository import readable_project_ids
+
+
+class MaintenanceRepository:
+    def __init__(self, session: AsyncSession) -> None:
+        self.session = session
+
+    async def get(self, window_id: str) -> MaintenanceWindow | None:
+        return await self.session.get(MaintenanceWindow, window_id)
+
+    async def visible_to(
+        self, caller: User, project_id: str | None, limit: int, offset: int
+    ) -> tuple[Sequence[MaintenanceWindow], int]:
+        """Windows in the projects the caller lists, soonest first."""
+        query = select(MaintenanceWindow).where(
+            MaintenanceWindow.project_id.in_(readable_project_ids(caller))
+        )
+        if project_id is not None:
+            query = query.where(MaintenanceWindow.project_id == project_id)
+        total = await self.session.scalar(select(func.count()).select_from(query.subquery()))
+        rows = await self.session.scalars(
+            query.order_by(MaintenanceWindow.starts_at, MaintenanceWindow.id)
+            .limit(limit)
+            .offset(offset)
+        )
+        return rows.all(), int(total or 0)
+
+    async def of_projects(self, project_ids: Collection[str]) -> Sequence[MaintenanceWindow]:
+        if not project_ids:
+            return []
+        rows = await self.session.scalars(
+            select(MaintenanceWindow).where(MaintenanceWindow.project_id.in_(sorted(project_ids)))
+        )
+        return rows.all()
+
+    async def monitors_of(self, window_ids: Collection[str]) -> dict[str, list[str]]:
+        """The monitors each window lists (empty for one over its whole project)."""
+        covered: dict[str, list[str]] = {w: [] for w in window_ids}
+        if window_ids:
+            rows = await self.session.execute(
+                select(MaintenanceWindowMonitor.window_id, MaintenanceWindowMonitor.monitor_id)
+                .where(MaintenanceWindowMonitor.window_id.in_(sorted(window_ids)))
+                .order_by(MaintenanceWindowMonitor.monitor_id)
+            )
+            for window_id, monitor_id in rows:
+                covered[window_id].append(monitor_id)
+        return covered
+
+    async def monitors_in_project(self, project_id: str, monitor_ids: Collection[str]) -> set[str]:
+        if not monitor_ids:
+            return set()
+        rows = await self.session.scalars(
+            select(Monitor.id).where(
+                Monitor.project_id == project_id, Monitor.id.in_(sorted(monitor_ids))
+            )
+        )
+        return set(rows.all())
+
+    async def set_monitors(self, window_id: str, monitor_ids: Collection[str]) -> None:
+        await self.session.execute(
+            delete(MaintenanceWindowMonitor).where(MaintenanceWindowMonitor.window_id == window_id)
+        )
+        self.session.add_all(
+            MaintenanceWindowMonitor(window_id=window_id, monitor_id=m) for m in sorted(monitor_ids)
+        )
+        await self.session.flush()
+
+    async def add(self, window: MaintenanceWindow) -> MaintenanceWindow:
+        self.session.add(window)
+        await self.session.flush()
+        return window
+
+    async def delete(self, window: MaintenanceWindow) -> None:
+        await self.session.delete(window)
+        await self.session.flush()
