@@ -120,6 +120,13 @@ def _compiled(text: str, first: datetime, timezone: str) -> rrule:
 
 def validate(schedule: Schedule) -> None:
     """Raise ``BadSchedule`` unless the schedule can be used."""
+    try:
+        _validate(schedule)
+    except OverflowError as exc:  # a start near the year 9999, moved to a time zone ahead
+        raise BadSchedule("too close to the end of the calendar", "startsAt") from exc
+
+
+def _validate(schedule: Schedule) -> None:
     zone(schedule.timezone)
     if schedule.ends_at <= schedule.starts_at:
         raise BadSchedule("must be after startsAt", "endsAt")

@@ -210,6 +210,14 @@ class PublicIncident(PublicModel):
     updates: list[PublicIncidentUpdate] = Field(description="Oldest first")
 
 
+class PublicMaintenance(PublicModel):
+    title: str
+    startsAt: datetime = Field(description="This occurrence's start")
+    endsAt: datetime
+    active: bool = Field(description="On now")
+    componentIds: list[str] = Field(description="The page's components it covers")
+
+
 class PublicMessage(PublicModel):
     message: str
     componentIds: list[str]
@@ -227,6 +235,11 @@ class PublicStatusPage(PublicModel):
     incidents: list[PublicIncident] = Field(
         description="Open incidents on the page's monitors, and those resolved in the last "
         "14 days, newest first"
+    )
+    maintenance: list[PublicMaintenance] = Field(
+        default_factory=list,
+        description="Maintenance on the page's components that is on now or starts within "
+        "the next 14 days (the next occurrence of each window), soonest first",
     )
     updatedAt: datetime = Field(description="When this answer was built")
 

@@ -24,6 +24,9 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from upwatch.incidents.automatic import automatic_title
 from upwatch.incidents.repository import IncidentRepository
 from upwatch.kit.clock import Clock
+from upwatch.maintenance.repository import MaintenanceRepository
+from upwatch.maintenance.rules import next_start, occurrence_at
+from upwatch.maintenance.service import schedule_of
 from upwatch.models import Monitor, StatusPage, StatusPageComponent
 from upwatch.statuspages import render, rules
 from upwatch.statuspages.repository import StatusPageRepository
@@ -32,6 +35,7 @@ from upwatch.statuspages.schemas import (
     PublicDay,
     PublicIncident,
     PublicIncidentUpdate,
+    PublicMaintenance,
     PublicMessage,
     PublicStatusPage,
 )
@@ -91,6 +95,8 @@ async def build(
         monitor_ids, read_from.isoformat()
     ):
         counts[monitor_id][day_text] = (total, up, degraded, down)
+    planned = await _maintenance(session, page, components, now)
+    under_maintenance = {c for m in planned if m.active for c in m.componentIds}
     shown = []
     for component in components:
         # A large page builds in slices: visits to other pages go on between them.
@@ -121,7 +127,10 @@ async def build(
                 id=component.id,
                 name=component.name,
                 description=component.description,
-                status=monitor_component_status(monitors.get(component.monitor_id)),
+                # In maintenance whatever its checks say: no incident opens for it meanwhile.
+                status="maintenance"
+                if component.id in under_maintenance
+                else monitor_component_status(monitors.get(component.monitor_id)),
                 uptime90d=rules.day_uptime(*period),
                 days=bars,
             )
@@ -142,8 +151,52 @@ async def build(
         ),
         components=shown,
         incidents=await _incidents(session, page, components, monitors, now),
+        maintenance=planned,
         updatedAt=now,
     )
+
+
+# How far ahead a page announces maintenance.
+MAINTENANCE_AHEAD = timedelta(days=14)
+
+
+async def _maintenance(
+    session: AsyncSession,
+    page: StatusPage,
+    components: Sequence[StatusPageComponent],
+    now: datetime,
+) -> list[PublicMaintenance]:
+    """Windows over the page's components that are on now or start within
+    ``MAINTENANCE_AHEAD``: each window's current or next occurrence."""
+    repository = MaintenanceRepository(session)
+    windows = await repository.of_projects([page.project_id])
+    if not windows or not components:
+        return []
+    listed = await repository.monitors_of([w.id for w in windows if not w.whole_project])
+    found = []
+    for window in windows:
+        covered = [
+            c.id for c in components if window.whole_project or c.monitor_id in listed[window.id]
+        ]
+        if not covered:
+            continue
+        schedule = schedule_of(window)
+        current = occurrence_at(schedule, now)
+        if current is None:
+            start = next_start(schedule, now)
+            if start is None or start > now + MAINTENANCE_AHEAD:
+                continue
+            current = (start, start + schedule.duration)
+        found.append(
+            PublicMaintenance(
+                title=window.title,
+                startsAt=current[0],
+                endsAt=current[1],
+                active=current[0] <= now,
+                componentIds=covered,
+            )
+        )
+    return sorted(found, key=lambda m: (m.startsAt, m.title))
 
 
 async def _incidents(
