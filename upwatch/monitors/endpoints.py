@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import date, timedelta
 from typing import Annotated
 
 from fastapi import APIRouter, Query, status
@@ -16,9 +16,11 @@ from upwatch.models import CheckResult, CheckTiming, Monitor, Region
 from upwatch.monitors import dashboard
 from upwatch.monitors.repository import MonitorRepository, RegionRepository
 from upwatch.monitors.schemas import (
+    ApdexOut,
     CheckResultOut,
     DashboardPerformanceItem,
     DashboardUptimeItem,
+    ErrorBudgetOut,
     MonitorCreate,
     MonitorOut,
     MonitorRegionsOut,
@@ -27,6 +29,7 @@ from upwatch.monitors.schemas import (
     QueryTime,
     RegionIn,
     RegionOut,
+    SlaOut,
     StatsOut,
 )
 from upwatch.monitors.service import MonitorService
@@ -176,6 +179,51 @@ async def monitor_stats(
         p99ResponseTimeMs=figures.percentile(0.99),
         lastCheckedAt=monitor.last_checked_at,
         status=monitor.status,
+    )
+
+
+@router.get("/{id}/sla", operation_id="monitorSla")
+async def monitor_sla(
+    id: str,
+    user: CurrentUser,
+    session: Session,
+    runtime: RuntimeDep,
+    from_: Annotated[
+        date | None, Query(alias="from", description="First UTC day; default: 29 days before to")
+    ] = None,
+    to: Annotated[date | None, Query(description="Last UTC day, included; default: today")] = None,
+    target: Annotated[float, Query(gt=0, le=100, description="Uptime objective in %")] = 99.9,
+    apdexT: Annotated[int, Query(ge=1, le=600_000, description="Apdex threshold T in ms")] = 500,
+) -> SlaOut:
+    """SLA figures over whole UTC days (at most 400), answered from the daily aggregates, so a
+    year costs what a day does. Checks made during maintenance windows are left out of the
+    uptime, and the windows' time out of the period; downtime and the error budget count the
+    period up to now. Apdex counts each histogram bucket by its upper edge (docs/api.md)."""
+    last = to or runtime.clock.now().date()
+    first = from_ or last - timedelta(days=29)
+    figures = await MonitorService(session, runtime).sla(user, id, first, last, target, apdexT)
+    return SlaOut(
+        from_=first,
+        to=last,
+        target=target,
+        uptimePercentage=figures.uptime_percentage,
+        downtimeMinutes=figures.downtime_minutes,
+        maintenanceMinutes=figures.maintenance_minutes,
+        incidents=figures.incidents,
+        mttrMinutes=figures.mttr_minutes,
+        mtbfMinutes=figures.mtbf_minutes,
+        errorBudget=ErrorBudgetOut(
+            allowedMinutes=figures.error_budget.allowed_minutes,
+            usedMinutes=figures.error_budget.used_minutes,
+            remainingMinutes=figures.error_budget.remaining_minutes,
+        ),
+        apdex=ApdexOut(
+            threshold=figures.apdex.threshold,
+            score=figures.apdex.score,
+            satisfied=figures.apdex.satisfied,
+            tolerating=figures.apdex.tolerating,
+            frustrated=figures.apdex.frustrated,
+        ),
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import fields as dataclass_fields
 from datetime import datetime
 
 from sqlalchemy import String, cast, delete, func, select
@@ -13,11 +14,13 @@ from upwatch.models import (
     CheckTiming,
     DailyAggregate,
     HistogramBucket,
+    Incident,
     Monitor,
     Project,
     Region,
     User,
 )
+from upwatch.monitors.sla import Counts
 from upwatch.projects.repository import readable_project_ids
 
 
@@ -181,6 +184,52 @@ class MonitorRepository:
             .group_by(HistogramBucket.bucket)
         )
         return [(int(bucket), int(count)) for bucket, count in rows.all()]
+
+
+class SlaRepository:
+    """What an SLA report reads of one monitor: day counts, response-time buckets and
+    incidents over whole UTC days, each summed in SQL (one row per bucket, one row of counts)."""
+
+    def __init__(self, session: AsyncSession) -> None:
+        self.session = session
+
+    async def counts(self, monitor_id: str, first_day: str, last_day: str) -> Counts:
+        days = DailyAggregate
+        row = (
+            await self.session.execute(
+                select(
+                    *(
+                        func.coalesce(func.sum(getattr(days, f.name)), 0)
+                        for f in dataclass_fields(Counts)
+                    )
+                ).where(days.monitor_id == monitor_id, days.day.between(first_day, last_day))
+            )
+        ).one()
+        return Counts(*(int(value) for value in row))
+
+    async def buckets(self, monitor_id: str, first_day: str, last_day: str) -> dict[int, int]:
+        rows = await self.session.execute(
+            select(HistogramBucket.bucket, func.sum(HistogramBucket.count))
+            .where(
+                HistogramBucket.monitor_id == monitor_id,
+                HistogramBucket.day.between(first_day, last_day),
+            )
+            .group_by(HistogramBucket.bucket)
+        )
+        return {int(bucket): int(count) for bucket, count in rows.all()}
+
+    async def incidents(
+        self, monitor_id: str, since: datetime, until: datetime
+    ) -> list[tuple[datetime, datetime | None]]:
+        """(started, resolved) of the monitor's incidents that started in [since, until)."""
+        rows = await self.session.execute(
+            select(Incident.started_at, Incident.resolved_at).where(
+                Incident.monitor_id == monitor_id,
+                Incident.started_at >= since,
+                Incident.started_at < until,
+            )
+        )
+        return [(started, resolved) for started, resolved in rows.all()]
 
 
 class RegionRepository:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
@@ -245,6 +245,40 @@ class StatsOut(BaseModel):
     p99ResponseTimeMs: float | None
     lastCheckedAt: datetime | None
     status: Status
+
+
+class ErrorBudgetOut(BaseModel):
+    allowedMinutes: float = Field(description="Downtime the target allows in the period")
+    usedMinutes: float
+    remainingMinutes: float = Field(description="Negative once the budget is spent")
+
+
+class ApdexOut(BaseModel):
+    threshold: float = Field(description="T in ms: satisfied up to T, tolerating up to 4T")
+    score: float | None = Field(description="0 to 1; null without checks")
+    satisfied: int
+    tolerating: int
+    frustrated: int = Field(description="Slower than 4T, and every failed check")
+
+
+class SlaOut(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+    from_: date = Field(alias="from", description="First UTC day of the period")
+    to: date = Field(description="Last UTC day of the period, included")
+    target: float
+    uptimePercentage: float | None = Field(
+        description="Checks up or degraded, of those outside maintenance; null without checks"
+    )
+    downtimeMinutes: float = Field(
+        description="The failed share of the period's minutes outside maintenance (up to now)"
+    )
+    maintenanceMinutes: float
+    incidents: int = Field(description="Incidents of the monitor that started in the period")
+    mttrMinutes: float | None = Field(description="Mean time to resolve the resolved ones")
+    mtbfMinutes: float | None = Field(description="Time up per incident")
+    errorBudget: ErrorBudgetOut
+    apdex: ApdexOut
 
 
 class RegionIn(Input):

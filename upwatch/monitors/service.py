@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from datetime import datetime
+from datetime import UTC, date, datetime, time, timedelta
 from functools import partial
 
 from pydantic.alias_generators import to_snake
@@ -14,9 +14,12 @@ from upwatch.kit.errors import Conflict, NotFound, ValidationFailed
 from upwatch.kit.logs import log_event
 from upwatch.kit.net import TargetRefused
 from upwatch.kit.security import new_opaque_token
+from upwatch.maintenance.repository import MaintenanceRepository
+from upwatch.maintenance.rules import occurrences
+from upwatch.maintenance.service import schedule_of
 from upwatch.models import CheckResult, Monitor, User
-from upwatch.monitors import secrets, statistics
-from upwatch.monitors.repository import MonitorRepository, RegionRepository
+from upwatch.monitors import secrets, sla, statistics
+from upwatch.monitors.repository import MonitorRepository, RegionRepository, SlaRepository
 from upwatch.monitors.schemas import MonitorFields, MonitorUpdate, NewMonitor
 from upwatch.projects.repository import ProjectRepository
 from upwatch.runtime import DomainService, uses
@@ -49,6 +52,11 @@ def _log_pause(monitor: Monitor, caller: User, was: str, active: bool) -> None:
         previous_status=was,
         user_id=caller.id,
     )
+
+
+# Aggregates are kept at least 90 days and longer on paid plans; a year and a bit covers any
+# yearly report.
+SLA_LONGEST_DAYS = 400
 
 
 class MonitorService(DomainService):
@@ -226,6 +234,59 @@ class MonitorService(DomainService):
         days = await self.monitors.aggregates([monitor.id], first_day)
         buckets = await self.monitors.histogram_buckets([monitor.id], first_day)
         return monitor, statistics.from_aggregates(days, buckets)
+
+    async def sla(
+        self,
+        caller: User,
+        monitor_id: str,
+        first: date,
+        last: date,
+        target: float,
+        threshold_ms: float,
+    ) -> sla.Report:
+        """SLA figures over whole UTC days ``first`` to ``last``, answered from aggregates;
+        time figures count up to now when the period reaches it."""
+        monitor = await self.visible(caller, monitor_id)
+        if last < first:
+            raise ValidationFailed.on("to", "must not be before from")
+        if (last - first).days + 1 > SLA_LONGEST_DAYS:
+            raise ValidationFailed.on("to", f"a period spans at most {SLA_LONGEST_DAYS} days")
+        since = datetime.combine(first, time(), UTC)
+        until = min(
+            datetime.combine(last + timedelta(days=1), time(), UTC), self.runtime.clock.now()
+        )
+        period_minutes = max((until - since).total_seconds() / 60, 0.0)
+        reports = SlaRepository(self.session)
+        first_day, last_day = first.isoformat(), last.isoformat()
+        counts = await reports.counts(monitor.id, first_day, last_day)
+        buckets = await reports.buckets(monitor.id, first_day, last_day)
+        repairs = [
+            None if resolved is None else (resolved - started).total_seconds() / 60
+            for started, resolved in await reports.incidents(monitor.id, since, until)
+        ]
+        maintenance = await self._maintenance_spans(monitor, since, until)
+        return sla.report(
+            counts,
+            buckets,
+            period_minutes,
+            sla.merged_minutes(maintenance, since, until),
+            repairs,
+            target,
+            threshold_ms,
+        )
+
+    async def _maintenance_spans(
+        self, monitor: Monitor, since: datetime, until: datetime
+    ) -> list[tuple[datetime, datetime]]:
+        windows = MaintenanceRepository(self.session)
+        found = await windows.of_projects([monitor.project_id])
+        listed = await windows.monitors_of([w.id for w in found if not w.whole_project])
+        return [
+            span
+            for window in found
+            if window.whole_project or monitor.id in listed[window.id]
+            for span in occurrences(schedule_of(window), since, until)
+        ]
 
     async def delete_region(self, region_id: str) -> None:
         """Delete a region and take it out of every monitor (the built-in one stays: 409)."""
