@@ -103,6 +103,8 @@ async def test_sla_walls_and_errors(
         ({"target": "101"}, "target"),
         ({"apdexT": "0"}, "apdexT"),
         ({"from": "yesterday"}, "from"),
+        ({"to": "0"}, "to"),  # not Unix time
+        ({"to": f"{today}T00:00:00"}, "to"),
     ):
         problem = assert_problem(
             await client.get(path, headers=cast.alice.headers, params=params), 422

@@ -62,6 +62,13 @@ SEMANTIC_REJECTIONS: dict[tuple[str, str], str] = {
     "internal addresses are refused (contract §9)",
     ("PATCH", "/status-pages/{id}/status"): "componentIds must be components of the page "
     "(docs/api.md, Status pages)",
+    ("GET", "/monitors/{id}/sla"): "`to` may not be before `from`, and a period spans at most "
+    "400 days (docs/api.md, Monitors)",
+    ("POST", "/maintenance-windows"): "endsAt must follow startsAt by at most 31 days, the "
+    "rule must be one that can occur, the time zone an IANA name, and monitorIds monitors of "
+    "the project (docs/api.md, Maintenance windows)",
+    ("PATCH", "/maintenance-windows/{id}"): "the same rules as creating a window (docs/api.md, "
+    "Maintenance windows)",
 }
 
 
@@ -77,6 +84,7 @@ class Credentials:
         "/incidents/{id}": "incident",
         "/notification-providers/{id}": "provider",
         "/status-pages/{id}": "status_page",
+        "/maintenance-windows/{id}": "maintenance_window",
     }
 
     def __init__(self, server: LiveServer) -> None:
@@ -131,6 +139,12 @@ class Credentials:
             )
         if kind == "incident":
             return self._post("/incidents", {**project, "title": "Fuzz"})
+        if kind == "maintenance_window":
+            body = {"title": "Fuzz", "startsAt": "2030-01-01T00:00:00Z"}
+            return self._post(
+                "/maintenance-windows",
+                {**project, **body, "endsAt": "2030-01-01T01:00:00Z", "rrule": "FREQ=DAILY"},
+            )
         if kind == "status_page":
             # The free plan holds one page, which a generated POST /status-pages may have made.
             pages = httpx.get(f"{self.server.url}/status-pages", headers=self.headers()).json()

@@ -7,7 +7,7 @@ import difflib
 import json
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from functools import partial
 from types import MappingProxyType, UnionType
 from typing import Annotated, Any, ClassVar, Final, Self, Union, get_args, get_origin
@@ -253,6 +253,21 @@ def _to_utc(value: datetime) -> datetime:
 
 # A point in time with its offset (ISO 8601, e.g. 2026-11-22T06:00:00Z), kept in UTC.
 Instant = Annotated[AwareDatetime, BeforeValidator(iso_text_only), AfterValidator(_to_utc)]
+
+
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def iso_day_only(value: Any) -> Any:
+    """A calendar day as ISO 8601 text (2026-11-24); pydantic would read a number as Unix
+    time and a date-time at midnight as its day."""
+    if not (isinstance(value, str) and _DAY.fullmatch(value)):
+        raise ValueError("expected a day as YYYY-MM-DD")
+    return value
+
+
+# A whole UTC day (ISO 8601, e.g. 2026-11-24).
+Day = Annotated[date, BeforeValidator(iso_day_only)]
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date, timedelta
+from datetime import timedelta
 from typing import Annotated
 
 from fastapi import APIRouter, Query, status
@@ -10,6 +10,7 @@ from fastapi import APIRouter, Query, status
 from upwatch.accounts.dependencies import AdminUser, CurrentUser
 from upwatch.dependencies import RuntimeDep, Session, WritingSession
 from upwatch.kit.errors import Conflict, problem_responses
+from upwatch.kit.inputs import Day
 from upwatch.kit.pagination import IdFilter, PageParams
 from upwatch.kit.schemas import DeletedOut
 from upwatch.models import CheckResult, CheckTiming, Monitor, Region
@@ -145,7 +146,7 @@ async def list_checks(
     page: PageParams,
     from_: Annotated[QueryTime | None, Query(alias="from")] = None,
     to: Annotated[QueryTime | None, Query()] = None,
-    regionId: Annotated[str | None, Query(max_length=32)] = None,
+    regionId: IdFilter = None,
 ) -> list[CheckResultOut]:
     """Stored check results, newest first, optionally within [from, to] and for one region."""
     monitor = await MonitorService(session, runtime).visible(user, id)
@@ -189,9 +190,9 @@ async def monitor_sla(
     session: Session,
     runtime: RuntimeDep,
     from_: Annotated[
-        date | None, Query(alias="from", description="First UTC day; default: 29 days before to")
+        Day | None, Query(alias="from", description="First UTC day; default: 29 days before to")
     ] = None,
-    to: Annotated[date | None, Query(description="Last UTC day, included; default: today")] = None,
+    to: Annotated[Day | None, Query(description="Last UTC day, included; default: today")] = None,
     target: Annotated[float, Query(gt=0, le=100, description="Uptime objective in %")] = 99.9,
     apdexT: Annotated[int, Query(ge=1, le=600_000, description="Apdex threshold T in ms")] = 500,
 ) -> SlaOut:
