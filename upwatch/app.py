@@ -41,6 +41,7 @@ from upwatch.migrations import upgrade
 from upwatch.monitors.endpoints import board as dashboard_router
 from upwatch.monitors.endpoints import heartbeats as heartbeats_router
 from upwatch.monitors.endpoints import regions as regions_router
+from upwatch.monitors.endpoints import reports_router as project_reports_router
 from upwatch.monitors.endpoints import router as monitors_router
 from upwatch.notifications.delivery import AlertOutbox, AlertSender
 from upwatch.notifications.endpoints import router as notifications_router
@@ -272,6 +273,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
         users,
         projects_router,
         monitors_router,
+        project_reports_router,
         regions_router,
         heartbeats_router,
         dashboard_router,

@@ -3,8 +3,11 @@ out, the cast's walls and every error."""
 
 from __future__ import annotations
 
+import csv
+import io
+import itertools
 import math
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 import httpx
@@ -18,7 +21,7 @@ from tests.factories import create_monitor, ingest
 from tests.maintenance.test_windows import iso
 from upwatch.kit.clock import ManualClock
 from upwatch.kit.histogram import GROWTH, Histogram
-from upwatch.monitors.sla import Counts, apdex, merged_minutes, uptime_percentage
+from upwatch.monitors.sla import Counts, apdex, merged_minutes, months, uptime_percentage
 
 
 @pytest.fixture
@@ -110,6 +113,107 @@ async def test_sla_walls_and_errors(
             await client.get(path, headers=cast.alice.headers, params=params), 422
         )
         assert field in problem["detail"], problem
+
+
+async def test_a_project_sla_pools_its_monitors_and_its_csv_has_a_row_per_month(
+    app: FastAPI, client: httpx.AsyncClient, cast: Cast, clock: ManualClock
+) -> None:
+    engine = app.state.engine
+    shop, api = [
+        await create_monitor(
+            client, cast.alice, cast.project_id, name=name, url="http://127.0.0.1:9/",
+            intervalSeconds=300, retries=0,
+        )
+        for name in ("Shop", "API")
+    ]  # fmt: skip
+    # The last day of a month and the first of the next, both wholly past.
+    second = (clock.now().date().replace(day=1) - timedelta(days=1)).replace(day=1)
+    first = second - timedelta(days=1)
+    day1 = datetime.combine(first, time(), UTC)
+    day2 = datetime.combine(second, time(), UTC)
+    window = await client.post(
+        "/maintenance-windows",
+        headers=cast.alice.headers,
+        json={
+            "projectId": cast.project_id,
+            "title": "Shop upgrade",
+            "startsAt": iso(day2 + timedelta(hours=10)),
+            "endsAt": iso(day2 + timedelta(hours=11)),
+            "monitorIds": [shop["id"]],
+        },
+    )
+    assert window.status_code == 201, window.text
+    for monitor, at, ok in (
+        (shop, day1 + timedelta(hours=10), True),
+        (shop, day1 + timedelta(hours=10, minutes=10), True),
+        (shop, day2 + timedelta(hours=10, minutes=10), False),  # in the window
+        (shop, day2 + timedelta(hours=12), True),
+        (api, day2 + timedelta(hours=12), False),  # an incident of 10 minutes
+        (api, day2 + timedelta(hours=12, minutes=10), True),
+    ):
+        await ingest(engine, monitor["id"], at, ok=ok)
+    path = f"/projects/{cast.project_id}/sla"
+    period = {"from": first.isoformat(), "to": second.isoformat()}
+    answer = await client.get(path, headers=cast.bob.headers, params=period)
+    assert answer.status_code == 200, answer.text
+    whole = answer.json()
+    # 5 checks outside maintenance, 4 good; the window covers one of two monitors.
+    assert whole["uptimePercentage"] == 80.0
+    assert whole["maintenanceMinutes"] == 30.0
+    assert (whole["incidents"], whole["mttrMinutes"]) == (1, 10.0)
+    assert whole["downtimeMinutes"] == pytest.approx((2 * 24 * 60 - 30) * 0.2, abs=0.01)
+
+    sheet = await client.get(path, headers=cast.bob.headers, params={**period, "format": "csv"})
+    assert sheet.status_code == 200, sheet.text
+    assert sheet.headers["content-type"].startswith("text/csv")
+    assert "attachment" in sheet.headers["content-disposition"]
+    rows = list(csv.DictReader(io.StringIO(sheet.text)))
+    assert [(r["from"], r["to"]) for r in rows] == [
+        (first.isoformat(), first.isoformat()),
+        (second.isoformat(), second.isoformat()),
+        (first.isoformat(), second.isoformat()),
+    ]
+    assert [float(r["uptimePercentage"]) for r in rows] == [100.0, 66.6667, 80.0]
+    assert [r["incidents"] for r in rows] == ["0", "1", "1"]
+    assert [float(r["maintenanceMinutes"]) for r in rows] == [0.0, 30.0, 30.0]
+    assert rows[0]["mttrMinutes"] == ""  # no incident: no figure
+    assert float(rows[2]["apdexScore"]) == whole["apdex"]["score"]
+
+    # A monitor's own report leaves out only its own windows.
+    own = await client.get(f"/monitors/{api['id']}/sla", headers=cast.alice.headers, params=period)
+    assert own.json()["maintenanceMinutes"] == 0.0
+    assert own.json()["uptimePercentage"] == 50.0
+
+
+async def test_project_sla_walls_and_errors(client: httpx.AsyncClient, cast: Cast) -> None:
+    path = f"/projects/{cast.project_id}/sla"
+    assert_problem(await client.get(path), 401)
+    assert_problem(await client.get(path, headers=cast.charlie.headers), 404)
+    assert_problem(await client.get("/projects/nope/sla", headers=cast.alice.headers), 404)
+    empty = await client.get(path, headers=cast.bob.headers)
+    assert empty.status_code == 200, empty.text
+    assert empty.json()["uptimePercentage"] is None
+    for params, field in (
+        ({"format": "pdf"}, "format"),
+        ({"from": "2026-02-30"}, "from"),
+        ({"from": "2020-01-01", "to": "2026-01-01"}, "to"),
+    ):
+        problem = assert_problem(
+            await client.get(path, headers=cast.alice.headers, params=params), 422
+        )
+        assert field in problem["detail"], problem
+
+
+@given(st.dates(), st.dates())
+def test_the_months_of_a_period_cover_it_day_by_day_without_overlap(a: date, b: date) -> None:
+    first, last = min(a, b), max(a, b)
+    if (last - first).days > 800:
+        last = first + timedelta(days=800)
+    parts = months(first, last)
+    assert (parts[0][0], parts[-1][1]) == (first, last)
+    for (_, end), (start, _) in itertools.pairwise(parts):
+        assert (start - end, start.day) == (timedelta(days=1), 1)
+    assert all(s.month == e.month and s.year == e.year and s <= e for s, e in parts)
 
 
 results = st.lists(

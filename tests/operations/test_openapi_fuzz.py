@@ -64,6 +64,8 @@ SEMANTIC_REJECTIONS: dict[tuple[str, str], str] = {
     "(docs/api.md, Status pages)",
     ("GET", "/monitors/{id}/sla"): "`to` may not be before `from`, and a period spans at most "
     "400 days (docs/api.md, Monitors)",
+    ("GET", "/projects/{id}/sla"): "`to` may not be before `from`, and a period spans at most "
+    "400 days (docs/api.md, Monitors)",
     ("POST", "/maintenance-windows"): "endsAt must follow startsAt by at most 31 days, the "
     "rule must be one that can occur, the time zone an IANA name, and monitorIds monitors of "
     "the project (docs/api.md, Maintenance windows)",

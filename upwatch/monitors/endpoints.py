@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
-from typing import Annotated
+import csv
+import io
+from datetime import date, timedelta
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query, status
+from fastapi import APIRouter, Query, Response, status
 
 from upwatch.accounts.dependencies import AdminUser, CurrentUser
 from upwatch.dependencies import RuntimeDep, Session, WritingSession
@@ -33,9 +35,12 @@ from upwatch.monitors.schemas import (
     SlaOut,
     StatsOut,
 )
-from upwatch.monitors.service import MonitorService
+from upwatch.monitors.service import MonitorService, SlaPeriod, SlaService, SlaSlice
 from upwatch.runtime import Runtime
 
+reports_router = APIRouter(
+    prefix="/projects", tags=["projects"], responses=problem_responses(400, 401, 404, 422, 429, 500)
+)
 router = APIRouter(
     prefix="/monitors", tags=["monitors"], responses=problem_responses(400, 401, 404, 422, 429, 500)
 )
@@ -183,29 +188,54 @@ async def monitor_stats(
     )
 
 
-@router.get("/{id}/sla", operation_id="monitorSla")
-async def monitor_sla(
-    id: str,
-    user: CurrentUser,
-    session: Session,
-    runtime: RuntimeDep,
-    from_: Annotated[
-        Day | None, Query(alias="from", description="First UTC day; default: 29 days before to")
-    ] = None,
-    to: Annotated[Day | None, Query(description="Last UTC day, included; default: today")] = None,
-    target: Annotated[float, Query(gt=0, le=100, description="Uptime objective in %")] = 99.9,
-    apdexT: Annotated[int, Query(ge=1, le=600_000, description="Apdex threshold T in ms")] = 500,
-) -> SlaOut:
-    """SLA figures over whole UTC days (at most 400), answered from the daily aggregates, so a
-    year costs what a day does. Checks made during maintenance windows are left out of the
-    uptime, and the windows' time out of the period; downtime and the error budget count the
-    period up to now. Apdex counts each histogram bucket by its upper edge (docs/api.md)."""
-    last = to or runtime.clock.now().date()
-    first = from_ or last - timedelta(days=29)
-    figures = await MonitorService(session, runtime).sla(user, id, first, last, target, apdexT)
+SlaFrom = Annotated[
+    Day | None, Query(alias="from", description="First UTC day; default: 29 days before to")
+]
+SlaTo = Annotated[Day | None, Query(description="Last UTC day, included; default: today")]
+SlaTarget = Annotated[float, Query(gt=0, le=100, description="Uptime objective in %")]
+ApdexT = Annotated[int, Query(ge=1, le=600_000, description="Apdex threshold T in ms")]
+SlaFormat = Annotated[
+    Literal["json", "csv"],
+    Query(
+        description="csv: a row per calendar month of the period, then one for the whole "
+        "period (the monthly report)"
+    ),
+]
+SLA_RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {"content": {"text/csv": {"schema": {"type": "string"}}}}
+}
+CSV_COLUMNS = [
+    "from",
+    "to",
+    "target",
+    "uptimePercentage",
+    "downtimeMinutes",
+    "maintenanceMinutes",
+    "incidents",
+    "mttrMinutes",
+    "mtbfMinutes",
+    "allowedMinutes",
+    "usedMinutes",
+    "remainingMinutes",
+    "apdexThreshold",
+    "apdexScore",
+    "satisfied",
+    "tolerating",
+    "frustrated",
+]
+
+
+def sla_period(runtime: Runtime, first: date | None, last: date | None, target: float,
+               threshold_ms: int) -> SlaPeriod:  # fmt: skip
+    last = last or runtime.clock.now().date()
+    return SlaPeriod(first or last - timedelta(days=29), last, target, threshold_ms)
+
+
+def sla_out(part: SlaSlice, target: float) -> SlaOut:
+    figures = part.report
     return SlaOut(
-        from_=first,
-        to=last,
+        from_=part.first,
+        to=part.last,
         target=target,
         uptimePercentage=figures.uptime_percentage,
         downtimeMinutes=figures.downtime_minutes,
@@ -226,6 +256,73 @@ async def monitor_sla(
             frustrated=figures.apdex.frustrated,
         ),
     )
+
+
+def sla_answer(
+    slices: list[SlaSlice], period: SlaPeriod, name: str, as_csv: bool
+) -> SlaOut | Response:
+    """JSON: the whole period (the last slice). CSV: every slice, one row each."""
+    if not as_csv:
+        return sla_out(slices[-1], period.target)
+    sheet = io.StringIO()
+    rows = csv.writer(sheet, lineterminator="\r\n")
+    rows.writerow(CSV_COLUMNS)
+    for part in slices:
+        out = sla_out(part, period.target).model_dump(mode="json", by_alias=True)
+        flat = {**out, **out.pop("errorBudget"), **out.pop("apdex")}
+        flat["apdexThreshold"], flat["apdexScore"] = flat["threshold"], flat["score"]
+        rows.writerow("" if flat[c] is None else flat[c] for c in CSV_COLUMNS)
+    filename = f"sla-{name}-{period.first}-{period.last}.csv"
+    return Response(
+        sheet.getvalue(),
+        media_type="text/csv; charset=utf-8",
+        headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+    )
+
+
+@router.get("/{id}/sla", operation_id="monitorSla", response_model=SlaOut, responses=SLA_RESPONSES)
+async def monitor_sla(
+    id: str,
+    user: CurrentUser,
+    session: Session,
+    runtime: RuntimeDep,
+    from_: SlaFrom = None,
+    to: SlaTo = None,
+    target: SlaTarget = 99.9,
+    apdexT: ApdexT = 500,
+    format: SlaFormat = "json",
+) -> SlaOut | Response:
+    """SLA figures over whole UTC days (at most 400), answered from the daily aggregates, so a
+    year costs what a day does. Checks made during maintenance windows are left out of the
+    uptime, and the windows' time out of the period; downtime and the error budget count the
+    period up to now. Apdex counts each histogram bucket by its upper edge (docs/api.md)."""
+    period = sla_period(runtime, from_, to, target, apdexT)
+    as_csv = format == "csv"
+    slices = await SlaService(session, runtime).of_monitor(user, id, period, as_csv)
+    return sla_answer(slices, period, id, as_csv)
+
+
+@reports_router.get(
+    "/{id}/sla", operation_id="projectSla", response_model=SlaOut, responses=SLA_RESPONSES
+)
+async def project_sla(
+    id: str,
+    user: CurrentUser,
+    session: Session,
+    runtime: RuntimeDep,
+    from_: SlaFrom = None,
+    to: SlaTo = None,
+    target: SlaTarget = 99.9,
+    apdexT: ApdexT = 500,
+    format: SlaFormat = "json",
+) -> SlaOut | Response:
+    """The SLA of a project: checks, response times and incidents of all its monitors
+    together; maintenance minutes are the mean of its monitors' (a window counts for the
+    monitors it covers). Otherwise as `GET /monitors/{id}/sla`."""
+    period = sla_period(runtime, from_, to, target, apdexT)
+    as_csv = format == "csv"
+    slices = await SlaService(session, runtime).of_project(user, id, period, as_csv)
+    return sla_answer(slices, period, id, as_csv)
 
 
 @router.get("/{id}/regions", operation_id="monitorRegions")

@@ -187,13 +187,19 @@ class MonitorRepository:
 
 
 class SlaRepository:
-    """What an SLA report reads of one monitor: day counts, response-time buckets and
+    """What an SLA report reads of some monitors: day counts, response-time buckets and
     incidents over whole UTC days, each summed in SQL (one row per bucket, one row of counts)."""
 
     def __init__(self, session: AsyncSession) -> None:
         self.session = session
 
-    async def counts(self, monitor_id: str, first_day: str, last_day: str) -> Counts:
+    async def monitor_ids(self, project_id: str) -> list[str]:
+        rows = await self.session.scalars(
+            select(Monitor.id).where(Monitor.project_id == project_id).order_by(Monitor.id)
+        )
+        return list(rows.all())
+
+    async def counts(self, monitor_ids: Sequence[str], first_day: str, last_day: str) -> Counts:
         days = DailyAggregate
         row = (
             await self.session.execute(
@@ -202,16 +208,18 @@ class SlaRepository:
                         func.coalesce(func.sum(getattr(days, f.name)), 0)
                         for f in dataclass_fields(Counts)
                     )
-                ).where(days.monitor_id == monitor_id, days.day.between(first_day, last_day))
+                ).where(days.monitor_id.in_(monitor_ids), days.day.between(first_day, last_day))
             )
         ).one()
         return Counts(*(int(value) for value in row))
 
-    async def buckets(self, monitor_id: str, first_day: str, last_day: str) -> dict[int, int]:
+    async def buckets(
+        self, monitor_ids: Sequence[str], first_day: str, last_day: str
+    ) -> dict[int, int]:
         rows = await self.session.execute(
             select(HistogramBucket.bucket, func.sum(HistogramBucket.count))
             .where(
-                HistogramBucket.monitor_id == monitor_id,
+                HistogramBucket.monitor_id.in_(monitor_ids),
                 HistogramBucket.day.between(first_day, last_day),
             )
             .group_by(HistogramBucket.bucket)
@@ -219,12 +227,12 @@ class SlaRepository:
         return {int(bucket): int(count) for bucket, count in rows.all()}
 
     async def incidents(
-        self, monitor_id: str, since: datetime, until: datetime
+        self, monitor_ids: Sequence[str], since: datetime, until: datetime
     ) -> list[tuple[datetime, datetime | None]]:
-        """(started, resolved) of the monitor's incidents that started in [since, until)."""
+        """(started, resolved) of the monitors' incidents that started in [since, until)."""
         rows = await self.session.execute(
             select(Incident.started_at, Incident.resolved_at).where(
-                Incident.monitor_id == monitor_id,
+                Incident.monitor_id.in_(monitor_ids),
                 Incident.started_at >= since,
                 Incident.started_at < until,
             )

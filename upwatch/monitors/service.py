@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from functools import partial
 
@@ -57,6 +58,27 @@ def _log_pause(monitor: Monitor, caller: User, was: str, active: bool) -> None:
 # Aggregates are kept at least 90 days and longer on paid plans; a year and a bit covers any
 # yearly report.
 SLA_LONGEST_DAYS = 400
+
+
+@dataclass(frozen=True, slots=True)
+class SlaPeriod:
+    """Whole UTC days ``first`` to ``last``, the uptime objective and the Apdex threshold."""
+
+    first: date
+    last: date
+    target: float = 99.9
+    threshold_ms: float = 500
+
+    def check(self) -> None:
+        if self.last < self.first:
+            raise ValidationFailed.on("to", "must not be before from")
+        if (self.last - self.first).days + 1 > SLA_LONGEST_DAYS:
+            raise ValidationFailed.on("to", f"a period spans at most {SLA_LONGEST_DAYS} days")
+
+    def bounds(self, now: datetime) -> tuple[datetime, datetime]:
+        """The period as instants, cut at ``now``."""
+        since = datetime.combine(self.first, time(), UTC)
+        return since, min(datetime.combine(self.last + timedelta(days=1), time(), UTC), now)
 
 
 class MonitorService(DomainService):
@@ -235,59 +257,6 @@ class MonitorService(DomainService):
         buckets = await self.monitors.histogram_buckets([monitor.id], first_day)
         return monitor, statistics.from_aggregates(days, buckets)
 
-    async def sla(
-        self,
-        caller: User,
-        monitor_id: str,
-        first: date,
-        last: date,
-        target: float,
-        threshold_ms: float,
-    ) -> sla.Report:
-        """SLA figures over whole UTC days ``first`` to ``last``, answered from aggregates;
-        time figures count up to now when the period reaches it."""
-        monitor = await self.visible(caller, monitor_id)
-        if last < first:
-            raise ValidationFailed.on("to", "must not be before from")
-        if (last - first).days + 1 > SLA_LONGEST_DAYS:
-            raise ValidationFailed.on("to", f"a period spans at most {SLA_LONGEST_DAYS} days")
-        since = datetime.combine(first, time(), UTC)
-        until = min(
-            datetime.combine(last + timedelta(days=1), time(), UTC), self.runtime.clock.now()
-        )
-        period_minutes = max((until - since).total_seconds() / 60, 0.0)
-        reports = SlaRepository(self.session)
-        first_day, last_day = first.isoformat(), last.isoformat()
-        counts = await reports.counts(monitor.id, first_day, last_day)
-        buckets = await reports.buckets(monitor.id, first_day, last_day)
-        repairs = [
-            None if resolved is None else (resolved - started).total_seconds() / 60
-            for started, resolved in await reports.incidents(monitor.id, since, until)
-        ]
-        maintenance = await self._maintenance_spans(monitor, since, until)
-        return sla.report(
-            counts,
-            buckets,
-            period_minutes,
-            sla.merged_minutes(maintenance, since, until),
-            repairs,
-            target,
-            threshold_ms,
-        )
-
-    async def _maintenance_spans(
-        self, monitor: Monitor, since: datetime, until: datetime
-    ) -> list[tuple[datetime, datetime]]:
-        windows = MaintenanceRepository(self.session)
-        found = await windows.of_projects([monitor.project_id])
-        listed = await windows.monitors_of([w.id for w in found if not w.whole_project])
-        return [
-            span
-            for window in found
-            if window.whole_project or monitor.id in listed[window.id]
-            for span in occurrences(schedule_of(window), since, until)
-        ]
-
     async def delete_region(self, region_id: str) -> None:
         """Delete a region and take it out of every monitor (the built-in one stays: 409)."""
         region = await self.regions.get(region_id)
@@ -307,3 +276,98 @@ class MonitorService(DomainService):
         monitor.last_ping_at = now
         await self.session.flush()
         self._notify(monitor.id)
+
+
+@dataclass(frozen=True, slots=True)
+class SlaSlice:
+    first: date
+    last: date
+    report: sla.Report
+
+
+class SlaService(DomainService):
+    """SLA reports of a monitor or of a project's monitors over whole UTC days, answered from
+    aggregates; time figures count up to now when the period reaches it."""
+
+    monitors = uses(MonitorService)
+    projects = uses(ProjectRepository)
+    reports = uses(SlaRepository)
+    windows = uses(MaintenanceRepository)
+
+    async def of_monitor(
+        self, caller: User, monitor_id: str, period: SlaPeriod, monthly: bool
+    ) -> list[SlaSlice]:
+        monitor = await self.monitors.visible(caller, monitor_id)
+        return await self._slices([monitor.id], monitor.project_id, period, monthly)
+
+    async def of_project(
+        self, caller: User, project_id: str, period: SlaPeriod, monthly: bool
+    ) -> list[SlaSlice]:
+        """Checks and incidents of every monitor of the project; maintenance minutes are the
+        mean of its monitors' (each window counts for the monitors it covers)."""
+        if await self.projects.access(caller, project_id) is None:
+            raise NotFound("no such project")
+        monitor_ids = await self.reports.monitor_ids(project_id)
+        return await self._slices(monitor_ids, project_id, period, monthly)
+
+    async def _slices(
+        self, monitor_ids: list[str], project_id: str, period: SlaPeriod, monthly: bool
+    ) -> list[SlaSlice]:
+        """The whole period, after each calendar month of it when ``monthly``."""
+        period.check()
+        spans = await self._maintenance(monitor_ids, project_id, *period.bounds(self.now))
+        parts = sla.months(period.first, period.last) if monthly else []
+        return [
+            SlaSlice(first, last, await self._report(monitor_ids, spans, period, first, last))
+            for first, last in [*parts, (period.first, period.last)]
+        ]
+
+    @property
+    def now(self) -> datetime:
+        return self.runtime.clock.now()
+
+    async def _report(
+        self,
+        monitor_ids: list[str],
+        spans: list[list[tuple[datetime, datetime]]],
+        period: SlaPeriod,
+        first: date,
+        last: date,
+    ) -> sla.Report:
+        since, until = SlaPeriod(first, last).bounds(self.now)
+        first_day, last_day = first.isoformat(), last.isoformat()
+        maintenance = (
+            sum(sla.merged_minutes(covered, since, until) for covered in spans) / len(spans)
+            if spans
+            else 0.0
+        )
+        repairs = [
+            None if resolved is None else (resolved - started).total_seconds() / 60
+            for started, resolved in await self.reports.incidents(monitor_ids, since, until)
+        ]
+        return sla.report(
+            await self.reports.counts(monitor_ids, first_day, last_day),
+            await self.reports.buckets(monitor_ids, first_day, last_day),
+            max((until - since).total_seconds() / 60, 0.0),
+            maintenance,
+            repairs,
+            period.target,
+            period.threshold_ms,
+        )
+
+    async def _maintenance(
+        self, monitor_ids: list[str], project_id: str, since: datetime, until: datetime
+    ) -> list[list[tuple[datetime, datetime]]]:
+        """Per monitor, the maintenance time of the period (each window worked out once)."""
+        found = await self.windows.of_projects([project_id])
+        listed = await self.windows.monitors_of([w.id for w in found if not w.whole_project])
+        spans = {w.id: list(occurrences(schedule_of(w), since, until)) for w in found}
+        return [
+            [
+                span
+                for window in found
+                if window.whole_project or monitor_id in listed[window.id]
+                for span in spans[window.id]
+            ]
+            for monitor_id in monitor_ids
+        ]

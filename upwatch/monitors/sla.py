@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 
 from upwatch.kit.histogram import GROWTH
 
@@ -155,3 +155,15 @@ def report(
         ),
         apdex=apdex(buckets, counts.failed, threshold_ms),
     )
+
+
+def months(first: date, last: date) -> list[tuple[date, date]]:
+    """The calendar months of the days ``first`` to ``last``, the first and last clipped."""
+    slices = []
+    start = first
+    while start <= last:
+        following = date(start.year + start.month // 12, start.month % 12 + 1, 1)
+        end = min(following - timedelta(days=1), last)
+        slices.append((start, end))
+        start = following
+    return slices
