@@ -302,6 +302,11 @@ def make_settings(database_url: str, data_dir: Path, **overrides: Any) -> Settin
         # Probes in the test's process, on its ManualClock; the worker processes have tests
         # of their own (tests/engine/test_worker_process.py).
         "worker_processes": 0,
+        # No early dispatch: with a ManualClock a new monitor's first check (due a stable
+        # fraction of 3 s after now) then never comes due by itself, so the results a test
+        # ingests are all there are. With the default lead, one monitor in six was checked at
+        # once, and a status page test met an incident it did not make.
+        "check_dispatch_lead_seconds": 0.0,
         # Results stored within a quarter second: tests wait for statuses after each check.
         "ingest_max_wait_seconds": 0.25,
         # The retention job runs on the test's calls (tests/retention), not on its own.

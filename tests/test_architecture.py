@@ -18,6 +18,7 @@ DOMAINS = {
     "admin",
     "billing",
     "contact",
+    "escalation",
     "incidents",
     "maintenance",
     "monitors",

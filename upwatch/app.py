@@ -22,6 +22,8 @@ from upwatch.config import Settings
 from upwatch.contact.endpoints import router as contact_router
 from upwatch.engine.changefeed import ChangeFeed
 from upwatch.engine.embedded import Engine
+from upwatch.escalation.endpoints import router as escalation_router
+from upwatch.escalation.pager import Pager
 from upwatch.incidents.automatic import IncidentAutomation
 from upwatch.incidents.endpoints import router as incidents_router
 from upwatch.kit.boundary import RequestGuard
@@ -148,17 +150,18 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
         alerts.start()
         engine: Engine | None = None
         everything = settings.roles == "all"
+        automation = IncidentAutomation(
+            AlertOutbox(catalog, alerts.wake),
+            public_url=settings.public_url,
+            notices=IncidentNotices(mailer, settings),
+        )
         if settings.engine and everything:
             engine = Engine(
                 db,
                 clock,
                 metrics=metrics,
                 guard=guard,
-                automation=IncidentAutomation(
-                    AlertOutbox(catalog, alerts.wake),
-                    public_url=settings.public_url,
-                    notices=IncidentNotices(mailer, settings),
-                ),
+                automation=automation,
                 report_seconds=settings.region_report_seconds,
                 online_seconds=settings.region_online_seconds,
                 concurrency=settings.check_concurrency,
@@ -223,6 +226,9 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
                 alerts.run,
                 settings.alert_poll_seconds + settings.alert_timeout_seconds,
             )
+            pager = Pager(db, clock, automation, settings.pager_poll_seconds)
+            app.state.pager = pager  # for tests with a controlled clock
+            supervisor.start("pager", pager.run, settings.pager_poll_seconds * 2)
         if changes is not None:
             supervisor.start("change-feed", changes.run, 30.0, busy=lambda: False)
         supervisor.start("usage-flusher", meter.run, settings.usage_flush_seconds)
@@ -279,6 +285,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
         dashboard_router,
         incidents_router,
         maintenance_router,
+        escalation_router,
         status_pages_router,
         public_status_router,
         status_site_router,

@@ -116,6 +116,8 @@ class Settings(BaseSettings):
     alert_max_attempts: int = Field(default=12, ge=1)
     alert_timeout_seconds: float = Field(default=10.0, gt=0)
     alert_poll_seconds: float = Field(default=5.0, gt=0)
+    # How often the pager looks for escalation steps and reminders that came due.
+    pager_poll_seconds: float = Field(default=15.0, gt=0)
     # A claimed alert is hidden this long: if the sender dies mid-send, it is retried after it.
     alert_claim_seconds: float = Field(default=120.0, gt=0)
     # Fixed API bases of the chat and paging services; tests point them at local servers.

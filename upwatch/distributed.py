@@ -8,7 +8,8 @@
 - ``upwatch ingester``: stores results from the broker (several may run: each batch locks
   its monitors, and a result delivered twice is stored once), opens and resolves incidents
   and writes their alerts to the outbox;
-- ``upwatch sender``: delivers alerts and e-mail from the outbox;
+- ``upwatch sender``: delivers alerts and e-mail from the outbox, and pages escalation steps
+  and reminders as they come due (several may run: each page is claimed on its incident);
 - ``upwatch retention``: the daily expiry of old data.
 
 Each is supervised like the embedded roles and stops on SIGTERM or SIGINT. They need
@@ -34,6 +35,7 @@ from upwatch.engine.leadership import Lease
 from upwatch.engine.presence import beating_in_redis, online_now, report_alive
 from upwatch.engine.redisbroker import RedisBroker
 from upwatch.engine.scheduler import Scheduler
+from upwatch.escalation.pager import Pager
 from upwatch.incidents.automatic import IncidentAutomation
 from upwatch.kit.clock import Clock
 from upwatch.kit.db import Database
@@ -178,6 +180,7 @@ def _ingester(process: RoleProcess) -> None:
 
 def _sender(process: RoleProcess) -> None:
     settings = process.settings
+    catalog = PlanCatalog.load(settings.plans_file, settings.edition)
     mailer = Mailer(settings, process.db, process.clock, process.metrics)
     guard = NetworkGuard(
         allow_private=settings.allow_private_targets, loopback_only=settings.targets_loopback_only
@@ -188,6 +191,13 @@ def _sender(process: RoleProcess) -> None:
     start = process.supervisor.start
     start("mail-sender", mailer.run, settings.mail_poll_seconds + settings.smtp_timeout_seconds)
     start("alert-sender", alerts.run, settings.alert_poll_seconds + settings.alert_timeout_seconds)
+    automation = IncidentAutomation(
+        AlertOutbox(catalog, alerts.wake),
+        public_url=settings.public_url,
+        notices=IncidentNotices(mailer, settings),
+    )
+    pager = Pager(process.db, process.clock, automation, settings.pager_poll_seconds)
+    start("pager", pager.run, settings.pager_poll_seconds * 2)
 
 
 def _retention(process: RoleProcess) -> None:

@@ -55,7 +55,16 @@ SEMANTIC_REJECTIONS: dict[tuple[str, str], str] = {
     "Projects and membership)",
     ("PATCH", "/monitors/{id}"): "targets at internal addresses are refused, and what a "
     "monitor's type checks may not be null (contract §7); regions must exist, and masked "
-    "secret headers do not follow `url` to another server (docs/api.md, Monitors)",
+    "secret headers do not follow `url` to another server (docs/api.md, Monitors); "
+    "escalationPolicyId must be a policy of the monitor's project",
+    ("POST", "/monitors"): "escalationPolicyId must be a policy of the monitor's project "
+    "(docs/api.md, Escalation)",
+    ("POST", "/escalation-policies"): "every provider a step names must be a provider of the "
+    "policy's project (docs/api.md, Escalation)",
+    ("PATCH", "/escalation-policies/{id}"): "the same rule as creating a policy (docs/api.md, "
+    "Escalation)",
+    ("POST", "/incidents/{id}/acknowledge"): "a resolved or already acknowledged incident "
+    "answers 409 (docs/api.md, Escalation)",
     ("PATCH", "/incidents/{id}"): "monitorId must be a monitor of the incident's project "
     "(contract §8)",
     ("PATCH", "/notification-providers/{id}"): "config is validated per type, URLs at "
@@ -87,6 +96,7 @@ class Credentials:
         "/notification-providers/{id}": "provider",
         "/status-pages/{id}": "status_page",
         "/maintenance-windows/{id}": "maintenance_window",
+        "/escalation-policies/{id}": "escalation_policy",
     }
 
     def __init__(self, server: LiveServer) -> None:
@@ -147,6 +157,10 @@ class Credentials:
                 "/maintenance-windows",
                 {**project, **body, "endsAt": "2030-01-01T01:00:00Z", "rrule": "FREQ=DAILY"},
             )
+        if kind == "escalation_policy":
+            provider = self.resource_for("/notification-providers/{id}")[1]  # type: ignore[index]
+            steps = [{"providerIds": [provider], "delayMinutes": 5}]
+            return self._post("/escalation-policies", {**project, "name": "Fuzz", "steps": steps})
         if kind == "status_page":
             # The free plan holds one page, which a generated POST /status-pages may have made.
             pages = httpx.get(f"{self.server.url}/status-pages", headers=self.headers()).json()

@@ -5,7 +5,7 @@ its alerts are committed together with the state change, or not at all."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import replace
 from datetime import datetime
 from functools import partial
@@ -13,6 +13,9 @@ from functools import partial
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.engine.status import IncidentAction
+from upwatch.escalation.repository import EscalationRepository, PagingRepository
+from upwatch.escalation.rules import Paging, providers_of, steps_due
+from upwatch.escalation.service import steps_of
 from upwatch.incidents.repository import IncidentRepository
 from upwatch.kit.db import after_commit
 from upwatch.kit.logs import log_event
@@ -139,11 +142,15 @@ class IncidentAutomation:
                 automatic=True,
                 started_at=await repository.outage_start(monitor.id, checked_at),
                 resolved_at=None,
+                opened_at=checked_at,
             )
         )
         opened = f"Opened automatically: {failure.describe()}"
         subject = (project, monitor, incident)
-        await self._announce(session, EventKind.OPENED, opened, subject, failure, checked_at)
+        paged = await self._first_page(session, monitor, incident, checked_at)
+        await self._announce(
+            session, EventKind.OPENED, opened, subject, failure, checked_at, only=paged
+        )
         after_commit(
             session,
             partial(
@@ -172,7 +179,15 @@ class IncidentAutomation:
         length = format_duration((checked_at - incident.started_at).total_seconds())
         resolved = f"Resolved automatically: {monitor.name} is up again after {length}."
         subject = (project, monitor, incident)
-        await self._announce(session, EventKind.RESOLVED, resolved, subject, None, checked_at)
+        # Under a policy, whoever was paged hears of the end, and no one else.
+        told = (
+            set(await PagingRepository(session).last_alerted(incident.id))
+            if monitor.escalation_policy_id is not None
+            else None
+        )
+        await self._announce(
+            session, EventKind.RESOLVED, resolved, subject, None, checked_at, only=told
+        )
         after_commit(
             session,
             partial(
@@ -195,8 +210,10 @@ class IncidentAutomation:
         subject: tuple[Project, Monitor, Incident],
         failure: Failure | None,
         checked_at: datetime,
+        only: Collection[str] | None = None,
     ) -> None:
-        """The incident's timeline entry and its alerts, in the ingester's transaction."""
+        """The incident's timeline entry and its alerts, in the ingester's transaction;
+        ``only``: the providers an escalation policy pages (None: everyone)."""
         project, monitor, incident = subject
         update = IncidentUpdate(
             incident_id=incident.id,
@@ -217,4 +234,45 @@ class IncidentAutomation:
             self._event(kind, project, monitor, incident, failure, checked_at),
             incident.id,
             checked_at,
+            only=only,
+        )
+
+    async def _first_page(
+        self, session: AsyncSession, monitor: Monitor, incident: Incident, now: datetime
+    ) -> list[str] | None:
+        """Under the monitor's escalation policy, the providers of the steps due at once
+        (the pager pages the rest); None without a policy: every provider."""
+        policy = (
+            await EscalationRepository(session).get(monitor.escalation_policy_id)
+            if monitor.escalation_policy_id is not None
+            else None
+        )
+        if policy is None:
+            return None
+        steps = steps_of(policy)
+        due = steps_due(steps, Paging(now, 0, acknowledged=False, resolved=False), now)
+        incident.escalation_step = due.stop
+        return providers_of(steps, due)
+
+    async def page(
+        self,
+        session: AsyncSession,
+        incident: Incident,
+        kind: EventKind,
+        provider_ids: Collection[str],
+        now: datetime,
+    ) -> None:
+        """Alerts about an open incident to these providers: a later escalation step
+        (``OPENED``: they hear of the outage) or a reminder."""
+        monitor = await session.get(Monitor, incident.monitor_id) if incident.monitor_id else None
+        project = await session.get(Project, incident.project_id)
+        if monitor is None or project is None or not provider_ids:
+            return
+        await self.outbox.enqueue(
+            session,
+            project,
+            self._event(kind, project, monitor, incident, None, now),
+            incident.id,
+            now,
+            only=provider_ids,
         )

@@ -115,6 +115,20 @@ async def add_incident_update(
     return await _with_timeline(session, incident)
 
 
+@router.post(
+    "/{id}/acknowledge", operation_id="acknowledgeIncident", responses=problem_responses(409)
+)
+async def acknowledge_incident(
+    id: str, user: CurrentUser, session: Session, runtime: RuntimeDep
+) -> IncidentOut:
+    """Take an open incident: records who and when (`acknowledgedBy`, `acknowledgedAt`, and
+    an entry on the timeline that only members see), and stops its reminders and further
+    escalation steps. Whoever was alerted still hears of the recovery. 409 when the incident
+    is resolved or already acknowledged."""
+    incident = await IncidentService(session, runtime).acknowledge(user, id)
+    return await _with_timeline(session, incident)
+
+
 @router.get("/{id}/alerts", operation_id="listIncidentAlerts")
 async def list_incident_alerts(
     id: str, user: CurrentUser, session: Session, runtime: RuntimeDep

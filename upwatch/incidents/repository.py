@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.models import CheckResult, Incident, IncidentUpdate, User
@@ -46,17 +46,38 @@ class IncidentRepository:
         )
         return rows.all(), int(total or 0)
 
-    async def updates_of(self, incident_ids: Sequence[str]) -> dict[str, list[IncidentUpdate]]:
+    async def updates_of(
+        self, incident_ids: Sequence[str], public: bool = False
+    ) -> dict[str, list[IncidentUpdate]]:
+        """Each incident's timeline; ``public``: without the entries only members see."""
         timeline: dict[str, list[IncidentUpdate]] = {i: [] for i in incident_ids}
         if incident_ids:
-            rows = await self.session.scalars(
-                select(IncidentUpdate)
-                .where(IncidentUpdate.incident_id.in_(incident_ids))
-                .order_by(IncidentUpdate.id)
-            )
+            query = select(IncidentUpdate).where(IncidentUpdate.incident_id.in_(incident_ids))
+            if public:
+                query = query.where(IncidentUpdate.internal.is_(False))
+            rows = await self.session.scalars(query.order_by(IncidentUpdate.id))
             for update in rows:
                 timeline[update.incident_id].append(update)
         return timeline
+
+    async def acknowledge(self, incident_id: str, user_id: str, now: datetime) -> bool:
+        """Mark an open incident acknowledged, once; the page version moves, so a pager that
+        decided before this commits cannot page after it."""
+        result = await self.session.execute(
+            update(Incident)
+            .where(
+                Incident.id == incident_id,
+                Incident.acknowledged_at.is_(None),
+                Incident.resolved_at.is_(None),
+            )
+            .values(
+                acknowledged_at=now,
+                acknowledged_by=user_id,
+                page_version=Incident.page_version + 1,
+            )
+            .execution_options(synchronize_session=False)
+        )
+        return getattr(result, "rowcount", 0) == 1
 
     async def add(self, incident: Incident) -> Incident:
         self.session.add(incident)

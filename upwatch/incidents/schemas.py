@@ -40,6 +40,9 @@ class IncidentUpdateOut(RowOut):
     id: str
     status: IncidentStatus
     message: str
+    internal: bool = Field(
+        description="For members only (acknowledgement, escalation): status pages never show it"
+    )
     created_at: datetime
 
 
@@ -54,6 +57,13 @@ class IncidentOut(RowOut):
     automatic: bool = Field(description="Opened by a monitor turning down")
     started_at: datetime
     resolved_at: datetime | None
+    acknowledged_at: datetime | None = Field(
+        description="When a member took it (POST /incidents/{id}/acknowledge)"
+    )
+    acknowledged_by: str | None = Field(description="The id of the member who acknowledged it")
+    escalation_step: int = Field(
+        description="Steps of the monitor's escalation policy paged so far"
+    )
     created_at: datetime
     updated_at: datetime
     updates: list[IncidentUpdateOut] = Field(description="The timeline, oldest first")

@@ -12,9 +12,10 @@ from upwatch.incidents.automatic import automatic_title
 from upwatch.incidents.repository import IncidentRepository
 from upwatch.incidents.schemas import IncidentCreate, IncidentPatch, IncidentUpdateCreate
 from upwatch.kit.db import after_commit
-from upwatch.kit.errors import NotFound, ValidationFailed
+from upwatch.kit.errors import Conflict, NotFound, ValidationFailed
 from upwatch.kit.logs import log_event
 from upwatch.models import Alert, AlertAttempt, Incident, IncidentUpdate, Monitor, User
+from upwatch.notifications.events import iso
 from upwatch.notifications.repository import AlertRepository
 from upwatch.projects.repository import ProjectRepository
 from upwatch.runtime import DomainService, uses
@@ -40,6 +41,20 @@ def _log_change(incident: Incident, caller: User, was: str | None) -> None:
         what,
         caller.id,
         incident.status,
+        incident_id=incident.id,
+        monitor_id=incident.monitor_id,
+        project_id=incident.project_id,
+        user_id=caller.id,
+    )
+
+
+def _log_acknowledged(incident: Incident, caller: User) -> None:
+    log_event(
+        log,
+        "incident.acknowledged",
+        "incident %s acknowledged by user %s",
+        incident.id,
+        caller.id,
         incident_id=incident.id,
         monitor_id=incident.monitor_id,
         project_id=incident.project_id,
@@ -174,6 +189,28 @@ class IncidentService(DomainService):
         await self._tell_subscribers(incident, posted, _change(incident))
         incident.updated_at = now
         await self.session.flush()
+        return incident
+
+    async def acknowledge(self, caller: User, incident_id: str) -> Incident:
+        incident = await self.visible(caller, incident_id)
+        if incident.resolved_at is not None:
+            raise Conflict("the incident is resolved: there is nothing to acknowledge")
+        if incident.acknowledged_at is not None:
+            raise Conflict(f"already acknowledged at {iso(incident.acknowledged_at)}")
+        now = self.runtime.clock.now()
+        if not await self.incidents.acknowledge(incident.id, caller.id, now):
+            raise Conflict("the incident was resolved or acknowledged meanwhile")
+        await self.incidents.add_update(
+            IncidentUpdate(
+                incident_id=incident.id,
+                status=incident.status,
+                message=f"Acknowledged by {caller.email}.",
+                internal=True,
+                created_at=now,
+            )
+        )
+        after_commit(self.session, partial(_log_acknowledged, incident, caller))
+        await self.session.refresh(incident)
         return incident
 
     async def delete(self, caller: User, incident_id: str) -> None:

@@ -1,6 +1,7 @@
 """Every table, one file each; importing this package registers them all on ``Base``."""
 
 from upwatch.models.contact import ContactSubmission
+from upwatch.models.escalation import EscalationPolicy
 from upwatch.models.incident import Incident, IncidentUpdate
 from upwatch.models.mail import MailMessage
 from upwatch.models.maintenance import MaintenanceWindow, MaintenanceWindowMonitor
@@ -34,6 +35,7 @@ __all__ = [
     "CheckTiming",
     "ContactSubmission",
     "DailyAggregate",
+    "EscalationPolicy",
     "HistogramBucket",
     "Incident",
     "IncidentDay",

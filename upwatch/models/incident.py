@@ -27,6 +27,17 @@ class Incident(IdMixin, TimestampMixin, Base):
     automatic: Mapped[bool] = mapped_column(Boolean, default=False)
     started_at: Mapped[datetime]
     resolved_at: Mapped[datetime | None]
+    acknowledged_at: Mapped[datetime | None]
+    acknowledged_by: Mapped[str | None] = mapped_column(
+        String(32), ForeignKey("users.id", ondelete="SET NULL")
+    )
+    # When the status machine opened it (the confirming check): escalation delays count from
+    # here. None for incidents people open, which page no one.
+    opened_at: Mapped[datetime | None]
+    # Steps of the monitor's escalation policy paged so far (only ever grows).
+    escalation_step: Mapped[int] = mapped_column(Integer, default=0)
+    # Bumped by every paging decision, so two pagers never page for the same moment twice.
+    page_version: Mapped[int] = mapped_column(Integer, default=0)
 
 
 class IncidentUpdate(Base):
@@ -46,4 +57,7 @@ class IncidentUpdate(Base):
     # Written by the status machine, not a person: its text may quote a probe's error
     # (addresses, names), so public pages say it in words of their own.
     automatic: Mapped[bool] = mapped_column(Boolean, default=False)
+    # For the team only (acknowledgements, escalation): status pages and subscribers never
+    # see it.
+    internal: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime]

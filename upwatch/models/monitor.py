@@ -68,6 +68,10 @@ class Monitor(IdMixin, TimestampMixin, Base):
     state: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     last_checked_at: Mapped[datetime | None]
     heartbeat_token: Mapped[str | None] = mapped_column(String(64), unique=True)
+    # Who is paged, step by step, for its incidents; none: every provider of the project at once.
+    escalation_policy_id: Mapped[str | None] = mapped_column(
+        String(32), ForeignKey("escalation_policies.id", ondelete="SET NULL"), index=True
+    )
     last_ping_at: Mapped[datetime | None]
 
 

@@ -21,6 +21,8 @@ class NotificationProvider(IdMixin, TimestampMixin, Base):
     is_enabled: Mapped[bool] = mapped_column(Boolean, default=True)
     quiet_hours_start: Mapped[str | None] = mapped_column(String(5))  # HH:MM, owner's zone
     quiet_hours_end: Mapped[str | None] = mapped_column(String(5))
+    # Remind every so many minutes while an incident it was paged for is open and unacknowledged.
+    repeat_every_minutes: Mapped[int | None] = mapped_column(Integer)
 
 
 class Alert(Base):

@@ -90,6 +90,11 @@ class MonitorFields(Input):
         Annotated[list[Annotated[str, Field(max_length=32)]], Field(max_length=50)] | None
     ) = None
     isActive: bool | None = None
+    escalationPolicyId: Annotated[str, Field(max_length=32)] | None = Field(
+        default=None,
+        description="An escalation policy of the same project: it decides who is paged, step "
+        "by step; none (or null on update): every provider of the project at once",
+    )
 
 
 class _NewMonitor(MonitorFields):
@@ -155,6 +160,7 @@ class MonitorOut(RowOut):
     degraded_threshold_ms: float | None
     quorum: int | None
     region_ids: list[str]
+    escalation_policy_id: str | None
     is_active: bool
     status: Status
     last_checked_at: datetime | None
@@ -177,10 +183,10 @@ class MonitorOut(RowOut):
 
 class MonitorUpdate(MonitorFields):
     """Fields left out stay as they are. `null` clears `keyword`, `body`, `expectedValue`,
-    `degradedThresholdMs` and `quorum`, restores the default `recordType` (A) and TLS `port`
-    (443), and leaves `regionIds` and `isActive` unchanged. The target a monitor's type checks
-    may not be null: `url` of an http monitor, `host` and `port` of a tcp monitor, `host` of
-    a dns or tls monitor (422)."""
+    `degradedThresholdMs`, `quorum` and `escalationPolicyId`, restores the default
+    `recordType` (A) and TLS `port` (443), and leaves `regionIds` and `isActive` unchanged.
+    The target a monitor's type checks may not be null: `url` of an http monitor, `host` and
+    `port` of a tcp monitor, `host` of a dns or tls monitor (422)."""
 
     resource = MonitorOut
 

@@ -10,6 +10,7 @@ from functools import partial
 from pydantic.alias_generators import to_snake
 
 from upwatch.billing.service import PlanLimits
+from upwatch.escalation.repository import EscalationRepository
 from upwatch.kit.db import after_commit, end_transaction
 from upwatch.kit.errors import Conflict, NotFound, ValidationFailed
 from upwatch.kit.logs import log_event
@@ -94,6 +95,15 @@ class MonitorService(DomainService):
             raise NotFound("no such monitor")
         return monitor
 
+    async def _check_policy(self, body: MonitorFields, project_id: str) -> None:
+        policy_id = body.escalationPolicyId
+        if policy_id is not None and not await EscalationRepository(self.session).in_project(
+            policy_id, project_id
+        ):
+            raise ValidationFailed.on(
+                "escalationPolicyId", "no such escalation policy in the monitor's project"
+            )
+
     async def _check_fields(self, body: MonitorFields, owner_id: str) -> None:
         guard = self.runtime.guard
         try:
@@ -130,6 +140,7 @@ class MonitorService(DomainService):
         # The plan's shortest interval, and at least a minute where the plan has no minimum.
         interval = body.intervalSeconds or max(plan.checkFrequencyMinutes * 60, 60)
         await self._check_fields(body.model_copy(update={"intervalSeconds": interval}), owner_id)
+        await self._check_policy(body, body.projectId)
         timeout = body.timeoutSeconds or min(DEFAULT_TIMEOUT_SECONDS, interval / 2)
         if timeout >= interval:
             raise ValidationFailed.on("timeoutSeconds", "must be shorter than intervalSeconds")
@@ -155,6 +166,7 @@ class MonitorService(DomainService):
             quorum=body.quorum,
             region_ids=list(dict.fromkeys(body.regionIds or [])),
             is_active=body.isActive if body.isActive is not None else True,
+            escalation_policy_id=body.escalationPolicyId,
             status="pending" if body.isActive is not False else "paused",
             state={},
             heartbeat_token=new_opaque_token() if body.type == "heartbeat" else None,
@@ -168,6 +180,7 @@ class MonitorService(DomainService):
         access = await self.projects.access(caller, monitor.project_id)
         assert access is not None
         await self._check_fields(body, access.project.owner_id)
+        await self._check_policy(body, monitor.project_id)
         self._update_headers(monitor, body)
         # Fields null is refused for on every type are refused by the schema (Omittable);
         # what null is refused for depends on the type, so it is checked here.

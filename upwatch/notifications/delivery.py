@@ -16,7 +16,7 @@ import contextlib
 import logging
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -149,12 +149,17 @@ class AlertOutbox:
         event: Callable[[str], AlertEvent],
         incident_id: str | None,
         now: datetime,
+        only: Collection[str] | None = None,
     ) -> list[Alert]:
         """One alert per provider of ``project`` and per active personal channel of each
-        member; ``event`` builds the facts for a delivery id. The sender is woken once the
-        transaction commits."""
+        member; ``event`` builds the facts for a delivery id. ``only``: just these providers
+        and no personal channel (an escalation policy decides who is paged). The sender is
+        woken once the transaction commits."""
         providers = await ProviderRepository(session).of_project(project.id)
         members = await ProjectRepository(session).members(project.id)
+        if only is not None:
+            providers = [p for p in providers if p.id in only]
+            members = []
         if not providers and not members:
             return []
         owner = await session.get(User, project.owner_id)

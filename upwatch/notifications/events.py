@@ -15,6 +15,8 @@ from typing import Any
 class EventKind(StrEnum):
     OPENED = "incident.opened"
     RESOLVED = "incident.resolved"
+    # The incident is still open and no one acknowledged it (a provider's repeatEveryMinutes).
+    REMINDER = "incident.reminder"
     TEST = "test"
 
 
@@ -108,11 +110,22 @@ class AlertEvent:
         return max(0.0, (self.resolved_at - self.since).total_seconds())
 
     @property
+    def down_seconds(self) -> float | None:
+        """How long the outage had lasted when this was written."""
+        if self.since is None:
+            return None
+        return max(0.0, (self.occurred_at - self.since).total_seconds())
+
+    @property
     def headline(self) -> str:
         """One line, for subjects, notification previews and SMS."""
         name = self.monitor_name or self.incident_title or "Upwatch"
         if self.kind is EventKind.OPENED:
             return f"DOWN: {name}"
+        if self.kind is EventKind.REMINDER:
+            down = self.down_seconds
+            length = f" for {format_duration(down)}" if down is not None else ""
+            return f"STILL DOWN: {name}{length}, not acknowledged"
         if self.kind is EventKind.RESOLVED:
             duration = self.duration_seconds
             after = f" after {format_duration(duration)}" if duration is not None else ""
@@ -128,7 +141,7 @@ class AlertEvent:
             target = f" ({self.monitor_target})" if self.monitor_target else ""
             out.append(f"Monitor: {self.monitor_name}{target}")
         out.append(f"Project: {self.project_name}")
-        if self.failure is not None and self.kind is EventKind.OPENED:
+        if self.failure is not None and self.kind in (EventKind.OPENED, EventKind.REMINDER):
             out.append(f"What failed: {self.failure.describe()}")
         if self.since is not None:
             out.append(f"Down since: {_iso(self.since)}")
@@ -151,6 +164,8 @@ class AlertEvent:
             return TEST_NOTICE
         if self.kind is EventKind.RESOLVED:
             return "The monitor is passing its checks again."
+        if self.kind is EventKind.REMINDER:
+            return "The incident is still open and no one has acknowledged it."
         if self.failure is not None:
             return self.failure.describe()
         return "The monitor is failing its checks."
@@ -162,7 +177,7 @@ class AlertEvent:
             ("Target", self.monitor_target),
             ("Project", self.project_name),
         ]
-        if self.kind is EventKind.OPENED and self.incident_id is not None:
+        if self.kind in (EventKind.OPENED, EventKind.REMINDER) and self.incident_id is not None:
             pairs.append(("Severity", self.severity))
         pairs.append(("Down since", _iso(self.since)))
         pairs.append(("Recovered at", _iso(self.resolved_at)))

@@ -35,9 +35,21 @@ QuietTime = Annotated[
 ]
 
 
+Repeat = Annotated[
+    int,
+    Field(
+        ge=5,
+        le=1440,
+        description="Remind every so many minutes while an incident this provider was alerted "
+        "for is open and no one acknowledged it (quiet hours respected)",
+    ),
+]
+
+
 class _ProviderFields(Input):
     name: Name | None = None
     isEnabled: bool | None = None
+    repeatEveryMinutes: Repeat | None = None
     quietHoursStart: QuietTime | None = None
     quietHoursEnd: QuietTime | None = None
 
@@ -116,6 +128,7 @@ class ProviderOut(RowOut):
     is_enabled: bool
     quiet_hours_start: str | None
     quiet_hours_end: str | None
+    repeat_every_minutes: int | None = Field(description="null: no reminders")
     created_at: datetime
     updated_at: datetime
 
@@ -147,6 +160,7 @@ class ProviderUpdate(Input):
     isEnabled: Omittable[bool] = None
     quietHoursStart: QuietTime | None = Field(default=None, description="null removes")
     quietHoursEnd: QuietTime | None = Field(default=None, description="null removes")
+    repeatEveryMinutes: Repeat | None = Field(default=None, description="null: no reminders")
     type: Omittable[ChannelName] = None
     config: JsonObject | None = Field(
         default=None, description="The whole config for the type; null or left out: unchanged"
@@ -182,7 +196,7 @@ class AlertOut(RowOut):
     )
     channel: ChannelName = Field(description="How it was sent (the provider type)")
     incident_id: str | None
-    event: Literal["incident.opened", "incident.resolved", "test"]
+    event: Literal["incident.opened", "incident.reminder", "incident.resolved", "test"]
     status: Literal["pending", "sent", "failed", "suppressed"]
     reason: str | None = Field(description="Why it was suppressed, or why it failed")
     attempts: list[AlertAttemptOut]

@@ -104,6 +104,7 @@ class ProviderService(DomainService):
                 is_enabled=body.isEnabled if body.isEnabled is not None else True,
                 quiet_hours_start=start,
                 quiet_hours_end=end,
+                repeat_every_minutes=body.repeatEveryMinutes,
             )
         )
 
@@ -159,7 +160,7 @@ class ProviderService(DomainService):
         provider.quiet_hours_start, provider.quiet_hours_end = start, end
         # The schema refuses null for these; left out means unchanged.
         for field, value in body.model_dump(
-            exclude_unset=True, include={"name", "isEnabled"}
+            exclude_unset=True, include={"name", "isEnabled", "repeatEveryMinutes"}
         ).items():
             setattr(provider, to_snake(field), value)
         await self.session.flush()

@@ -212,7 +212,7 @@ async def _incidents(
     incidents = await StatusPageRepository(session).incidents(
         page.project_id, list(by_monitor), now - RESOLVED_INCIDENTS_SHOWN
     )
-    timeline = await IncidentRepository(session).updates_of([i.id for i in incidents])
+    timeline = await IncidentRepository(session).updates_of([i.id for i in incidents], public=True)
     shown = []
     for incident in incidents:
         on = by_monitor.get(incident.monitor_id or "", [])

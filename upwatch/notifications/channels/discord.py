@@ -9,6 +9,7 @@ from upwatch.notifications.events import AlertEvent, EventKind, iso
 
 COLORS: Final = {
     EventKind.OPENED: 0xE01E5A,  # red
+    EventKind.REMINDER: 0xECB22E,  # amber
     EventKind.RESOLVED: 0x2EB67D,  # green
     EventKind.TEST: 0x3B82F6,  # blue
 }

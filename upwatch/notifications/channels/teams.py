@@ -9,6 +9,7 @@ from upwatch.notifications.events import AlertEvent, EventKind
 
 COLORS: Final = {
     EventKind.OPENED: "Attention",
+    EventKind.REMINDER: "Warning",
     EventKind.RESOLVED: "Good",
     EventKind.TEST: "Accent",
 }

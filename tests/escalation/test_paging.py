@@ -1,0 +1,194 @@
+"""Escalation, reminders and acknowledgement end to end, with a controlled clock and real
+local receivers: a monitor goes down, step 1 is alerted, no one acknowledges, step 2 is paged
+after its delay, step 1 is reminded, a member acknowledges (reminders stop), the monitor
+recovers and everyone who was alerted is told."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import datetime, timedelta
+from typing import Any
+
+import httpx
+import pytest
+from fastapi import FastAPI
+
+from tests.conftest import Account, Cast, assert_problem, eventually
+from tests.factories import Target, create_monitor, create_provider, ingest
+from tests.receivers import Receiver
+from upwatch.kit.clock import ManualClock
+
+
+@pytest.fixture
+def settings_overrides() -> dict[str, Any]:
+    return {
+        "allow_private_targets": True,
+        "alert_poll_seconds": 0.1,
+        # The test pages by the clock it controls; the loop's own passes come too seldom to
+        # matter.
+        "pager_poll_seconds": 3600.0,
+    }
+
+
+@pytest.fixture
+async def receiver() -> AsyncIterator[Receiver]:
+    server = await Receiver().start()
+    yield server
+    await server.stop()
+
+
+def move_to(clock: ManualClock, moment: datetime) -> None:
+    clock.advance(moment - clock.now())
+
+
+async def fresh_token(client: httpx.AsyncClient, account: Account) -> dict[str, str]:
+    answer = await client.post(
+        "/auth/login", json={"email": account.email, "password": account.password}
+    )
+    assert answer.status_code == 200, answer.text
+    return {"Authorization": f"Bearer {answer.json()['access_token']}"}
+
+
+def events(receiver: Receiver, path: str) -> list[str]:
+    return [r.json()["event"] for r in receiver.to(path)]
+
+
+async def webhook(
+    client: httpx.AsyncClient, cast: Cast, receiver: Receiver, path: str, **fields: Any
+) -> str:
+    provider = await create_provider(
+        client,
+        cast.alice.headers,
+        cast.project_id,
+        type="webhook",
+        name=path.strip("/"),
+        config={"url": receiver.url(path)},
+        **fields,
+    )
+    return str(provider["id"])
+
+
+async def test_an_unacknowledged_outage_escalates_reminds_stops_at_acknowledgement_and_tells_everyone_alerted_of_the_recovery(  # noqa: E501
+    app: FastAPI,
+    client: httpx.AsyncClient,
+    cast: Cast,
+    clock: ManualClock,
+    receiver: Receiver,
+    target: Target,
+) -> None:
+    # Checks the engine makes as the clock moves agree with the results the test ingests.
+    target.status = 503
+    on_call = await webhook(client, cast, receiver, "/on-call", repeatEveryMinutes=5)
+    manager = await webhook(client, cast, receiver, "/manager")
+    await webhook(client, cast, receiver, "/bystander", repeatEveryMinutes=5)
+    policy = await client.post(
+        "/escalation-policies",
+        headers=cast.alice.headers,
+        json={
+            "projectId": cast.project_id,
+            "name": "Shop on call",
+            "steps": [
+                {"providerIds": [on_call], "delayMinutes": 0},
+                {"providerIds": [manager], "delayMinutes": 10},
+            ],
+        },
+    )
+    assert policy.status_code == 201, policy.text
+    monitor = await create_monitor(
+        client, cast.alice, cast.project_id, url=target.url, retries=0,
+        intervalSeconds=300, escalationPolicyId=policy.json()["id"],
+    )  # fmt: skip
+    assert monitor["escalationPolicyId"] == policy.json()["id"]
+    engine, pager = app.state.engine, app.state.pager
+    opened = clock.now()
+
+    await ingest(engine, monitor["id"], opened, ok=False)
+    await eventually(lambda: events(receiver, "/on-call") == ["incident.opened"])
+    assert events(receiver, "/manager") == []  # step 2 waits for its delay
+
+    move_to(clock, opened + timedelta(minutes=5))
+    assert await pager.page_due() == 1  # a reminder to step 1
+    await eventually(lambda: len(receiver.to("/on-call")) == 2)
+    assert receiver.to("/on-call")[1].json()["summary"].startswith("STILL DOWN: Shop")
+
+    move_to(clock, opened + timedelta(minutes=10))
+    assert await pager.page_due() == 1  # step 2, and step 1's second reminder
+    assert await pager.page_due() == 0  # nothing twice
+    await eventually(lambda: events(receiver, "/manager") == ["incident.opened"])
+    await eventually(lambda: len(receiver.to("/on-call")) == 3)
+
+    listed = await client.get(
+        "/incidents", headers=cast.bob.headers, params={"monitorId": monitor["id"]}
+    )
+    incident = listed.json()[0]
+    assert incident["escalationStep"] == 2
+    acknowledged = await client.post(
+        f"/incidents/{incident['id']}/acknowledge", headers=cast.bob.headers
+    )
+    assert acknowledged.status_code == 200, acknowledged.text
+    taken = acknowledged.json()
+    assert taken["acknowledgedBy"] == cast.bob.id
+    assert taken["acknowledgedAt"] is not None
+    entry = taken["updates"][-1]
+    assert (entry["message"], entry["internal"]) == ("Acknowledged by bob@example.com.", True)
+    assert any("escalated to step 2" in u["message"] for u in taken["updates"])
+    again = await client.post(f"/incidents/{incident['id']}/acknowledge", headers=cast.bob.headers)
+    assert_problem(again, 409)
+
+    move_to(clock, opened + timedelta(minutes=60))
+    assert await pager.page_due() == 0  # acknowledged: no reminder, no step
+
+    target.status = 200
+    move_to(clock, opened + timedelta(minutes=61))
+    await ingest(engine, monitor["id"], clock.now(), ok=True)
+    await eventually(lambda: events(receiver, "/manager")[-1:] == ["incident.resolved"])
+    await eventually(lambda: events(receiver, "/on-call")[-1:] == ["incident.resolved"])
+    assert events(receiver, "/on-call") == [
+        "incident.opened",
+        "incident.reminder",
+        "incident.reminder",
+        "incident.resolved",
+    ]
+    assert events(receiver, "/bystander") == []  # not in the policy: never paged
+    bob = await fresh_token(client, cast.bob)  # the clock moved past the first one's life
+    alerts = await client.get(f"/incidents/{incident['id']}/alerts", headers=bob)
+    assert {a["providerId"] for a in alerts.json()} == {on_call, manager}  # no personal channel
+    resolved = await client.post(f"/incidents/{incident['id']}/acknowledge", headers=bob)
+    assert_problem(resolved, 409)
+
+
+async def test_without_a_policy_every_provider_is_alerted_and_reminded_until_resolution(
+    app: FastAPI,
+    client: httpx.AsyncClient,
+    cast: Cast,
+    clock: ManualClock,
+    receiver: Receiver,
+    target: Target,
+) -> None:
+    target.status = 503
+    await webhook(client, cast, receiver, "/repeating", repeatEveryMinutes=30)
+    await webhook(client, cast, receiver, "/once")
+    monitor = await create_monitor(
+        client,
+        cast.alice,
+        cast.project_id,
+        url="http://127.0.0.1:9/",
+        retries=0,
+        intervalSeconds=300,
+    )
+    engine, pager = app.state.engine, app.state.pager
+    opened = clock.now()
+    await ingest(engine, monitor["id"], opened, ok=False)
+    await eventually(lambda: len(receiver.received) == 2)
+    move_to(clock, opened + timedelta(minutes=29))
+    assert await pager.page_due() == 0
+    move_to(clock, opened + timedelta(minutes=30))
+    assert await pager.page_due() == 1
+    await eventually(lambda: events(receiver, "/repeating")[-1:] == ["incident.reminder"])
+    target.status = 200
+    move_to(clock, opened + timedelta(minutes=31))
+    await ingest(engine, monitor["id"], clock.now(), ok=True)
+    await eventually(lambda: len(receiver.received) == 5)
+    move_to(clock, opened + timedelta(minutes=120))
+    assert await pager.page_due() == 0  # resolved: no more reminders
+    assert events(receiver, "/once") == ["incident.opened", "incident.resolved"]

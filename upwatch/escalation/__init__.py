@@ -1,0 +1,1 @@
+"""Escalation policies and paging: who is alerted, in which order, and reminded."""

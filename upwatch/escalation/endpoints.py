@@ -1,0 +1,81 @@
+"""Escalation policies: ordered steps of notification providers, each paged when the incident
+is still unacknowledged after its delay."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, status
+
+from upwatch.accounts.dependencies import CurrentUser
+from upwatch.dependencies import RuntimeDep, Session
+from upwatch.escalation.repository import EscalationRepository
+from upwatch.escalation.schemas import (
+    EscalationPolicyCreate,
+    EscalationPolicyOut,
+    EscalationPolicyPatch,
+)
+from upwatch.escalation.service import EscalationService
+from upwatch.kit.errors import problem_responses
+from upwatch.kit.pagination import IdFilter, PageParams
+from upwatch.kit.schemas import DeletedOut
+
+router = APIRouter(
+    prefix="/escalation-policies",
+    tags=["escalation policies"],
+    responses=problem_responses(400, 401, 404, 422, 429, 500),
+)
+
+
+@router.post("", status_code=status.HTTP_201_CREATED, operation_id="createEscalationPolicy")
+async def create_policy(
+    body: EscalationPolicyCreate, user: CurrentUser, session: Session, runtime: RuntimeDep
+) -> EscalationPolicyOut:
+    """A policy for a project the caller belongs to. A monitor that names it
+    (`escalationPolicyId`) pages, when it goes down, the providers of the first step after its
+    delay, then each next step when no one acknowledged the incident in the next step's delay;
+    each step once. Personal channels and providers the policy does not name are not paged.
+    Acknowledging stops further steps and reminders; the recovery goes to every provider that
+    was paged. Providers of another project: 422."""
+    policy = await EscalationService(session, runtime).create(user, body)
+    return EscalationPolicyOut.model_validate(policy)
+
+
+@router.get("", operation_id="listEscalationPolicies")
+async def list_policies(
+    user: CurrentUser, session: Session, page: PageParams, projectId: IdFilter = None
+) -> list[EscalationPolicyOut]:
+    """Policies in the caller's projects, oldest first."""
+    items, total = await EscalationRepository(session).visible_to(
+        user, projectId, page.limit, page.offset
+    )
+    page.total(total)
+    return [EscalationPolicyOut.model_validate(p) for p in items]
+
+
+@router.get("/{id}", operation_id="getEscalationPolicy")
+async def get_policy(
+    id: str, user: CurrentUser, session: Session, runtime: RuntimeDep
+) -> EscalationPolicyOut:
+    policy = await EscalationService(session, runtime).visible(user, id)
+    return EscalationPolicyOut.model_validate(policy)
+
+
+@router.patch("/{id}", operation_id="updateEscalationPolicy")
+async def update_policy(
+    id: str,
+    body: EscalationPolicyPatch,
+    user: CurrentUser,
+    session: Session,
+    runtime: RuntimeDep,
+) -> EscalationPolicyOut:
+    """Change a policy; fields left out stay as they are."""
+    policy = await EscalationService(session, runtime).update(user, id, body)
+    return EscalationPolicyOut.model_validate(policy)
+
+
+@router.delete("/{id}", operation_id="deleteEscalationPolicy")
+async def delete_policy(
+    id: str, user: CurrentUser, session: Session, runtime: RuntimeDep
+) -> DeletedOut:
+    """Monitors that named the policy page every provider of their project again."""
+    await EscalationService(session, runtime).delete(user, id)
+    return DeletedOut(id=id)

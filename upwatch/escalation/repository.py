@@ -1,0 +1,120 @@
+"""Every query of escalation policies and of the paging of open incidents."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from datetime import datetime
+
+from sqlalchemy import func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from upwatch.models import Alert, EscalationPolicy, Incident, NotificationProvider, User
+from upwatch.projects.repository import readable_project_ids
+
+# Alerts that tell a provider of an open incident: what a reminder counts from.
+PAGING_EVENTS = ("incident.opened", "incident.reminder")
+
+
+class EscalationRepository:
+    def __init__(self, session: AsyncSession) -> None:
+        self.session = session
+
+    async def get(self, policy_id: str) -> EscalationPolicy | None:
+        return await self.session.get(EscalationPolicy, policy_id)
+
+    async def in_project(self, policy_id: str, project_id: str) -> bool:
+        found = await self.session.scalar(
+            select(EscalationPolicy.id).where(
+                EscalationPolicy.id == policy_id, EscalationPolicy.project_id == project_id
+            )
+        )
+        return found is not None
+
+    async def visible_to(
+        self, caller: User, project_id: str | None, limit: int, offset: int
+    ) -> tuple[Sequence[EscalationPolicy], int]:
+        query = select(EscalationPolicy).where(
+            EscalationPolicy.project_id.in_(readable_project_ids(caller))
+        )
+        if project_id is not None:
+            query = query.where(EscalationPolicy.project_id == project_id)
+        total = await self.session.scalar(select(func.count()).select_from(query.subquery()))
+        rows = await self.session.scalars(
+            query.order_by(EscalationPolicy.created_at, EscalationPolicy.id)
+            .limit(limit)
+            .offset(offset)
+        )
+        return rows.all(), int(total or 0)
+
+    async def providers_in_project(
+        self, project_id: str, provider_ids: Collection[str]
+    ) -> set[str]:
+        if not provider_ids:
+            return set()
+        rows = await self.session.scalars(
+            select(NotificationProvider.id).where(
+                NotificationProvider.project_id == project_id,
+                NotificationProvider.id.in_(sorted(provider_ids)),
+            )
+        )
+        return set(rows.all())
+
+    async def add(self, policy: EscalationPolicy) -> EscalationPolicy:
+        self.session.add(policy)
+        await self.session.flush()
+        return policy
+
+    async def delete(self, policy: EscalationPolicy) -> None:
+        await self.session.delete(policy)
+        await self.session.flush()
+
+
+class PagingRepository:
+    """What the pager reads and claims: open, unacknowledged automatic incidents."""
+
+    def __init__(self, session: AsyncSession) -> None:
+        self.session = session
+
+    async def unsettled(self, limit: int) -> Sequence[tuple[str, int]]:
+        """(id, page version) of open automatic incidents no one acknowledged, oldest first."""
+        rows = await self.session.execute(
+            select(Incident.id, Incident.page_version)
+            .where(
+                Incident.automatic.is_(True),
+                Incident.resolved_at.is_(None),
+                Incident.acknowledged_at.is_(None),
+                Incident.monitor_id.is_not(None),
+            )
+            .order_by(Incident.started_at, Incident.id)
+            .limit(limit)
+        )
+        return [(incident_id, int(version)) for incident_id, version in rows.all()]
+
+    async def claim(self, incident_id: str, version: int, steps_paged: int) -> bool:
+        """Record a paging decision made at ``version``; False when another pager (or an
+        acknowledgement) got there first, and the decision must be dropped."""
+        result = await self.session.execute(
+            update(Incident)
+            .where(
+                Incident.id == incident_id,
+                Incident.page_version == version,
+                Incident.acknowledged_at.is_(None),
+                Incident.resolved_at.is_(None),
+            )
+            .values(page_version=version + 1, escalation_step=steps_paged)
+            .execution_options(synchronize_session=False)
+        )
+        return getattr(result, "rowcount", 0) == 1
+
+    async def last_alerted(self, incident_id: str) -> dict[str, datetime]:
+        """Per provider, when it was last told of the incident (outage or reminder)."""
+        rows = await self.session.execute(
+            select(Alert.provider_id, func.max(Alert.created_at))
+            .where(
+                Alert.incident_id == incident_id,
+                Alert.event.in_(PAGING_EVENTS),
+                Alert.provider_id.is_not(None),
+            )
+            .group_by(Alert.provider_id)
+        )
+        return {provider_id: at for provider_id, at in rows.all() if provider_id is not None}
