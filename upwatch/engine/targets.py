@@ -40,4 +40,9 @@ class MonitorSpec(CheckSpec):
             created_at=monitor.created_at,
             last_checked_at=monitor.last_checked_at,
             last_ping_at=monitor.last_ping_at,
+            schedule=monitor.schedule,
+            timezone=monitor.timezone,
+            grace_seconds=monitor.grace_seconds,
+            last_start_at=monitor.last_start_at,
+            last_fail_at=monitor.last_fail_at,
         )

@@ -68,6 +68,13 @@ class Monitor(IdMixin, TimestampMixin, Base):
     state: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     last_checked_at: Mapped[datetime | None]
     heartbeat_token: Mapped[str | None] = mapped_column(String(64), unique=True)
+    # Heartbeats: a cron schedule in ``timezone`` instead of a fixed interval, how late a ping
+    # may be, and the job's own start and failure reports.
+    schedule: Mapped[str | None] = mapped_column(String(100))
+    timezone: Mapped[str | None] = mapped_column(String(64))
+    grace_seconds: Mapped[int | None] = mapped_column(Integer)
+    last_start_at: Mapped[datetime | None]
+    last_fail_at: Mapped[datetime | None]
     # Who is paged, step by step, for its incidents; none: every provider of the project at once.
     escalation_policy_id: Mapped[str | None] = mapped_column(
         String(32), ForeignKey("escalation_policies.id", ondelete="SET NULL"), index=True

@@ -412,3 +412,36 @@ async def heartbeat_get(
 ) -> dict[str, bool]:
     """The same as POST, for jobs that can only fetch a URL."""
     return await heartbeat_post(token, session, runtime)
+
+
+@heartbeats.post("/{token}/start", operation_id="heartbeatStartPost")
+async def heartbeat_start_post(
+    token: str, session: Session, runtime: RuntimeDep
+) -> dict[str, bool]:
+    """The job has started: unless a success ping follows within the monitor's grace, the
+    monitor turns down (the job hangs or died)."""
+    await MonitorService(session, runtime).ping(token, runtime.clock.now(), "start")
+    return {"ok": True}
+
+
+@heartbeats.get("/{token}/start", operation_id="heartbeatStartGet")
+async def heartbeat_start_get(
+    token: str, session: WritingSession, runtime: RuntimeDep
+) -> dict[str, bool]:
+    """The same as POST, for jobs that can only fetch a URL."""
+    return await heartbeat_start_post(token, session, runtime)
+
+
+@heartbeats.post("/{token}/fail", operation_id="heartbeatFailPost")
+async def heartbeat_fail_post(token: str, session: Session, runtime: RuntimeDep) -> dict[str, bool]:
+    """The job failed: the monitor turns down at its next evaluation, until a success ping."""
+    await MonitorService(session, runtime).ping(token, runtime.clock.now(), "fail")
+    return {"ok": True}
+
+
+@heartbeats.get("/{token}/fail", operation_id="heartbeatFailGet")
+async def heartbeat_fail_get(
+    token: str, session: WritingSession, runtime: RuntimeDep
+) -> dict[str, bool]:
+    """The same as POST, for jobs that can only fetch a URL."""
+    return await heartbeat_fail_post(token, session, runtime)

@@ -90,6 +90,23 @@ class MonitorFields(Input):
         Annotated[list[Annotated[str, Field(max_length=32)]], Field(max_length=50)] | None
     ) = None
     isActive: bool | None = None
+    schedule: (
+        Annotated[str, Field(min_length=1, max_length=100, pattern=SINGLE_LINE_PATTERN)] | None
+    ) = Field(
+        default=None,
+        description="Heartbeat monitors: a cron schedule (five fields, or @hourly, @daily, "
+        "...) read in `timezone`; the job is late when no ping arrives by the schedule's next "
+        "time after the last ping, plus `graceSeconds`. Without it: every `intervalSeconds`",
+        examples=["0 2 * * *"],
+    )
+    timezone: Annotated[str, Field(min_length=1, max_length=64)] | None = Field(
+        default=None, description="Heartbeat monitors: the IANA zone of `schedule` (UTC)"
+    )
+    graceSeconds: Annotated[int, Field(ge=0, le=86_400)] | None = Field(
+        default=None,
+        description="Heartbeat monitors: how late a ping may be, and how long a started job "
+        "may run, before the monitor is down (60)",
+    )
     escalationPolicyId: Annotated[str, Field(max_length=32)] | None = Field(
         default=None,
         description="An escalation policy of the same project: it decides who is paged, step "
@@ -161,6 +178,12 @@ class MonitorOut(RowOut):
     quorum: int | None
     region_ids: list[str]
     escalation_policy_id: str | None
+    schedule: str | None
+    timezone: str | None
+    grace_seconds: int | None
+    last_ping_at: datetime | None = Field(description="heartbeat monitors: the last success")
+    last_start_at: datetime | None = Field(description="heartbeat monitors: the last /start")
+    last_fail_at: datetime | None = Field(description="heartbeat monitors: the last /fail")
     is_active: bool
     status: Status
     last_checked_at: datetime | None
@@ -183,7 +206,8 @@ class MonitorOut(RowOut):
 
 class MonitorUpdate(MonitorFields):
     """Fields left out stay as they are. `null` clears `keyword`, `body`, `expectedValue`,
-    `degradedThresholdMs`, `quorum` and `escalationPolicyId`, restores the default
+    `degradedThresholdMs`, `quorum`, `escalationPolicyId`, `schedule`, `timezone` and
+    `graceSeconds`, restores the default
     `recordType` (A) and TLS `port` (443), and leaves `regionIds` and `isActive` unchanged.
     The target a monitor's type checks may not be null: `url` of an http monitor, `host` and
     `port` of a tcp monitor, `host` of a dns or tls monitor (422)."""

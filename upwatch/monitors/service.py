@@ -6,6 +6,7 @@ import logging
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from functools import partial
+from typing import Literal
 
 from pydantic.alias_generators import to_snake
 
@@ -23,6 +24,7 @@ from upwatch.models import CheckResult, Monitor, User
 from upwatch.monitors import secrets, sla, statistics
 from upwatch.monitors.repository import MonitorRepository, RegionRepository, SlaRepository
 from upwatch.monitors.schemas import MonitorFields, MonitorUpdate, NewMonitor
+from upwatch.probes.heartbeat import BadSchedule, validate_schedule, zone_of
 from upwatch.projects.repository import ProjectRepository
 from upwatch.runtime import DomainService, uses
 
@@ -59,6 +61,8 @@ def _log_pause(monitor: Monitor, caller: User, was: str, active: bool) -> None:
 # Aggregates are kept at least 90 days and longer on paid plans; a year and a bit covers any
 # yearly report.
 SLA_LONGEST_DAYS = 400
+# What a heartbeat ping reports (GET or POST /heartbeat/{token}[/start|/fail]).
+PingKind = Literal["success", "start", "fail"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +98,28 @@ class MonitorService(DomainService):
         if monitor is None or await self.projects.access(caller, monitor.project_id) is None:
             raise NotFound("no such monitor")
         return monitor
+
+    def _check_heartbeat(self, monitor: Monitor) -> None:
+        """Schedules are for heartbeats, and must occur (read as they will be stored)."""
+        if monitor.type != "heartbeat":
+            for field, value in (
+                ("schedule", monitor.schedule),
+                ("timezone", monitor.timezone),
+                ("graceSeconds", monitor.grace_seconds),
+            ):
+                if value is not None:
+                    raise ValidationFailed.on(field, "only heartbeat monitors have one")
+            return
+        try:
+            if monitor.timezone is not None:
+                zone_of(monitor.timezone)
+            if monitor.schedule is not None:
+                validate_schedule(
+                    monitor.schedule, monitor.timezone or "UTC", self.runtime.clock.now()
+                )
+        except BadSchedule as exc:
+            field = "timezone" if "time zone" in str(exc) else "schedule"
+            raise ValidationFailed.on(field, str(exc)) from None
 
     async def _check_policy(self, body: MonitorFields, project_id: str) -> None:
         policy_id = body.escalationPolicyId
@@ -167,10 +193,14 @@ class MonitorService(DomainService):
             region_ids=list(dict.fromkeys(body.regionIds or [])),
             is_active=body.isActive if body.isActive is not None else True,
             escalation_policy_id=body.escalationPolicyId,
+            schedule=body.schedule,
+            timezone=body.timezone,
+            grace_seconds=body.graceSeconds,
             status="pending" if body.isActive is not False else "paused",
             state={},
             heartbeat_token=new_opaque_token() if body.type == "heartbeat" else None,
         )
+        self._check_heartbeat(monitor)
         await self.monitors.add(monitor)
         self._notify(monitor.id)
         return monitor
@@ -196,6 +226,7 @@ class MonitorService(DomainService):
             monitor.region_ids = list(dict.fromkeys(body.regionIds))
         if monitor.timeout_seconds >= monitor.interval_seconds:
             raise ValidationFailed.on("timeoutSeconds", "must be shorter than intervalSeconds")
+        self._check_heartbeat(monitor)
         if body.isActive is not None and body.isActive != monitor.is_active:
             after_commit(
                 self.session, partial(_log_pause, monitor, caller, monitor.status, body.isActive)
@@ -282,11 +313,17 @@ class MonitorService(DomainService):
             self._notify(monitor.id)
         await self.regions.delete(region)
 
-    async def ping(self, token: str, now: datetime) -> None:
+    async def ping(self, token: str, now: datetime, report: PingKind = "success") -> None:
+        """The job reports: it succeeded, it started, or it failed (``probes/heartbeat.py``)."""
         monitor = await self.monitors.by_heartbeat_token(token)
         if monitor is None:
             raise NotFound("no such heartbeat")
-        monitor.last_ping_at = now
+        if report == "start":
+            monitor.last_start_at = now
+        elif report == "fail":
+            monitor.last_fail_at = now
+        else:
+            monitor.last_ping_at = now
         await self.session.flush()
         self._notify(monitor.id)
 

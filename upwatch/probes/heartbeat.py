@@ -1,19 +1,72 @@
-"""Heartbeat evaluation: pure, from timestamps only, so it is tested without I/O or sleeping."""
+"""Heartbeat evaluation: pure, from timestamps only, so it is tested without I/O or sleeping.
+
+A heartbeat is late when no success ping arrived by the next expected time plus its grace.
+The next expected time follows the last success ping (before the first: the monitor's
+creation): a fixed interval later, or the next time of its cron schedule in its time zone.
+Two further reports come from the job itself: a failure ping turns it down at once, until the
+next success ping; a start ping with no success ping within the grace after it turns it down
+too (the job started and did not finish).
+"""
 
 from __future__ import annotations
 
+import zoneinfo
 from datetime import datetime, timedelta
+from typing import TypeGuard
+
+from croniter import CroniterBadCronError, CroniterBadDateError, croniter
 
 from upwatch.probes.outcome import ErrorKind, Outcome
 from upwatch.probes.probe import ProbeKit
 from upwatch.probes.spec import CheckSpec
 
-# A heartbeat may arrive this long after its interval before the monitor counts as down.
+# A heartbeat may arrive this long after its expected time before the monitor counts as down.
 HEARTBEAT_GRACE_SECONDS = 60
+# Cron's shorthands that name a time; @reboot names none.
+CRON_ALIASES = {"@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly"}
 
 
 def _iso(moment: datetime) -> str:
     return moment.isoformat().replace("+00:00", "Z")
+
+
+class BadSchedule(ValueError):
+    """A cron schedule that cannot be used; the message says why."""
+
+
+def zone_of(name: str) -> zoneinfo.ZoneInfo:
+    try:
+        return zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
+        raise BadSchedule(f"unknown time zone {name!r} (an IANA name, e.g. Europe/Paris)") from None
+
+
+def next_expected(schedule: str, timezone: str, after: datetime) -> datetime:
+    """The first time of ``schedule`` strictly after ``after``, read by the wall clock of
+    ``timezone`` (a time skipped by a daylight-saving change moves to the next valid one)."""
+    zone = zone_of(timezone)
+    try:
+        found = croniter(schedule, after.astimezone(zone), max_years_between_matches=1)
+        moment: datetime = found.get_next(datetime)
+    except CroniterBadDateError:
+        raise BadSchedule("the schedule has no time within a year") from None
+    except (CroniterBadCronError, ValueError, KeyError) as exc:
+        raise BadSchedule(f"not a cron schedule: {exc}") from None
+    return moment
+
+
+def validate_schedule(schedule: str, timezone: str, now: datetime) -> None:
+    """Five cron fields (minute hour day-of-month month day-of-week) or a shorthand such as
+    ``@daily``, that occur within a year; raises ``BadSchedule``."""
+    fields = schedule.split()
+    if not (len(fields) == 5 or (len(fields) == 1 and fields[0].lower() in CRON_ALIASES)):
+        raise BadSchedule(
+            "five fields (minute hour day-of-month month day-of-week) or one of "
+            + ", ".join(sorted(CRON_ALIASES))
+        )
+    if not croniter.is_valid(schedule):
+        raise BadSchedule("not a cron schedule")
+    next_expected(schedule, timezone, now)
 
 
 def heartbeat_outcome(
@@ -22,46 +75,81 @@ def heartbeat_outcome(
     now: datetime,
     interval_seconds: int,
     grace_seconds: int,
+    schedule: str | None = None,
+    timezone: str = "UTC",
+    last_start_at: datetime | None = None,
+    last_fail_at: datetime | None = None,
 ) -> Outcome:
-    """Up while a ping arrived within ``interval + grace``, counted from the last ping.
-
-    Before the first ping the count starts at ``created_at``, so a new monitor gets one full
-    period to receive its first ping. The deadline itself is still on time.
-    """
+    """Up while the job is on time and reported no failure (module docstring). The deadline
+    itself is still on time."""
     since = last_ping_at if last_ping_at is not None else created_at
-    deadline = since + timedelta(seconds=interval_seconds + grace_seconds)
+    grace = timedelta(seconds=grace_seconds)
+    expected = (
+        next_expected(schedule, timezone, since)
+        if schedule is not None
+        else since + timedelta(seconds=interval_seconds)
+    )
+    deadline = expected + grace
     details: dict[str, object] = {
         "lastPingAt": None if last_ping_at is None else _iso(last_ping_at),
+        "expectedAt": _iso(expected),
         "deadline": _iso(deadline),
     }
+    if _after(last_fail_at, last_ping_at):
+        return _missed(f"the job reported a failure at {_iso(last_fail_at)}", details)
+    if _after(last_start_at, last_ping_at) and now > last_start_at + grace:
+        return _missed(
+            f"the job started at {_iso(last_start_at)} and did not report success within "
+            f"{grace_seconds}s",
+            details,
+        )
     if now <= deadline:
         return Outcome(ok=True, response_time_ms=None, details=details)
-    late = now - deadline
+    overdue = int((now - deadline).total_seconds())
     if last_ping_at is None:
         error = f"no ping since the monitor was created at {_iso(created_at)}"
     else:
         error = f"no ping since {_iso(last_ping_at)}"
-    overdue = int(late.total_seconds())
+    expectation = (
+        f"expected by {schedule!r} ({timezone})"
+        if schedule is not None
+        else f"expected every {interval_seconds}s"
+    )
+    return _missed(
+        f"{error} ({expectation} with {grace_seconds}s grace; {overdue}s overdue)", details
+    )
+
+
+def _after(report: datetime | None, last_ping_at: datetime | None) -> TypeGuard[datetime]:
+    """Whether the job sent this report after its last success ping."""
+    return report is not None and (last_ping_at is None or report > last_ping_at)
+
+
+def _missed(error: str, details: dict[str, object]) -> Outcome:
     return Outcome(
         ok=False,
         response_time_ms=None,
         error_kind=ErrorKind.MISSED_HEARTBEAT,
-        error=(
-            f"{error} (expected every {interval_seconds}s with {grace_seconds}s grace;"
-            f" {overdue}s overdue)"
-        ),
+        error=error,
         details=details,
     )
 
 
 class HeartbeatProbe:
-    """Reads the last ping from the spec: nothing is contacted."""
+    """Reads the last pings from the spec: nothing is contacted."""
 
     async def check(self, spec: CheckSpec, kit: ProbeKit, now: datetime) -> Outcome:
-        return heartbeat_outcome(
-            spec.last_ping_at,
-            spec.created_at,
-            now,
-            spec.interval_seconds,
-            HEARTBEAT_GRACE_SECONDS,
-        )
+        try:
+            return heartbeat_outcome(
+                spec.last_ping_at,
+                spec.created_at,
+                now,
+                spec.interval_seconds,
+                HEARTBEAT_GRACE_SECONDS if spec.grace_seconds is None else spec.grace_seconds,
+                spec.schedule,
+                spec.timezone or "UTC",
+                spec.last_start_at,
+                spec.last_fail_at,
+            )
+        except BadSchedule as exc:  # refused when saved; a zone can leave the tz database
+            return _missed(f"the schedule cannot be read: {exc}", {})

@@ -31,3 +31,10 @@ class CheckSpec:
     created_at: datetime
     last_checked_at: datetime | None
     last_ping_at: datetime | None
+    # Heartbeats: a cron schedule instead of the interval, its time zone, how late a ping may
+    # be (None: the default), and the job's start and failure reports.
+    schedule: str | None = None
+    timezone: str | None = None
+    grace_seconds: int | None = None
+    last_start_at: datetime | None = None
+    last_fail_at: datetime | None = None
