@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 from alembic import command
-from sqlalchemy import func, select
+from sqlalchemy import column, func, insert, select, table
 from sqlalchemy.engine import Connection
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, create_async_engine
 
 from tests.conftest import BACKEND, POSTGRES_URL, _empty_tables, _postgres_admin, make_settings
 from upwatch.config import async_database_url
@@ -142,3 +142,31 @@ async def migrate(engine: AsyncEngine, revision: str, down: bool = False) -> Non
 
     async with engine.begin() as connection:
         await connection.run_sync(step)
+
+
+async def insert_early_monitor(session: AsyncSession, project_id: str) -> str:
+    """A monitor row with only the columns of the first monitor schema (0003): a test of an
+    old migration cannot use the model, which names columns added later."""
+    monitor_id = uuid.uuid4().hex
+    stamp = DAY if BACKEND == "postgresql" else DAY.strftime("%Y-%m-%d %H:%M:%S")
+    row = {
+        "id": monitor_id,
+        "project_id": project_id,
+        "name": "old",
+        "type": "http",
+        "url": "http://127.0.0.1:9/",
+        "method": "GET",
+        "headers": "{}",
+        "expected_status_codes": "[]",
+        "interval_seconds": 60,
+        "timeout_seconds": 5.0,
+        "retries": 0,
+        "region_ids": "[]",
+        "is_active": True,
+        "status": "pending",
+        "state": "{}",
+        "created_at": stamp,
+        "updated_at": stamp,
+    }
+    await session.execute(insert(table("monitors", *(column(name) for name in row))), row)
+    return monitor_id

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import json
-import uuid
 from datetime import UTC, datetime
 
-from sqlalchemy import column, insert, inspect, table, text
+from sqlalchemy import inspect, text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 from tests.conftest import BACKEND
-from tests.engine.conftest import migrate
+from tests.engine.conftest import insert_early_monitor, migrate
 from upwatch.kit.histogram import Histogram
-from upwatch.models import Monitor, Project, User
+from upwatch.models import Project, User
 from upwatch.monitors import statistics
 
 OLD_HISTOGRAM = {"0": 1, "3": 2, "40": 5, "120": 1}
@@ -30,44 +29,14 @@ async def test_results_and_day_histograms_stored_before_0005_are_carried_over_an
         project = Project(name="Old", owner_id=owner.id)
         session.add(project)
         await session.flush()
-        monitor = Monitor(
-            project_id=project.id,
-            name="old",
-            type="http",
-            url="http://127.0.0.1:9/",
-            interval_seconds=60,
-            timeout_seconds=5.0,
-        )
-        # The monitor row as 0004 knew it: columns of later migrations stay out.
-        monitor.id = uuid.uuid4().hex
-        stamp = checked if BACKEND == "postgresql" else "2026-03-01 12:00:00"
-        row = {
-            "id": monitor.id,
-            "project_id": project.id,
-            "name": "old",
-            "type": "http",
-            "url": "http://127.0.0.1:9/",
-            "method": "GET",
-            "headers": "{}",
-            "expected_status_codes": "[]",
-            "interval_seconds": 60,
-            "timeout_seconds": 5.0,
-            "retries": 0,
-            "region_ids": "[]",
-            "is_active": True,
-            "status": "pending",
-            "state": "{}",
-            "created_at": stamp,
-            "updated_at": stamp,
-        }
-        await session.execute(insert(table("monitors", *(column(name) for name in row))), row)
+        monitor_id = await insert_early_monitor(session, project.id)
         for _ in range(3):
             await session.execute(
                 text(
                     "INSERT INTO check_results (monitor_id, region_id, status, checked_at) "
                     "VALUES (:m, 'r', 'up', :at)"
                 ),
-                {"m": monitor.id, "at": checked if BACKEND == "postgresql" else "2026-03-01"},
+                {"m": monitor_id, "at": checked if BACKEND == "postgresql" else "2026-03-01"},
             )
         await session.execute(
             text(
@@ -75,10 +44,10 @@ async def test_results_and_day_histograms_stored_before_0005_are_carried_over_an
                 "degraded, response_ms_sum, response_count, histogram) "
                 "VALUES (:m, 'r', '2026-03-01', 9, 9, 0, 0, 900.0, 9, :h)"
             ),
-            {"m": monitor.id, "h": json.dumps(OLD_HISTOGRAM)},
+            {"m": monitor_id, "h": json.dumps(OLD_HISTOGRAM)},
         )
         await session.commit()
-        monitor_id = monitor.id
+        monitor_id = monitor_id
 
     await migrate(fresh_engine, "head")
     async with fresh_engine.connect() as connection:

@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 from sqlalchemy import inspect, text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
-from tests.engine.conftest import migrate
-from upwatch.models import CheckResult, Monitor, Project, User
+from tests.engine.conftest import insert_early_monitor, migrate
+from upwatch.models import CheckResult, Project, User
 
 
 async def test_days_stored_before_0007_get_their_range_only_from_complete_raw_results(
@@ -24,16 +24,7 @@ async def test_days_stored_before_0007_get_their_range_only_from_complete_raw_re
         project = Project(name="Old", owner_id=owner.id)
         session.add(project)
         await session.flush()
-        monitor = Monitor(
-            project_id=project.id,
-            name="old",
-            type="http",
-            url="http://127.0.0.1:9/",
-            interval_seconds=60,
-            timeout_seconds=5.0,
-        )
-        session.add(monitor)
-        await session.flush()
+        monitor_id = await insert_early_monitor(session, project.id)
         raw = [
             # 1 March: every timed check is still stored (late in the UTC day, too).
             ("r", datetime(2026, 3, 1, 0, 0, tzinfo=UTC), 120.0),
@@ -46,7 +37,7 @@ async def test_days_stored_before_0007_get_their_range_only_from_complete_raw_re
         ]
         session.add_all(
             CheckResult(
-                monitor_id=monitor.id,
+                monitor_id=monitor_id,
                 report_id=uuid.uuid4().hex,
                 region_id=region,
                 status="up" if ms is not None else "down",
@@ -69,7 +60,7 @@ async def test_days_stored_before_0007_get_their_range_only_from_complete_raw_re
                     "VALUES (:m, :r, :d, :t, :n, :f, 0, :s, :n)"
                 ),
                 {
-                    "m": monitor.id,
+                    "m": monitor_id,
                     "r": region,
                     "d": day,
                     "t": total,

@@ -20,6 +20,7 @@ from upwatch.incidents.repository import IncidentRepository
 from upwatch.kit.db import after_commit
 from upwatch.kit.logs import log_event
 from upwatch.models import Incident, IncidentUpdate, Monitor, Project
+from upwatch.monitors.dependency_graph import down_parent
 from upwatch.notifications.delivery import AlertOutbox
 from upwatch.notifications.events import AlertEvent, EventKind, Failure, format_duration
 from upwatch.probes.outcome import Outcome
@@ -126,6 +127,11 @@ class IncidentAutomation:
         if project is None:
             return None
         repository = IncidentRepository(session)
+        parents = await repository.monitors(monitor.depends_on or [], monitor.project_id)
+        blocking = down_parent([(p.id, p.status) for p in parents])
+        if blocking is not None:
+            await self._fold_into(session, monitor, blocking, checked_at)
+            return None
         failure = Failure(
             kind=outcome.error_kind.value if outcome.error_kind else None,
             message=outcome.error,
@@ -170,6 +176,8 @@ class IncidentAutomation:
         self, session: AsyncSession, monitor: Monitor, checked_at: datetime
     ) -> Incident | None:
         repository = IncidentRepository(session)
+        # First: the parent is up, whether or not its incident is still open.
+        await self._open_held_back(session, monitor, checked_at)
         incident = await repository.open_automatic(monitor.id)
         project = await session.get(Project, monitor.project_id)
         if incident is None or project is None:
@@ -236,6 +244,46 @@ class IncidentAutomation:
             checked_at,
             only=only,
         )
+
+    async def _fold_into(
+        self, session: AsyncSession, child: Monitor, parent_id: str, checked_at: datetime
+    ) -> None:
+        """A child down while its parent is: listed under the parent's open incident, with a
+        timeline entry for members, and no incident or alert of its own."""
+        repository = IncidentRepository(session)
+        incident = await repository.open_automatic(parent_id)
+        if incident is None:
+            return  # a person resolved the parent's incident: nothing to list it under
+        if child.id not in (incident.dependents or []):
+            incident.dependents = [*(incident.dependents or []), child.id]
+        count = len(incident.dependents)
+        await repository.add_update(
+            IncidentUpdate(
+                incident_id=incident.id,
+                status=incident.status,
+                message=f"{child.name} is down too; it depends on this monitor "
+                f"({count} dependent monitor{'s' if count != 1 else ''} affected).",
+                automatic=True,
+                internal=True,
+                created_at=checked_at,
+            )
+        )
+
+    async def _open_held_back(
+        self, session: AsyncSession, parent: Monitor, checked_at: datetime
+    ) -> None:
+        """The parent is up again: children still down were held back by it, and now open
+        incidents of their own (unless another parent of theirs is still down)."""
+        repository = IncidentRepository(session)
+        for child in await repository.children_down(parent):
+            if await repository.open_automatic(child.id) is not None:
+                continue
+            still = Outcome(
+                ok=False,
+                response_time_ms=None,
+                error=f"still down after {parent.name}, which it depends on, recovered",
+            )
+            await self._open(session, child, still, checked_at)
 
     async def _first_page(
         self, session: AsyncSession, monitor: Monitor, incident: Incident, now: datetime

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from upwatch.models import CheckResult, Incident, IncidentUpdate, User
+from upwatch.models import CheckResult, Incident, IncidentUpdate, Monitor, User
 from upwatch.projects.repository import readable_project_ids
 
 # How far back the start of an outage is looked for.
@@ -59,6 +59,27 @@ class IncidentRepository:
             for update in rows:
                 timeline[update.incident_id].append(update)
         return timeline
+
+    async def monitors(self, monitor_ids: Sequence[str], project_id: str) -> Sequence[Monitor]:
+        """Those monitors of the project, in the order given (a deleted one is left out)."""
+        if not monitor_ids:
+            return []
+        rows = await self.session.scalars(
+            select(Monitor).where(Monitor.id.in_(monitor_ids), Monitor.project_id == project_id)
+        )
+        found = {m.id: m for m in rows.all()}
+        return [found[m] for m in monitor_ids if m in found]
+
+    async def children_down(self, parent: Monitor) -> list[Monitor]:
+        """Monitors of the parent's project that depend on it and are down."""
+        rows = await self.session.scalars(
+            select(Monitor).where(
+                Monitor.project_id == parent.project_id,
+                Monitor.status == "down",
+                Monitor.id != parent.id,
+            )
+        )
+        return [m for m in rows.all() if parent.id in (m.depends_on or [])]
 
     async def acknowledge(self, incident_id: str, user_id: str, now: datetime) -> bool:
         """Mark an open incident acknowledged, once; the page version moves, so a pager that

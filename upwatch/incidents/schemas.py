@@ -61,6 +61,10 @@ class IncidentOut(RowOut):
         description="When a member took it (POST /incidents/{id}/acknowledge)"
     )
     acknowledged_by: str | None = Field(description="The id of the member who acknowledged it")
+    affected_monitor_ids: list[str] = Field(
+        description="Monitors depending on this incident's monitor that went down meanwhile: "
+        "their failures opened no incident of their own"
+    )
     escalation_step: int = Field(
         description="Steps of the monitor's escalation policy paged so far"
     )
@@ -71,7 +75,7 @@ class IncidentOut(RowOut):
     @classmethod
     def derived(cls, row: Any, context: Any) -> dict[str, Any]:
         """The timeline is rows of its own (``context``: those of this incident)."""
-        return {"updates": context["updates"]}
+        return {"updates": context["updates"], "affected_monitor_ids": row.dependents or []}
 
 
 class IncidentPatch(Input):

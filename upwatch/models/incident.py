@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import BigInteger, Boolean, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import JSON, BigInteger, Boolean, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from upwatch.kit.db import Base, IdMixin, TimestampMixin
@@ -31,6 +31,8 @@ class Incident(IdMixin, TimestampMixin, Base):
     acknowledged_by: Mapped[str | None] = mapped_column(
         String(32), ForeignKey("users.id", ondelete="SET NULL")
     )
+    # Monitors depending on this one that went down while it was down (no incident of their own).
+    dependents: Mapped[list[str]] = mapped_column(JSON, default=list)
     # When the status machine opened it (the confirming check): escalation delays count from
     # here. None for incidents people open, which page no one.
     opened_at: Mapped[datetime | None]

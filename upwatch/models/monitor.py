@@ -75,6 +75,9 @@ class Monitor(IdMixin, TimestampMixin, Base):
     grace_seconds: Mapped[int | None] = mapped_column(Integer)
     last_start_at: Mapped[datetime | None]
     last_fail_at: Mapped[datetime | None]
+    # Monitors of the same project this one depends on: while one of them is down, this one's
+    # failures open no incident of their own (they are listed under the parent's).
+    depends_on: Mapped[list[str]] = mapped_column(JSON, default=list)
     # Who is paged, step by step, for its incidents; none: every provider of the project at once.
     escalation_policy_id: Mapped[str | None] = mapped_column(
         String(32), ForeignKey("escalation_policies.id", ondelete="SET NULL"), index=True

@@ -48,6 +48,21 @@ class MonitorRepository:
         )
         return rows.all(), int(total or 0)
 
+    async def dependencies_in(self, project_id: str) -> dict[str, list[str]]:
+        """Every monitor of the project and the monitors it depends on."""
+        rows = await self.session.execute(
+            select(Monitor.id, Monitor.depends_on).where(Monitor.project_id == project_id)
+        )
+        return {monitor_id: list(parents or []) for monitor_id, parents in rows.all()}
+
+    async def depending_on(self, monitor: Monitor) -> list[Monitor]:
+        rows = await self.session.scalars(
+            select(Monitor).where(
+                Monitor.project_id == monitor.project_id, Monitor.id != monitor.id
+            )
+        )
+        return [m for m in rows.all() if monitor.id in (m.depends_on or [])]
+
     async def count_for_owner(self, owner_id: str) -> int:
         owned = select(Project.id).where(Project.owner_id == owner_id)
         total = await self.session.scalar(

@@ -90,6 +90,14 @@ class MonitorFields(Input):
         Annotated[list[Annotated[str, Field(max_length=32)]], Field(max_length=50)] | None
     ) = None
     isActive: bool | None = None
+    dependsOn: (
+        Annotated[list[Annotated[str, Field(max_length=32)]], Field(max_length=20)] | None
+    ) = Field(
+        default=None,
+        description="Monitors of the same project this one depends on (no cycles). While "
+        "one of them is down, this monitor's failures open no incident and send no alert "
+        "of their own: they are listed under that monitor's incident. `[]` removes them",
+    )
     schedule: (
         Annotated[str, Field(min_length=1, max_length=100, pattern=SINGLE_LINE_PATTERN)] | None
     ) = Field(
@@ -178,6 +186,7 @@ class MonitorOut(RowOut):
     quorum: int | None
     region_ids: list[str]
     escalation_policy_id: str | None
+    depends_on: list[str]
     schedule: str | None
     timezone: str | None
     grace_seconds: int | None
@@ -207,8 +216,8 @@ class MonitorOut(RowOut):
 class MonitorUpdate(MonitorFields):
     """Fields left out stay as they are. `null` clears `keyword`, `body`, `expectedValue`,
     `degradedThresholdMs`, `quorum`, `escalationPolicyId`, `schedule`, `timezone` and
-    `graceSeconds`, restores the default
-    `recordType` (A) and TLS `port` (443), and leaves `regionIds` and `isActive` unchanged.
+    `graceSeconds`, restores the default `recordType` (A) and TLS `port` (443), and leaves
+    `regionIds`, `dependsOn` and `isActive` unchanged.
     The target a monitor's type checks may not be null: `url` of an http monitor, `host` and
     `port` of a tcp monitor, `host` of a dns or tls monitor (422)."""
 

@@ -22,6 +22,7 @@ from upwatch.maintenance.rules import occurrences
 from upwatch.maintenance.service import schedule_of
 from upwatch.models import CheckResult, Monitor, User
 from upwatch.monitors import secrets, sla, statistics
+from upwatch.monitors.dependency_graph import cycle_through
 from upwatch.monitors.repository import MonitorRepository, RegionRepository, SlaRepository
 from upwatch.monitors.schemas import MonitorFields, MonitorUpdate, NewMonitor
 from upwatch.probes.heartbeat import BadSchedule, validate_schedule, zone_of
@@ -32,7 +33,7 @@ DEFAULT_TIMEOUT_SECONDS = 10.0
 # What each type checks; an update may change these but not remove them.
 TARGET_FIELDS = {"http": {"url"}, "tcp": {"host", "port"}, "dns": {"host"}, "tls": {"host"}}
 # Update fields with rules of their own; every other one is stored as sent, by column name.
-SEPARATELY_UPDATED = {"headers", "secretHeaders", "regionIds", "isActive"}
+SEPARATELY_UPDATED = {"headers", "secretHeaders", "regionIds", "isActive", "dependsOn"}
 
 
 log = logging.getLogger(__name__)
@@ -121,6 +122,23 @@ class MonitorService(DomainService):
             field = "timezone" if "time zone" in str(exc) else "schedule"
             raise ValidationFailed.on(field, str(exc)) from None
 
+    async def _check_parents(
+        self, monitor_id: str | None, project_id: str, parents: list[str]
+    ) -> None:
+        """Monitors of the same project, not itself, and no cycle (422 naming the path)."""
+        graph = await self.monitors.dependencies_in(project_id)
+        unknown = [p for p in parents if p not in graph or p == monitor_id]
+        if unknown:
+            raise ValidationFailed.on(
+                "dependsOn", f"not other monitors of the project: {', '.join(unknown)}"
+            )
+        if monitor_id is not None:
+            cycle = cycle_through(graph, monitor_id, parents)
+            if cycle is not None:
+                raise ValidationFailed.on(
+                    "dependsOn", f"a monitor may not depend on itself: {' -> '.join(cycle)}"
+                )
+
     async def _check_policy(self, body: MonitorFields, project_id: str) -> None:
         policy_id = body.escalationPolicyId
         if policy_id is not None and not await EscalationRepository(self.session).in_project(
@@ -167,6 +185,8 @@ class MonitorService(DomainService):
         interval = body.intervalSeconds or max(plan.checkFrequencyMinutes * 60, 60)
         await self._check_fields(body.model_copy(update={"intervalSeconds": interval}), owner_id)
         await self._check_policy(body, body.projectId)
+        parents = list(dict.fromkeys(body.dependsOn or []))
+        await self._check_parents(None, body.projectId, parents)
         timeout = body.timeoutSeconds or min(DEFAULT_TIMEOUT_SECONDS, interval / 2)
         if timeout >= interval:
             raise ValidationFailed.on("timeoutSeconds", "must be shorter than intervalSeconds")
@@ -193,6 +213,7 @@ class MonitorService(DomainService):
             region_ids=list(dict.fromkeys(body.regionIds or [])),
             is_active=body.isActive if body.isActive is not None else True,
             escalation_policy_id=body.escalationPolicyId,
+            depends_on=parents,
             schedule=body.schedule,
             timezone=body.timezone,
             grace_seconds=body.graceSeconds,
@@ -211,6 +232,10 @@ class MonitorService(DomainService):
         assert access is not None
         await self._check_fields(body, access.project.owner_id)
         await self._check_policy(body, monitor.project_id)
+        if body.dependsOn is not None:
+            parents = list(dict.fromkeys(body.dependsOn))
+            await self._check_parents(monitor.id, monitor.project_id, parents)
+            monitor.depends_on = parents
         self._update_headers(monitor, body)
         # Fields null is refused for on every type are refused by the schema (Omittable);
         # what null is refused for depends on the type, so it is checked here.
@@ -274,6 +299,9 @@ class MonitorService(DomainService):
 
     async def delete(self, caller: User, monitor_id: str) -> None:
         monitor = await self.visible(caller, monitor_id)
+        for child in await self.monitors.depending_on(monitor):
+            child.depends_on = [p for p in child.depends_on if p != monitor.id]
+            self._notify(child.id)
         await self.monitors.delete(monitor)
         self._notify(monitor_id)
 

@@ -1,0 +1,38 @@
+"""Monitor dependencies as pure rules: a monitor names the monitors it depends on (its
+parents); the graph may have no cycle, and while a parent is down a child's failure is the
+parent's outage, not an incident of its own."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+
+
+def cycle_through(
+    parents: Mapping[str, Collection[str]], monitor_id: str, new_parents: Collection[str]
+) -> list[str] | None:
+    """A path from ``monitor_id`` back to itself if it depended on ``new_parents`` (the other
+    monitors keep their ``parents``), or None when the graph stays acyclic."""
+    graph = {**{m: list(p) for m, p in parents.items()}, monitor_id: list(new_parents)}
+    path: list[str] = [monitor_id]
+    seen: set[str] = set()
+
+    def walk(node: str) -> bool:
+        for parent in graph.get(node, ()):
+            if parent == monitor_id:
+                path.append(parent)
+                return True
+            if parent in seen:
+                continue
+            seen.add(parent)
+            path.append(parent)
+            if walk(parent):
+                return True
+            path.pop()
+        return False
+
+    return path if walk(monitor_id) else None
+
+
+def down_parent(parents: Sequence[tuple[str, str]]) -> str | None:
+    """The first parent (id, status) that is down: a child failing meanwhile alerts no one."""
+    return next((parent_id for parent_id, status in parents if status == "down"), None)
