@@ -57,10 +57,11 @@ SEMANTIC_REJECTIONS: dict[tuple[str, str], str] = {
     "monitor's type checks may not be null (contract §7); regions must exist, and masked "
     "secret headers do not follow `url` to another server (docs/api.md, Monitors); "
     "escalationPolicyId must be a policy of the monitor's project, dependsOn monitors of it "
-    "without a cycle; a heartbeat schedule must occur",
+    "without a cycle; a heartbeat schedule must occur; assertions must be ones that can be "
+    "evaluated",
     ("POST", "/monitors"): "escalationPolicyId must be a policy of the monitor's project, "
-    "dependsOn monitors of it, and a heartbeat schedule must occur, in a known time zone "
-    "(docs/api.md, Monitors)",
+    "dependsOn monitors of it, a heartbeat schedule must occur, in a known time zone, and "
+    "assertions must be ones that can be evaluated (docs/api.md, Monitors)",
     ("POST", "/escalation-policies"): "every provider a step names must be a provider of the "
     "policy's project (docs/api.md, Escalation)",
     ("PATCH", "/escalation-policies/{id}"): "the same rule as creating a policy (docs/api.md, "

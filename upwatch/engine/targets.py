@@ -7,6 +7,7 @@ adds reading it from the database model, which the probes must not know.
 from __future__ import annotations
 
 from upwatch.models import Monitor
+from upwatch.probes.assertions import assertion_of
 from upwatch.probes.spec import CheckSpec
 
 
@@ -45,4 +46,5 @@ class MonitorSpec(CheckSpec):
             grace_seconds=monitor.grace_seconds,
             last_start_at=monitor.last_start_at,
             last_fail_at=monitor.last_fail_at,
+            assertions=tuple(assertion_of(a) for a in monitor.assertions or ()),
         )

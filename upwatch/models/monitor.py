@@ -75,6 +75,9 @@ class Monitor(IdMixin, TimestampMixin, Base):
     grace_seconds: Mapped[int | None] = mapped_column(Integer)
     last_start_at: Mapped[datetime | None]
     last_fail_at: Mapped[datetime | None]
+    # HTTP monitors: conditions on the response, [{source, operator, path?, value?}]
+    # (``probes/assertions.py``).
+    assertions: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
     # Monitors of the same project this one depends on: while one of them is down, this one's
     # failures open no incident of their own (they are listed under the parent's).
     depends_on: Mapped[list[str]] = mapped_column(JSON, default=list)

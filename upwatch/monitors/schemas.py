@@ -66,6 +66,46 @@ Timeout = Annotated[float, Field(gt=0, le=60)]
 Retries = Annotated[int, Field(ge=0, le=10)]
 
 
+class AssertionIn(Input):
+    """A condition on an HTTP response; the first that does not hold fails the check with a
+    message naming it."""
+
+    source: Literal["json", "header", "body", "responseTime", "statusCode"] = Field(
+        description="What is read: a JSONPath into the JSON body (`path`), a header (`path` "
+        "is its name), the body text, the response time in ms, the status code"
+    )
+    operator: Literal[
+        "equals",
+        "notEquals",
+        "contains",
+        "notContains",
+        "matches",
+        "lessThan",
+        "lessThanOrEqual",
+        "greaterThan",
+        "greaterThanOrEqual",
+        "exists",
+        "notExists",
+    ]
+    path: Annotated[str, Field(min_length=1, max_length=500)] | None = Field(
+        default=None, examples=["$.status", "content-type"]
+    )
+    value: str | int | float | bool | None = Field(
+        default=None,
+        description="The expected value (a pattern for `matches`, a number for the "
+        "orderings); left out for `exists` and `notExists`",
+    )
+
+    def stored(self) -> dict[str, Any]:
+        """As kept on the monitor: `value` only when it was given (null is a value)."""
+        kept: dict[str, Any] = {"source": self.source, "operator": self.operator}
+        if self.path is not None:
+            kept["path"] = self.path
+        if "value" in self.model_fields_set:
+            kept["value"] = self.value
+        return kept
+
+
 class MonitorFields(Input):
     """Fields shared by create and update; which are required depends on ``type``."""
 
@@ -90,6 +130,11 @@ class MonitorFields(Input):
         Annotated[list[Annotated[str, Field(max_length=32)]], Field(max_length=50)] | None
     ) = None
     isActive: bool | None = None
+    assertions: Annotated[list[AssertionIn], Field(max_length=20)] | None = Field(
+        default=None,
+        description="HTTP monitors: conditions on the response beyond its status code, "
+        "checked in order (`[]` removes them)",
+    )
     dependsOn: (
         Annotated[list[Annotated[str, Field(max_length=32)]], Field(max_length=20)] | None
     ) = Field(
@@ -186,6 +231,9 @@ class MonitorOut(RowOut):
     quorum: int | None
     region_ids: list[str]
     escalation_policy_id: str | None
+    assertions: list[dict[str, Any]] = Field(
+        description="As given: {source, operator, path, value}"
+    )
     depends_on: list[str]
     schedule: str | None
     timezone: str | None
@@ -217,7 +265,7 @@ class MonitorUpdate(MonitorFields):
     """Fields left out stay as they are. `null` clears `keyword`, `body`, `expectedValue`,
     `degradedThresholdMs`, `quorum`, `escalationPolicyId`, `schedule`, `timezone` and
     `graceSeconds`, restores the default `recordType` (A) and TLS `port` (443), and leaves
-    `regionIds`, `dependsOn` and `isActive` unchanged.
+    `regionIds`, `assertions`, `dependsOn` and `isActive` unchanged.
     The target a monitor's type checks may not be null: `url` of an http monitor, `host` and
     `port` of a tcp monitor, `host` of a dns or tls monitor (422)."""
 

@@ -25,6 +25,8 @@ from upwatch.monitors import secrets, sla, statistics
 from upwatch.monitors.dependency_graph import cycle_through
 from upwatch.monitors.repository import MonitorRepository, RegionRepository, SlaRepository
 from upwatch.monitors.schemas import MonitorFields, MonitorUpdate, NewMonitor
+from upwatch.probes.assertions import BadAssertion, assertion_of
+from upwatch.probes.assertions import validate as validate_assertion
 from upwatch.probes.heartbeat import BadSchedule, validate_schedule, zone_of
 from upwatch.projects.repository import ProjectRepository
 from upwatch.runtime import DomainService, uses
@@ -33,7 +35,14 @@ DEFAULT_TIMEOUT_SECONDS = 10.0
 # What each type checks; an update may change these but not remove them.
 TARGET_FIELDS = {"http": {"url"}, "tcp": {"host", "port"}, "dns": {"host"}, "tls": {"host"}}
 # Update fields with rules of their own; every other one is stored as sent, by column name.
-SEPARATELY_UPDATED = {"headers", "secretHeaders", "regionIds", "isActive", "dependsOn"}
+SEPARATELY_UPDATED = {
+    "headers",
+    "secretHeaders",
+    "regionIds",
+    "isActive",
+    "dependsOn",
+    "assertions",
+}
 
 
 log = logging.getLogger(__name__)
@@ -99,6 +108,16 @@ class MonitorService(DomainService):
         if monitor is None or await self.projects.access(caller, monitor.project_id) is None:
             raise NotFound("no such monitor")
         return monitor
+
+    @staticmethod
+    def _check_assertions(monitor: Monitor) -> None:
+        if monitor.assertions and monitor.type != "http":
+            raise ValidationFailed.on("assertions", "only http monitors have them")
+        for index, stored in enumerate(monitor.assertions or []):
+            try:
+                validate_assertion(assertion_of(stored))
+            except BadAssertion as exc:
+                raise ValidationFailed.on(f"assertions.{index}.{exc.field}", str(exc)) from None
 
     def _check_heartbeat(self, monitor: Monitor) -> None:
         """Schedules are for heartbeats, and must occur (read as they will be stored)."""
@@ -214,6 +233,7 @@ class MonitorService(DomainService):
             is_active=body.isActive if body.isActive is not None else True,
             escalation_policy_id=body.escalationPolicyId,
             depends_on=parents,
+            assertions=[a.stored() for a in body.assertions or []],
             schedule=body.schedule,
             timezone=body.timezone,
             grace_seconds=body.graceSeconds,
@@ -222,6 +242,7 @@ class MonitorService(DomainService):
             heartbeat_token=new_opaque_token() if body.type == "heartbeat" else None,
         )
         self._check_heartbeat(monitor)
+        self._check_assertions(monitor)
         await self.monitors.add(monitor)
         self._notify(monitor.id)
         return monitor
@@ -251,7 +272,10 @@ class MonitorService(DomainService):
             monitor.region_ids = list(dict.fromkeys(body.regionIds))
         if monitor.timeout_seconds >= monitor.interval_seconds:
             raise ValidationFailed.on("timeoutSeconds", "must be shorter than intervalSeconds")
+        if body.assertions is not None:
+            monitor.assertions = [a.stored() for a in body.assertions]
         self._check_heartbeat(monitor)
+        self._check_assertions(monitor)
         if body.isActive is not None and body.isActive != monitor.is_active:
             after_commit(
                 self.session, partial(_log_pause, monitor, caller, monitor.status, body.isActive)

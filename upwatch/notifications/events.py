@@ -28,6 +28,7 @@ FAILURE_WORDS = {
     "timeout": "timed out",
     "status_code": "unexpected HTTP status",
     "keyword": "keyword missing from the response",
+    "assertion": "a response assertion failed",
     "certificate_expiry": "certificate expires soon",
     "response_too_large": "response too large",
     "too_many_redirects": "too many redirects",

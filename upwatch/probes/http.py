@@ -1,4 +1,5 @@
-"""HTTP(S) probe: status code, optional keyword, redirects, capped body, phase timings.
+"""HTTP(S) probe: status code, optional keyword and assertions, redirects, capped body, phase
+timings.
 
 Run it on a ``guarded_session`` (``upwatch.kit.net``): that session refuses internal targets at
 connection time, redirects included, and fills the DNS and connect timings. On any other
@@ -16,6 +17,7 @@ from types import MappingProxyType
 import aiohttp
 
 from upwatch.kit.net import ConnectionPhases, TargetRefused
+from upwatch.probes.assertions import Assertion, Response, first_failure
 from upwatch.probes.connect import CheckClock, Phase, classify
 from upwatch.probes.outcome import ErrorKind, Outcome, Timings
 from upwatch.probes.probe import ProbeKit
@@ -37,12 +39,14 @@ class HttpCheck:
     max_redirects: int = 5
     verify_tls: bool = True
     max_body_bytes: int = 1_048_576
+    assertions: tuple[Assertion, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class _Body:
     keyword_found: bool
     exceeded_cap: bool
+    kept: bytes = b""  # the body up to the cap, when an assertion reads it
 
 
 def _status_expected(check: HttpCheck, status: int) -> bool:
@@ -76,20 +80,24 @@ async def _read_body(response: aiohttp.ClientResponse, check: HttpCheck) -> _Bod
     keyword was still missing, because then its absence cannot be stated.
     """
     needle = check.keyword.encode() if check.keyword else None
+    keep = any(a.needs_body for a in check.assertions)
     seen = bytearray()
+    kept = bytearray()
     received = 0
     found = needle is None
     async for chunk in response.content.iter_chunked(_CHUNK_BYTES):
         room = check.max_body_bytes - received
         received += len(chunk)
+        if keep:
+            kept += chunk[: max(room, 0)]
         if not found and needle is not None:
             # Overlap with the previous bytes so a keyword split across chunks is found.
             start = max(0, len(seen) - len(needle) + 1)
             seen += chunk[: max(room, 0)]
             found = seen.find(needle, start) != -1
         if received > check.max_body_bytes:
-            return _Body(keyword_found=found, exceeded_cap=True)
-    return _Body(keyword_found=found, exceeded_cap=False)
+            return _Body(keyword_found=found, exceeded_cap=True, kept=bytes(kept))
+    return _Body(keyword_found=found, exceeded_cap=False, kept=bytes(kept))
 
 
 def _failure(error: BaseException, check: HttpCheck) -> tuple[ErrorKind, str]:
@@ -164,6 +172,7 @@ async def probe_http(check: HttpCheck, session: aiohttp.ClientSession) -> Outcom
             clock.first_byte()
             status = response.status
             body = await _read_body(response, check)
+            headers = {name.lower(): value for name, value in response.headers.items()}
             details = {"redirects": len(response.history), "finalUrl": str(response.url)}
     except (aiohttp.ClientError, OSError, TimeoutError, TargetRefused) as exc:
         kind, message = _failure(exc, check)
@@ -191,6 +200,17 @@ async def probe_http(check: HttpCheck, session: aiohttp.ClientSession) -> Outcom
         )
     elif not body.keyword_found:
         failure = ErrorKind.KEYWORD, f"keyword {check.keyword!r} not found in the body"
+    elif check.assertions:
+        answer = Response(
+            status=status,
+            headers=headers,
+            body=body.kept,
+            response_time_ms=elapsed.total_ms or 0.0,
+            body_complete=not body.exceeded_cap,
+        )
+        failed = first_failure(check.assertions, answer)
+        if failed is not None:
+            failure = ErrorKind.ASSERTION, failed
     return Outcome(
         ok=failure is None,
         response_time_ms=elapsed.total_ms,
@@ -213,5 +233,6 @@ class HttpProbe:
             expected_status_codes=spec.expected_status_codes,
             keyword=spec.keyword,
             timeout_seconds=spec.timeout_seconds,
+            assertions=spec.assertions,
         )
         return await probe_http(check, kit.http)

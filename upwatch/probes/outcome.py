@@ -20,6 +20,7 @@ class ErrorKind(StrEnum):
     TIMEOUT = "timeout"
     STATUS_CODE = "status_code"
     KEYWORD = "keyword"
+    ASSERTION = "assertion"
     CERTIFICATE_EXPIRY = "certificate_expiry"
     RESPONSE_TOO_LARGE = "response_too_large"
     TOO_MANY_REDIRECTS = "too_many_redirects"

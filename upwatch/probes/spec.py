@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from upwatch.probes.assertions import Assertion
+
 
 @dataclass(frozen=True, slots=True)
 class CheckSpec:
@@ -38,3 +40,5 @@ class CheckSpec:
     grace_seconds: int | None = None
     last_start_at: datetime | None = None
     last_fail_at: datetime | None = None
+    # HTTP: conditions on the response beyond its status code.
+    assertions: tuple[Assertion, ...] = ()

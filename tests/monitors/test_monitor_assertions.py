@@ -1,0 +1,61 @@
+"""Assertions on an HTTP monitor through the API: kept as given, checked against a real
+target by "check now", changed as a whole, and refused naming the field."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.conftest import Cast, assert_problem
+from tests.factories import Target, create_monitor
+
+
+@pytest.fixture
+def settings_overrides() -> dict[str, Any]:
+    return {"allow_private_targets": True}
+
+
+async def test_a_monitor_checks_its_assertions_and_names_the_one_that_failed(
+    client: httpx.AsyncClient, cast: Cast, target: Target
+) -> None:
+    target.body = '{"status": "ok", "queue": 12}'
+    rules = [
+        {"source": "json", "path": "$.status", "operator": "equals", "value": "ok"},
+        {"source": "json", "path": "$.queue", "operator": "lessThan", "value": 100},
+        {"source": "json", "path": "$.error", "operator": "notExists"},
+    ]
+    monitor = await create_monitor(
+        client, cast.alice, cast.project_id, url=target.url, intervalSeconds=300, assertions=rules
+    )
+    assert monitor["assertions"] == rules
+    path = f"/monitors/{monitor['id']}"
+    up = await client.post(f"{path}/check", headers=cast.bob.headers)
+    assert up.json()["status"] == "up", up.text
+
+    target.body = '{"status": "ok", "queue": 250}'
+    down = await client.post(f"{path}/check", headers=cast.bob.headers)
+    assert down.json()["status"] == "down"
+    assert down.json()["error"] == "assertion 2 (json $.queue lessThan 100) failed: got 250"
+
+    kept = await client.patch(path, headers=cast.alice.headers, json={"name": "Shop API"})
+    assert kept.json()["assertions"] == rules  # left out: unchanged
+    emptied = await client.patch(path, headers=cast.alice.headers, json={"assertions": []})
+    assert emptied.json()["assertions"] == []
+    again = await client.post(f"{path}/check", headers=cast.bob.headers)
+    assert again.json()["status"] == "up"
+
+
+async def test_an_assertion_that_cannot_work_is_refused_naming_the_field(
+    client: httpx.AsyncClient, cast: Cast, target: Target
+) -> None:
+    base = {"projectId": cast.project_id, "name": "Shop", "intervalSeconds": 300}
+    for extra, field in (
+        ({"type": "http", "url": target.url, "assertions": [{"source": "json", "operator": "exists"}]}, "assertions.0.path"),  # noqa: E501
+        ({"type": "http", "url": target.url, "assertions": [{"source": "body", "operator": "matches", "value": "("}]}, "assertions.0.value"),  # noqa: E501
+        ({"type": "http", "url": target.url, "assertions": [{"source": "xml", "operator": "exists"}]}, "source"),  # noqa: E501
+        ({"type": "heartbeat", "assertions": [{"source": "statusCode", "operator": "equals", "value": 200}]}, "assertions"),  # noqa: E501
+    ):  # fmt: skip
+        refused = await client.post("/monitors", headers=cast.alice.headers, json={**base, **extra})
+        assert field in assert_problem(refused, 422)["detail"], (extra, refused.text)

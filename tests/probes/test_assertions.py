@@ -1,0 +1,170 @@
+"""HTTP assertions: each source and operator against a real response and as pure rules, a
+failure message that names the assertion, refused assertions, and a pattern that would run
+for ever stopped by its time limit."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from aiohttp import web
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.probes.test_probes_http import Target, check, serve
+from upwatch.engine.broker import CheckJob
+from upwatch.engine.wire import decode_job, encode_job
+from upwatch.kit.net import NetworkGuard
+from upwatch.probes.assertions import (
+    Assertion,
+    BadAssertion,
+    Response,
+    assertion_of,
+    first_failure,
+    validate,
+)
+from upwatch.probes.http import HttpCheck
+from upwatch.probes.outcome import ErrorKind
+
+DOCUMENT = {"status": "ok", "version": 3, "checks": [{"name": "db", "up": True}], "tags": ["a"]}
+
+
+@pytest.fixture
+async def api() -> AsyncIterator[Target]:
+    async def health(_request: web.Request) -> web.Response:
+        return web.json_response(DOCUMENT, headers={"X-Build": "2026.11"})
+
+    app = web.Application()
+    app.router.add_get("/health", health)
+    runner, port = await serve(app)
+    yield Target(url=f"http://127.0.0.1:{port}", port=port)
+    await runner.cleanup()
+
+
+def given_as(**stored: Any) -> Assertion:
+    return assertion_of(stored)
+
+
+async def test_a_response_that_meets_every_assertion_is_up(api: Target) -> None:
+    assertions = (
+        given_as(source="json", path="$.status", operator="equals", value="ok"),
+        given_as(source="json", path="$.checks[0].up", operator="equals", value=True),
+        given_as(source="json", path="$.version", operator="greaterThanOrEqual", value=3),
+        given_as(source="json", path="$.tags", operator="contains", value="a"),
+        given_as(source="json", path="$.missing", operator="notExists"),
+        given_as(source="header", path="X-Build", operator="matches", value=r"^\d{4}\.\d+$"),
+        given_as(source="header", path="content-type", operator="contains", value="json"),
+        given_as(source="body", operator="contains", value='"db"'),
+        given_as(source="statusCode", operator="equals", value=200),
+        given_as(source="responseTime", operator="lessThan", value=10_000),
+    )
+    outcome = await check(
+        NetworkGuard(allow_private=True), HttpCheck(url=f"{api.url}/health", assertions=assertions)
+    )
+    assert outcome.ok, outcome.error
+
+
+async def test_the_first_assertion_that_fails_names_itself_and_what_was_found(api: Target) -> None:
+    assertions = (
+        given_as(source="statusCode", operator="equals", value=200),
+        given_as(source="json", path="$.checks[0].name", operator="equals", value="cache"),
+        given_as(source="json", path="$.status", operator="equals", value="nope"),
+    )
+    outcome = await check(
+        NetworkGuard(allow_private=True), HttpCheck(url=f"{api.url}/health", assertions=assertions)
+    )
+    assert not outcome.ok
+    assert outcome.error_kind is ErrorKind.ASSERTION
+    assert outcome.error == ('assertion 2 (json $.checks[0].name equals "cache") failed: got "db"')
+
+
+def response(body: bytes = b"", **headers: str) -> Response:
+    return Response(status=200, headers=headers, body=body, response_time_ms=42.0)
+
+
+def test_a_body_that_is_not_json_fails_a_json_assertion_saying_so() -> None:
+    failed = first_failure(
+        [given_as(source="json", path="$.a", operator="exists")], response(b"<html>")
+    )
+    assert failed == "assertion 1 (json $.a exists) failed: the body is not JSON"
+
+
+def test_a_body_larger_than_the_probe_reads_is_not_judged_on_its_first_part() -> None:
+    partial = Response(200, {}, b'{"a": 1', 1.0, body_complete=False)
+    failed = first_failure([given_as(source="body", operator="contains", value="z")], partial)
+    assert failed is not None
+    assert "larger than the probe reads" in failed
+
+
+def test_a_pattern_that_backtracks_for_ever_is_stopped_and_fails_the_check() -> None:
+    slow = given_as(source="body", operator="matches", value="(x+x+)+y")
+    failed = first_failure([slow], response(b"x" * 50_000))
+    assert failed is not None
+    assert "took longer than" in failed
+
+
+scalars = st.none() | st.booleans() | st.integers(-1000, 1000) | st.text(max_size=10)
+
+
+@given(st.dictionaries(st.from_regex(r"[a-z]{1,6}", fullmatch=True), scalars, min_size=1))
+def test_equals_holds_for_the_value_at_the_path_and_not_equals_does_not(
+    document: dict[str, Any],
+) -> None:
+    body = json.dumps(document).encode()
+    for key, value in document.items():
+        same = given_as(source="json", path=f"$.{key}", operator="equals", value=value)
+        other = given_as(source="json", path=f"$.{key}", operator="notEquals", value=value)
+        assert first_failure([same], response(body)) is None
+        failed = first_failure([other], response(body))
+        assert failed is not None
+        assert failed.startswith("assertion 1 (json $.")
+
+
+@given(st.integers(-(10**6), 10**6), st.integers(-(10**6), 10**6))
+def test_orderings_compare_numbers_as_numbers(actual: int, bound: int) -> None:
+    body = json.dumps({"n": actual}).encode()
+    for operator, holds in (
+        ("lessThan", actual < bound),
+        ("lessThanOrEqual", actual <= bound),
+        ("greaterThan", actual > bound),
+        ("greaterThanOrEqual", actual >= bound),
+    ):
+        rule = given_as(source="json", path="$.n", operator=operator, value=bound)
+        assert (first_failure([rule], response(body)) is None) == holds
+
+
+@pytest.mark.parametrize(
+    ("stored", "field"),
+    [
+        ({"source": "json", "operator": "equals", "value": 1}, "path"),
+        ({"source": "json", "path": "$[", "operator": "exists"}, "path"),
+        ({"source": "body", "path": "x", "operator": "contains", "value": "a"}, "path"),
+        ({"source": "body", "operator": "matches", "value": "(unclosed"}, "value"),
+        ({"source": "body", "operator": "exists"}, "operator"),
+        ({"source": "statusCode", "operator": "lessThan", "value": "500"}, "value"),
+        ({"source": "json", "path": "$.a", "operator": "exists", "value": 1}, "value"),
+        ({"source": "json", "path": "$.a", "operator": "equals"}, "value"),
+        ({"source": "header", "path": "x", "operator": "equals", "value": True}, "value"),
+    ],
+)
+def test_an_assertion_that_cannot_be_evaluated_is_refused_naming_the_field(
+    stored: dict[str, Any], field: str
+) -> None:
+    with pytest.raises(BadAssertion) as refused:
+        validate(assertion_of(stored))
+    assert refused.value.field == field
+
+
+def test_assertions_travel_in_jobs_between_processes() -> None:
+    from tests.engine.conftest import DAY
+    from upwatch.probes.spec import CheckSpec
+
+    spec = CheckSpec(
+        "m1", "p1", "http", "http://127.0.0.1/", "GET", (), None, (), None, None, None, None,
+        None, 60, 5.0, ("r",), DAY, None, None,
+        assertions=(given_as(source="json", path="$.a", operator="equals", value=None),),
+    )  # fmt: skip
+    job = CheckJob(spec=spec, region_id="r", due_at=1.0)
+    assert decode_job(encode_job(job)).spec.assertions == spec.assertions

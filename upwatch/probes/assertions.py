@@ -1,0 +1,235 @@
+"""HTTP assertions: conditions on a response beyond its status code, as pure functions.
+
+An assertion reads one value of the response (a JSONPath into the JSON body, a header, the
+body text, the response time, the status code) and compares it with an expected value. The
+first that does not hold fails the check with a message naming it and what was found. Patterns
+run with a time limit (the ``regex`` module): a pattern that backtracks for ever on some body
+fails its check instead of holding a worker.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import regex
+from jsonpath_ng.ext.parser import parse as parse_jsonpath
+
+SOURCES: Final = ("json", "header", "body", "responseTime", "statusCode")
+OPERATORS: Final = (
+    "equals",
+    "notEquals",
+    "contains",
+    "notContains",
+    "matches",
+    "lessThan",
+    "lessThanOrEqual",
+    "greaterThan",
+    "greaterThanOrEqual",
+    "exists",
+    "notExists",
+)
+ORDERING: Final = {"lessThan", "lessThanOrEqual", "greaterThan", "greaterThanOrEqual"}
+PRESENCE: Final = {"exists", "notExists"}
+# A pattern that has not answered in this long on a capped body fails its check.
+PATTERN_SECONDS: Final = 0.1
+
+
+@dataclass(frozen=True, slots=True)
+class Assertion:
+    source: str
+    operator: str
+    path: str | None = None  # the JSONPath (json) or the header name (header)
+    value: str | None = None  # the expected value as JSON text; None for exists/notExists
+
+    @property
+    def needs_body(self) -> bool:
+        return self.source in ("json", "body")
+
+    def describe(self) -> str:
+        where = f"{self.source} {self.path}" if self.path else self.source
+        return f"{where} {self.operator}" + (f" {self.value}" if self.value is not None else "")
+
+
+def assertion_of(stored: Mapping[str, Any]) -> Assertion:
+    """An assertion as the API takes and stores it (``value`` any JSON scalar, left out for
+    exists and notExists)."""
+    return Assertion(
+        source=str(stored["source"]),
+        operator=str(stored["operator"]),
+        path=stored.get("path"),
+        value=json.dumps(stored["value"]) if "value" in stored else None,
+    )
+
+
+class BadAssertion(ValueError):
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def expected_of(assertion: Assertion) -> Any:
+    return None if assertion.value is None else json.loads(assertion.value)
+
+
+def validate(assertion: Assertion) -> None:
+    """Raise ``BadAssertion`` naming the field when the assertion cannot be evaluated."""
+    if assertion.source not in SOURCES:
+        raise BadAssertion("source", f"one of {', '.join(SOURCES)}")
+    if assertion.operator not in OPERATORS:
+        raise BadAssertion("operator", f"one of {', '.join(OPERATORS)}")
+    if assertion.source in ("json", "header") and not assertion.path:
+        what = "a JSONPath" if assertion.source == "json" else "a header name"
+        raise BadAssertion("path", f"{what} is needed for a {assertion.source} assertion")
+    if assertion.source not in ("json", "header") and assertion.path is not None:
+        raise BadAssertion("path", f"a {assertion.source} assertion has no path")
+    if assertion.source == "json":
+        try:
+            parse_jsonpath(assertion.path or "")
+        except Exception as exc:  # the parser raises its own types and plain ones
+            raise BadAssertion("path", f"not a JSONPath: {exc}") from None
+    if assertion.operator in PRESENCE:
+        if assertion.source not in ("json", "header"):
+            raise BadAssertion("operator", "exists and notExists are for json and header")
+        if assertion.value is not None:
+            raise BadAssertion("value", f"{assertion.operator} takes no value")
+        return
+    if assertion.value is None:
+        raise BadAssertion("value", f"{assertion.operator} needs a value")
+    expected = expected_of(assertion)
+    if assertion.operator in ORDERING and not _number(expected):
+        raise BadAssertion("value", f"{assertion.operator} needs a number")
+    if assertion.operator == "matches":
+        if not isinstance(expected, str):
+            raise BadAssertion("value", "matches needs a pattern (a string)")
+        try:
+            regex.compile(expected)
+        except regex.error as exc:
+            raise BadAssertion("value", f"not a pattern: {exc}") from None
+    text_like = isinstance(expected, str) or _number(expected)
+    if assertion.source in ("header", "body") and not text_like:
+        raise BadAssertion("value", f"a {assertion.source} is text: compare it with a string")
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    status: int
+    headers: Mapping[str, str]  # names in lower case
+    body: bytes
+    response_time_ms: float
+    body_complete: bool = True
+
+
+_MISSING: Final = object()
+
+
+def _actual(assertion: Assertion, response: Response) -> Any:
+    if assertion.source == "statusCode":
+        return response.status
+    if assertion.source == "responseTime":
+        return round(response.response_time_ms, 3)
+    if assertion.source == "header":
+        return response.headers.get((assertion.path or "").lower(), _MISSING)
+    text = response.body.decode("utf-8", errors="replace")
+    if assertion.source == "body":
+        return text
+    try:
+        document = json.loads(text)
+    except ValueError:
+        raise _Unreadable("the body is not JSON") from None
+    found = parse_jsonpath(assertion.path or "").find(document)
+    return found[0].value if found else _MISSING
+
+
+class _Unreadable(Exception):
+    pass
+
+
+def _holds(operator: str, actual: Any, expected: Any) -> bool:
+    if operator == "exists":
+        return actual is not _MISSING
+    if operator == "notExists":
+        return actual is _MISSING
+    if actual is _MISSING:
+        return False
+    if operator in ("equals", "notEquals"):
+        same = _equal(actual, expected)
+        return same if operator == "equals" else not same
+    if operator in ("contains", "notContains"):
+        inside = _contains(actual, expected)
+        return inside if operator == "contains" else not inside
+    if operator == "matches":
+        text = actual if isinstance(actual, str) else json.dumps(actual)
+        return regex.search(expected, text, timeout=PATTERN_SECONDS) is not None
+    number = _as_number(actual)
+    if number is None:
+        return False
+    held: bool = {
+        "lessThan": number < expected,
+        "lessThanOrEqual": number <= expected,
+        "greaterThan": number > expected,
+        "greaterThanOrEqual": number >= expected,
+    }[operator]
+    return held
+
+
+def _equal(actual: Any, expected: Any) -> bool:
+    if isinstance(actual, bool) or isinstance(expected, bool):
+        return actual is expected
+    if isinstance(actual, str) and not isinstance(expected, str):
+        return actual == json.dumps(expected)  # a header "5" equals 5
+    return bool(actual == expected)
+
+
+def _contains(actual: Any, expected: Any) -> bool:
+    if isinstance(actual, str):
+        return (expected if isinstance(expected, str) else json.dumps(expected)) in actual
+    if isinstance(actual, list):
+        return any(_equal(item, expected) for item in actual)
+    if isinstance(actual, dict):
+        return expected in actual
+    return False
+
+
+def _as_number(actual: Any) -> float | None:
+    if _number(actual):
+        return float(actual)
+    if isinstance(actual, str):
+        try:
+            value = float(actual)
+        except ValueError:
+            return None
+        return value if math.isfinite(value) else None
+    return None
+
+
+def _shown(actual: Any) -> str:
+    if actual is _MISSING:
+        return "nothing"
+    shown = json.dumps(actual, default=str)
+    return shown if len(shown) <= 200 else shown[:197] + "..."
+
+
+def first_failure(assertions: Sequence[Assertion], response: Response) -> str | None:
+    """Why the response fails its assertions (the first that does not hold), or None."""
+    for number, assertion in enumerate(assertions, start=1):
+        label = f"assertion {number} ({assertion.describe()})"
+        if assertion.needs_body and not response.body_complete:
+            return f"{label}: the body is larger than the probe reads"
+        try:
+            actual = _actual(assertion, response)
+            held = _holds(assertion.operator, actual, expected_of(assertion))
+        except _Unreadable as exc:
+            return f"{label} failed: {exc}"
+        except TimeoutError:
+            return f"{label}: the pattern took longer than {PATTERN_SECONDS}s on this body"
+        if not held:
+            return f"{label} failed: got {_shown(actual)}"
+    return None
