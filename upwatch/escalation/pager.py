@@ -79,11 +79,7 @@ class Pager:
         )
         if incident is None or monitor is None:
             return False
-        policy = (
-            await EscalationRepository(session).get(monitor.escalation_policy_id)
-            if monitor.escalation_policy_id is not None
-            else None
-        )
+        policy = await EscalationRepository(session).of_monitor(monitor)
         steps = steps_of(policy) if policy is not None else []
         paging = Paging(
             incident.opened_at or incident.started_at,

@@ -8,7 +8,14 @@ from datetime import datetime
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from upwatch.models import Alert, EscalationPolicy, Incident, NotificationProvider, User
+from upwatch.models import (
+    Alert,
+    EscalationPolicy,
+    Incident,
+    Monitor,
+    NotificationProvider,
+    User,
+)
 from upwatch.projects.repository import readable_project_ids
 
 # Alerts that tell a provider of an open incident: what a reminder counts from.
@@ -21,6 +28,12 @@ class EscalationRepository:
 
     async def get(self, policy_id: str) -> EscalationPolicy | None:
         return await self.session.get(EscalationPolicy, policy_id)
+
+    async def of_monitor(self, monitor: Monitor) -> EscalationPolicy | None:
+        """The policy the monitor names, if any."""
+        if monitor.escalation_policy_id is None:
+            return None
+        return await self.get(monitor.escalation_policy_id)
 
     async def in_project(self, policy_id: str, project_id: str) -> bool:
         found = await self.session.scalar(

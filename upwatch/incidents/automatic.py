@@ -290,11 +290,7 @@ class IncidentAutomation:
     ) -> list[str] | None:
         """Under the monitor's escalation policy, the providers of the steps due at once
         (the pager pages the rest); None without a policy: every provider."""
-        policy = (
-            await EscalationRepository(session).get(monitor.escalation_policy_id)
-            if monitor.escalation_policy_id is not None
-            else None
-        )
+        policy = await EscalationRepository(session).of_monitor(monitor)
         if policy is None:
             return None
         steps = steps_of(policy)

@@ -17,14 +17,13 @@ class WindowCalendar:
     async def in_maintenance(
         self, session: AsyncSession, checks: Sequence[tuple[str, str, datetime]]
     ) -> list[bool]:
-        repository = MaintenanceRepository(session)
-        windows = await repository.of_projects({project_id for _, project_id, _ in checks})
-        if not windows:
+        covering = await MaintenanceRepository(session).covering(
+            {project_id for _, project_id, _ in checks}
+        )
+        if not covering:
             return [False] * len(checks)
-        listed = await repository.monitors_of([w.id for w in windows if not w.whole_project])
         by_project: dict[str, list[tuple[Schedule, frozenset[str] | None]]] = {}
-        for window in windows:
-            covers = None if window.whole_project else frozenset(listed[window.id])
+        for window, covers in covering:
             by_project.setdefault(window.project_id, []).append((schedule_of(window), covers))
         return [
             any(

@@ -43,6 +43,15 @@ class MaintenanceRepository:
         )
         return rows.all()
 
+    async def covering(
+        self, project_ids: Collection[str]
+    ) -> list[tuple[MaintenanceWindow, frozenset[str] | None]]:
+        """Each window of these projects with the monitors it covers (None: the whole
+        project, monitors added later included). Two queries, however many windows."""
+        windows = await self.of_projects(project_ids)
+        listed = await self.monitors_of([w.id for w in windows if not w.whole_project])
+        return [(w, None if w.whole_project else frozenset(listed[w.id])) for w in windows]
+
     async def monitors_of(self, window_ids: Collection[str]) -> dict[str, list[str]]:
         """The monitors each window lists (empty for one over its whole project)."""
         covered: dict[str, list[str]] = {w: [] for w in window_ids}

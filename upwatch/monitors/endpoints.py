@@ -7,7 +7,7 @@ import io
 from datetime import date, timedelta
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query, Response, status
+from fastapi import APIRouter, Path, Query, Response, status
 
 from upwatch.accounts.dependencies import AdminUser, CurrentUser
 from upwatch.dependencies import RuntimeDep, Session, WritingSession
@@ -414,34 +414,28 @@ async def heartbeat_get(
     return await heartbeat_post(token, session, runtime)
 
 
-@heartbeats.post("/{token}/start", operation_id="heartbeatStartPost")
-async def heartbeat_start_post(
-    token: str, session: Session, runtime: RuntimeDep
+JobReport = Annotated[
+    Literal["start", "fail"],
+    Path(
+        description="start: the job began (unless a success ping follows within the grace, "
+        "the monitor turns down); fail: the job failed (down at the next evaluation, until "
+        "a success ping)"
+    ),
+]
+
+
+@heartbeats.post("/{token}/{report}", operation_id="heartbeatReportPost")
+async def heartbeat_report_post(
+    token: str, report: JobReport, session: Session, runtime: RuntimeDep
 ) -> dict[str, bool]:
-    """The job has started: unless a success ping follows within the monitor's grace, the
-    monitor turns down (the job hangs or died)."""
-    await MonitorService(session, runtime).ping(token, runtime.clock.now(), "start")
+    """The job reports that it started or that it failed."""
+    await MonitorService(session, runtime).ping(token, runtime.clock.now(), report)
     return {"ok": True}
 
 
-@heartbeats.get("/{token}/start", operation_id="heartbeatStartGet")
-async def heartbeat_start_get(
-    token: str, session: WritingSession, runtime: RuntimeDep
+@heartbeats.get("/{token}/{report}", operation_id="heartbeatReportGet")
+async def heartbeat_report_get(
+    token: str, report: JobReport, session: WritingSession, runtime: RuntimeDep
 ) -> dict[str, bool]:
     """The same as POST, for jobs that can only fetch a URL."""
-    return await heartbeat_start_post(token, session, runtime)
-
-
-@heartbeats.post("/{token}/fail", operation_id="heartbeatFailPost")
-async def heartbeat_fail_post(token: str, session: Session, runtime: RuntimeDep) -> dict[str, bool]:
-    """The job failed: the monitor turns down at its next evaluation, until a success ping."""
-    await MonitorService(session, runtime).ping(token, runtime.clock.now(), "fail")
-    return {"ok": True}
-
-
-@heartbeats.get("/{token}/fail", operation_id="heartbeatFailGet")
-async def heartbeat_fail_get(
-    token: str, session: WritingSession, runtime: RuntimeDep
-) -> dict[str, bool]:
-    """The same as POST, for jobs that can only fetch a URL."""
-    return await heartbeat_fail_post(token, session, runtime)
+    return await heartbeat_report_post(token, report, session, runtime)

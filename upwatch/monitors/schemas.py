@@ -19,6 +19,7 @@ from upwatch.kit.inputs import (
 from upwatch.kit.partial import Omittable
 from upwatch.kit.schemas import RowOut
 from upwatch.monitors import secrets
+from upwatch.probes.assertions import Operator, Source
 
 MonitorType = Literal["http", "tcp", "dns", "tls", "heartbeat"]
 HttpMethod = Literal["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
@@ -70,23 +71,11 @@ class AssertionIn(Input):
     """A condition on an HTTP response; the first that does not hold fails the check with a
     message naming it."""
 
-    source: Literal["json", "header", "body", "responseTime", "statusCode"] = Field(
+    source: Source = Field(
         description="What is read: a JSONPath into the JSON body (`path`), a header (`path` "
         "is its name), the body text, the response time in ms, the status code"
     )
-    operator: Literal[
-        "equals",
-        "notEquals",
-        "contains",
-        "notContains",
-        "matches",
-        "lessThan",
-        "lessThanOrEqual",
-        "greaterThan",
-        "greaterThanOrEqual",
-        "exists",
-        "notExists",
-    ]
+    operator: Operator
     path: Annotated[str, Field(min_length=1, max_length=500)] | None = Field(
         default=None, examples=["$.status", "content-type"]
     )

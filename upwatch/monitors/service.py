@@ -461,14 +461,13 @@ class SlaService(DomainService):
         self, monitor_ids: list[str], project_id: str, since: datetime, until: datetime
     ) -> list[list[tuple[datetime, datetime]]]:
         """Per monitor, the maintenance time of the period (each window worked out once)."""
-        found = await self.windows.of_projects([project_id])
-        listed = await self.windows.monitors_of([w.id for w in found if not w.whole_project])
-        spans = {w.id: list(occurrences(schedule_of(w), since, until)) for w in found}
+        covering = await self.windows.covering([project_id])
+        spans = {w.id: list(occurrences(schedule_of(w), since, until)) for w, _ in covering}
         return [
             [
                 span
-                for window in found
-                if window.whole_project or monitor_id in listed[window.id]
+                for window, covers in covering
+                if covers is None or monitor_id in covers
                 for span in spans[window.id]
             ]
             for monitor_id in monitor_ids

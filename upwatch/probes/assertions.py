@@ -13,13 +13,13 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Literal, get_args
 
 import regex
 from jsonpath_ng.ext.parser import parse as parse_jsonpath
 
-SOURCES: Final = ("json", "header", "body", "responseTime", "statusCode")
-OPERATORS: Final = (
+Source = Literal["json", "header", "body", "responseTime", "statusCode"]
+Operator = Literal[
     "equals",
     "notEquals",
     "contains",
@@ -31,7 +31,9 @@ OPERATORS: Final = (
     "greaterThanOrEqual",
     "exists",
     "notExists",
-)
+]
+SOURCES: Final = get_args(Source)
+OPERATORS: Final = get_args(Operator)
 ORDERING: Final = {"lessThan", "lessThanOrEqual", "greaterThan", "greaterThanOrEqual"}
 PRESENCE: Final = {"exists", "notExists"}
 # A pattern that has not answered in this long on a capped body fails its check.

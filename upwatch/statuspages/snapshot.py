@@ -168,16 +168,11 @@ async def _maintenance(
 ) -> list[PublicMaintenance]:
     """Windows over the page's components that are on now or start within
     ``MAINTENANCE_AHEAD``: each window's current or next occurrence."""
-    repository = MaintenanceRepository(session)
-    windows = await repository.of_projects([page.project_id])
-    if not windows or not components:
+    if not components:
         return []
-    listed = await repository.monitors_of([w.id for w in windows if not w.whole_project])
     found = []
-    for window in windows:
-        covered = [
-            c.id for c in components if window.whole_project or c.monitor_id in listed[window.id]
-        ]
+    for window, covers in await MaintenanceRepository(session).covering([page.project_id]):
+        covered = [c.id for c in components if covers is None or c.monitor_id in covers]
         if not covered:
             continue
         schedule = schedule_of(window)
