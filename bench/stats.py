@@ -1,5 +1,6 @@
 """Latency of GET /monitors/{id}/stats?period=90d (or, with --report sla, of GET
-/monitors/{id}/sla over the whole seeded period) for a monitor with days of one-minute results.
+/monitors/{id}/sla over the whole seeded period, under a weekly maintenance window) for a
+monitor with days of one-minute results.
 
 Seeds the results through the service's own ingester (so day aggregates and histograms are
 built exactly as in production), then starts the real service on that database and times
@@ -51,8 +52,10 @@ def environment(workdir: Path, database_url: str | None) -> dict[str, str]:
     return env
 
 
-async def seed(env: dict[str, str], days: int) -> tuple[str, str, int]:
-    """Create an account and a monitor, then ingest one result a minute for ``days`` days."""
+async def seed(env: dict[str, str], days: int, maintenance: bool) -> tuple[str, str, int]:
+    """Create an account and a monitor, then ingest one result a minute for ``days`` days;
+    with ``maintenance``, under a weekly two-hour window over the whole period (as an SLA
+    report must leave out)."""
     os.environ.update(env)
     from upwatch.app import create_app
     from upwatch.config import Settings
@@ -82,11 +85,24 @@ async def seed(env: dict[str, str], days: int) -> tuple[str, str, int]:
                 },
             )
             monitor_id = monitor.json()["id"]
+            end = datetime.now(UTC).replace(second=0, microsecond=0)
+            start = end - timedelta(days=days)
+            if maintenance:
+                window = await client.post(
+                    "/maintenance-windows",
+                    headers=headers,
+                    json={
+                        "projectId": project.json()["id"],
+                        "title": "Weekly upgrade",
+                        "startsAt": start.isoformat(),
+                        "endsAt": (start + timedelta(hours=2)).isoformat(),
+                        "rrule": "FREQ=WEEKLY",
+                    },
+                )
+                assert window.status_code == 201, window.text
         await runtime.engine.ready.wait()
         region = runtime.engine.local_region_id
         rng = random.Random(7)
-        end = datetime.now(UTC).replace(second=0, microsecond=0)
-        start = end - timedelta(days=days)
         batch: list[CheckReport] = []
         total = 0
         moment = start
@@ -170,7 +186,9 @@ def main() -> None:
             workdir = Path(tmp)
             env = environment(workdir, database_url)
             started = time.perf_counter()
-            monitor_id, authorization, seeded = asyncio.run(seed(env, args.days))
+            monitor_id, authorization, seeded = asyncio.run(
+                seed(env, args.days, maintenance=args.report == "sla")
+            )
             print(
                 json.dumps(
                     {
@@ -218,7 +236,12 @@ def main() -> None:
 
     timings.sort()
     what = (
-        {"apdex": body["apdex"]["score"], "downtimeMinutes": body["downtimeMinutes"]}
+        {
+            "apdex": body["apdex"]["score"],
+            "downtimeMinutes": body["downtimeMinutes"],
+            "maintenanceMinutes": body["maintenanceMinutes"],
+            "incidents": body["incidents"],
+        }
         if args.report == "sla"
         else {"totalChecks": body["totalChecks"], "p95ResponseTimeMs": body["p95ResponseTimeMs"]}
     )

@@ -172,6 +172,8 @@ async def test_a_policy_that_cannot_work_is_refused_naming_the_field(
         ({"steps": [{"providerIds": [mine], "delayMinutes": 1441}]}, "delayMinutes"),
         ({"steps": [{"providerIds": [elsewhere["id"]], "delayMinutes": 0}]}, "steps.0"),
         ({"steps": [{"providerIds": [mine], "delayMinutes": 0}] * 11}, "steps"),
+        # PostgreSQL refuses a NUL in any text: a list item is checked like a field.
+        ({"steps": [{"providerIds": ["a\u0000"], "delayMinutes": 0}]}, "providerIds"),
         ({"name": ""}, "name"),
     ):
         problem = assert_problem(await policy(client, cast, [mine], **fields), 422)

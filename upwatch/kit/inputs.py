@@ -222,13 +222,15 @@ class Input(BaseModel):
     @field_validator("*", mode="after")
     @classmethod
     def _storable_text(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            if "\x00" in value:
-                raise ValueError("NUL characters are not allowed")
-            try:
-                value.encode("utf-8")
-            except UnicodeEncodeError as exc:
-                raise ValueError("not valid Unicode text") from exc
+        # Lists of ids and names too: PostgreSQL refuses a NUL in any text it is sent.
+        for text in value if isinstance(value, list | tuple) else (value,):
+            if isinstance(text, str):
+                if "\x00" in text:
+                    raise ValueError("NUL characters are not allowed")
+                try:
+                    text.encode("utf-8")
+                except UnicodeEncodeError as exc:
+                    raise ValueError("not valid Unicode text") from exc
         return value
 
 
