@@ -64,7 +64,7 @@ async def seed(env: dict[str, str], days: int, maintenance: bool) -> tuple[str, 
 
     app = create_app(Settings())
     async with LifespanManager(app):
-        runtime = app.state.runtime
+        engine = app.state.engine
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://bench") as client:
             signup = await client.post(
@@ -100,8 +100,8 @@ async def seed(env: dict[str, str], days: int, maintenance: bool) -> tuple[str, 
                     },
                 )
                 assert window.status_code == 201, window.text
-        await runtime.engine.ready.wait()
-        region = runtime.engine.local_region_id
+        await engine.ready.wait()
+        region = engine.local_region_id
         rng = random.Random(7)
         batch: list[CheckReport] = []
         total = 0
@@ -121,12 +121,12 @@ async def seed(env: dict[str, str], days: int, maintenance: bool) -> tuple[str, 
                 )
             )
             if len(batch) == 1000:
-                await runtime.engine.ingester.ingest(batch)
+                await engine.ingester.ingest(batch)
                 total += len(batch)
                 batch = []
             moment += timedelta(minutes=1)
         if batch:
-            await runtime.engine.ingester.ingest(batch)
+            await engine.ingester.ingest(batch)
             total += len(batch)
         async with httpx.AsyncClient(transport=transport, base_url="http://bench") as client:
             await client.patch(f"/monitors/{monitor_id}", headers=headers, json={"isActive": False})

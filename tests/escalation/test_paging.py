@@ -16,6 +16,7 @@ from fastapi import FastAPI
 from tests.conftest import Account, Cast, assert_problem, eventually
 from tests.factories import Target, create_monitor, create_provider, ingest
 from tests.receivers import Receiver
+from upwatch.escalation import pager as pager_module
 from upwatch.kit.clock import ManualClock
 
 
@@ -192,3 +193,36 @@ async def test_without_a_policy_every_provider_is_alerted_and_reminded_until_res
     move_to(clock, opened + timedelta(minutes=120))
     assert await pager.page_due() == 0  # resolved: no more reminders
     assert events(receiver, "/once") == ["incident.opened", "incident.resolved"]
+
+
+async def test_one_pass_reaches_every_open_incident_and_a_paused_monitor_reminds_no_one(
+    app: FastAPI,
+    client: httpx.AsyncClient,
+    cast: Cast,
+    clock: ManualClock,
+    receiver: Receiver,
+    target: Target,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(pager_module, "BATCH", 1)  # every incident on a page of its own
+    target.status = 503
+    await webhook(client, cast, receiver, "/repeating", repeatEveryMinutes=10)
+    monitors = [
+        await create_monitor(
+            client, cast.alice, cast.project_id, name=name, url=target.url, retries=0,
+            intervalSeconds=300,
+        )
+        for name in ("Shop", "API", "Admin")
+    ]  # fmt: skip
+    engine, pager, opened = app.state.engine, app.state.pager, clock.now()
+    for monitor in monitors:
+        await ingest(engine, monitor["id"], opened, ok=False)
+    await eventually(lambda: len(receiver.received) == 3)
+    move_to(clock, opened + timedelta(minutes=10))
+    assert await pager.page_due() == 3
+    paused = await client.patch(
+        f"/monitors/{monitors[0]['id']}", headers=cast.alice.headers, json={"isActive": False}
+    )
+    assert paused.status_code == 200, paused.text
+    move_to(clock, opened + timedelta(minutes=20))
+    assert await pager.page_due() == 2  # the paused monitor's incident is left alone

@@ -230,3 +230,17 @@ async def test_no_child_alerts_while_its_parent_is_down_and_nothing_alerts_in_ma
         asyncio.run_coroutine_threadsafe(example(sequence), loop).result(timeout=120)
 
     await asyncio.to_thread(run)
+
+
+def test_a_chain_of_thousands_of_monitors_is_searched_without_recursion() -> None:
+    chain = {f"m{i}": [f"m{i + 1}"] for i in range(5000)}
+    cycle = cycle_through(chain, "m5000", ["m0"])
+    assert cycle is not None
+    assert (cycle[0], cycle[1], cycle[-2], cycle[-1], len(cycle)) == (
+        "m5000",
+        "m0",
+        "m4999",
+        "m5000",
+        5002,
+    )
+    assert cycle_through(chain, "x", ["m0"]) is None

@@ -197,6 +197,7 @@ async def test_project_sla_walls_and_errors(client: httpx.AsyncClient, cast: Cas
         ({"format": "pdf"}, "format"),
         ({"from": "2026-02-30"}, "from"),
         ({"from": "2020-01-01", "to": "2026-01-01"}, "to"),
+        ({"from": "9999-12-01", "to": "9999-12-31", "format": "csv"}, "to"),
     ):
         problem = assert_problem(
             await client.get(path, headers=cast.alice.headers, params=params), 422

@@ -77,7 +77,9 @@ async def test_the_first_assertion_that_fails_names_itself_and_what_was_found(ap
     )
     assert not outcome.ok
     assert outcome.error_kind is ErrorKind.ASSERTION
-    assert outcome.error == ('assertion 2 (json $.checks[0].name equals "cache") failed: got "db"')
+    assert outcome.error == (
+        'assertion 2 (json $.checks[0].name equals "cache") failed: got a text of 2 characters'
+    )
 
 
 def response(body: bytes = b"", **headers: str) -> Response:
@@ -96,6 +98,32 @@ def test_a_body_larger_than_the_probe_reads_is_not_judged_on_its_first_part() ->
     failed = first_failure([given_as(source="body", operator="contains", value="z")], partial)
     assert failed is not None
     assert "larger than the probe reads" in failed
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"[" * 100_000 + b"]" * 100_000,  # nests deeper than the parser recurses
+        b'{"a": ' + b"9" * 5000 + b"}",  # more digits than Python reads as a number
+    ],
+)
+def test_a_body_no_comparison_can_take_fails_the_check_instead_of_stopping_the_probe(
+    body: bytes,
+) -> None:
+    failed = first_failure(
+        [given_as(source="json", path="$.a", operator="lessThan", value=5)], response(body)
+    )
+    assert failed is not None
+    assert failed.startswith("assertion 1 (json $.a lessThan 5)")
+
+
+def test_a_quoted_finding_never_repeats_text_from_the_response() -> None:
+    echoed = json.dumps({"headers": {"Authorization": "Bearer s3cret-token"}}).encode()
+    rule = given_as(source="json", path="$.headers.Authorization", operator="equals", value="x")
+    failed = first_failure([rule], response(echoed))
+    assert failed is not None
+    assert "s3cret" not in failed
+    assert failed.endswith("got a text of 19 characters")
 
 
 def test_a_pattern_that_backtracks_for_ever_is_stopped_and_fails_the_check() -> None:
@@ -138,6 +166,11 @@ def test_orderings_compare_numbers_as_numbers(actual: int, bound: int) -> None:
 @pytest.mark.parametrize(
     ("stored", "field"),
     [
+        ({"source": "json", "path": "$.a * $.b", "operator": "exists"}, "path"),  # arithmetic
+        ({"source": "json", "path": "$[?(@.a =~ 'x')]", "operator": "exists"}, "path"),
+        ({"source": "body", "operator": "matches", "value": "(?:x{4000}){4000}"}, "value"),
+        ({"source": "json", "path": "$.a", "operator": "lessThan", "value": 10**400}, "value"),
+        ({"source": "json", "path": "$.a", "operator": "equals", "value": float("nan")}, "value"),
         ({"source": "json", "operator": "equals", "value": 1}, "path"),
         ({"source": "json", "path": "$[", "operator": "exists"}, "path"),
         ({"source": "body", "path": "x", "operator": "contains", "value": "a"}, "path"),

@@ -175,6 +175,9 @@ def test_a_started_job_that_reports_no_success_within_the_grace_is_down() -> Non
         ("61 * * * *", "not a cron schedule"),
         ("0 0 30 2 *", "no time within a year"),
         ("@reboot", "five fields"),
+        ("0 0 29 2 *", "no time within a year"),  # every fourth year only
+        ("0 0 * * R", "random"),
+        ("H 2 * * *", "random"),
     ],
 )
 def test_a_schedule_that_cannot_work_is_refused_saying_why(schedule: str, why: str) -> None:

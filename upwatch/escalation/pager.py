@@ -21,14 +21,15 @@ from upwatch.incidents.repository import IncidentRepository
 from upwatch.kit.clock import Clock
 from upwatch.kit.db import Database
 from upwatch.kit.outbox import Wakeable
-from upwatch.kit.progress import progress
+from upwatch.kit.progress import progress, stop_if_cancelled
+from upwatch.maintenance.calendar import WindowCalendar
 from upwatch.models import Incident, IncidentUpdate, Monitor
 from upwatch.notifications.events import EventKind
 from upwatch.notifications.repository import ProviderRepository
 
 log = logging.getLogger(__name__)
 
-# Incidents looked at per pass; open, unacknowledged incidents are few.
+# Incidents read per query; a pass reads them all.
 BATCH = 200
 
 
@@ -55,18 +56,30 @@ class Pager:
         return 0  # one pass per interval: what it paged is not due again before then
 
     async def page_due(self) -> int:
-        """One pass as of the clock's now; returns how many incidents were paged."""
+        """One pass over every open, unacknowledged incident as of the clock's now, page by
+        page; returns how many were paged. One incident that fails is logged and skipped:
+        the others are still paged."""
         now = self.clock.now()
-        async with self.database.workreader() as session:
-            candidates = await PagingRepository(session).unsettled(BATCH)
         paged = 0
-        for incident_id, version in candidates:
-            async with self.database.worksession() as session:
-                if await self._page(session, incident_id, version, now):
-                    await session.commit()
-                    paged += 1
-            progress()
-        return paged
+        after: tuple[datetime, str] | None = None
+        while True:
+            async with self.database.workreader() as session:
+                candidates = await PagingRepository(session).unsettled(BATCH, after)
+            for incident_id, version, started in candidates:
+                after = (started, incident_id)
+                try:
+                    async with self.database.worksession() as session:
+                        if await self._page(session, incident_id, version, now):
+                            await session.commit()
+                            paged += 1
+                except Exception:
+                    stop_if_cancelled()
+                    log.exception(
+                        "paging incident %s failed; the next pass tries again", incident_id
+                    )
+                progress()
+            if len(candidates) < BATCH:
+                return paged
 
     async def _page(
         self, session: AsyncSession, incident_id: str, version: int, now: datetime
@@ -77,8 +90,11 @@ class Pager:
             if incident is not None and incident.monitor_id is not None
             else None
         )
-        if incident is None or monitor is None:
-            return False
+        if incident is None or monitor is None or not monitor.is_active:
+            return False  # a paused monitor pages no one
+        calendar = WindowCalendar()
+        if (await calendar.in_maintenance(session, [(monitor.id, monitor.project_id, now)]))[0]:
+            return False  # no reminders or steps while the monitor is in maintenance
         policy = await EscalationRepository(session).of_monitor(monitor)
         steps = steps_of(policy) if policy is not None else []
         paging = Paging(

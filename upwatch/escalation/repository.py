@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from datetime import datetime
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.models import (
@@ -88,20 +88,23 @@ class PagingRepository:
     def __init__(self, session: AsyncSession) -> None:
         self.session = session
 
-    async def unsettled(self, limit: int) -> Sequence[tuple[str, int]]:
-        """(id, page version) of open automatic incidents no one acknowledged, oldest first."""
-        rows = await self.session.execute(
-            select(Incident.id, Incident.page_version)
-            .where(
-                Incident.automatic.is_(True),
-                Incident.resolved_at.is_(None),
-                Incident.acknowledged_at.is_(None),
-                Incident.monitor_id.is_not(None),
-            )
-            .order_by(Incident.started_at, Incident.id)
-            .limit(limit)
+    async def unsettled(
+        self, limit: int, after: tuple[datetime, str] | None = None
+    ) -> Sequence[tuple[str, int, datetime]]:
+        """(id, page version, start) of open automatic incidents no one acknowledged, oldest
+        first, from after ``after`` (keyset paging: a pass reads them all, page by page)."""
+        query = select(Incident.id, Incident.page_version, Incident.started_at).where(
+            Incident.automatic.is_(True),
+            Incident.resolved_at.is_(None),
+            Incident.acknowledged_at.is_(None),
+            Incident.monitor_id.is_not(None),
         )
-        return [(incident_id, int(version)) for incident_id, version in rows.all()]
+        if after is not None:
+            query = query.where(tuple_(Incident.started_at, Incident.id) > tuple_(*after))
+        rows = await self.session.execute(
+            query.order_by(Incident.started_at, Incident.id).limit(limit)
+        )
+        return [(incident_id, int(version), started) for incident_id, version, started in rows]
 
     async def claim(self, incident_id: str, version: int, steps_paged: int) -> bool:
         """Record a paging decision made at ``version``; False when another pager (or an

@@ -254,8 +254,9 @@ class IncidentAutomation:
         incident = await repository.open_automatic(parent_id)
         if incident is None:
             return  # a person resolved the parent's incident: nothing to list it under
-        if child.id not in (incident.dependents or []):
-            incident.dependents = [*(incident.dependents or []), child.id]
+        if child.id in (incident.dependents or []):
+            return  # listed already: a flapping child adds nothing to the timeline
+        incident.dependents = [*(incident.dependents or []), child.id]
         count = len(incident.dependents)
         await repository.add_update(
             IncidentUpdate(

@@ -13,24 +13,21 @@ def cycle_through(
     """A path from ``monitor_id`` back to itself if it depended on ``new_parents`` (the other
     monitors keep their ``parents``), or None when the graph stays acyclic."""
     graph = {**{m: list(p) for m, p in parents.items()}, monitor_id: list(new_parents)}
-    path: list[str] = [monitor_id]
-    seen: set[str] = set()
-
-    def walk(node: str) -> bool:
+    # Depth first with an explicit stack (a chain of thousands of monitors must not recurse).
+    came_from: dict[str, str] = {}
+    stack = [monitor_id]
+    while stack:
+        node = stack.pop()
         for parent in graph.get(node, ()):
             if parent == monitor_id:
-                path.append(parent)
-                return True
-            if parent in seen:
-                continue
-            seen.add(parent)
-            path.append(parent)
-            if walk(parent):
-                return True
-            path.pop()
-        return False
-
-    return path if walk(monitor_id) else None
+                path = [node]
+                while path[-1] != monitor_id:
+                    path.append(came_from[path[-1]])
+                return [*reversed(path), monitor_id]
+            if parent not in came_from:
+                came_from[parent] = node
+                stack.append(parent)
+    return None
 
 
 def down_parent(parents: Sequence[tuple[str, str]]) -> str | None:

@@ -79,7 +79,7 @@ class AssertionIn(Input):
     path: Annotated[str, Field(min_length=1, max_length=500)] | None = Field(
         default=None, examples=["$.status", "content-type"]
     )
-    value: str | int | float | bool | None = Field(
+    value: Annotated[str, Field(max_length=500)] | int | float | bool | None = Field(
         default=None,
         description="The expected value (a pattern for `matches`, a number for the "
         "orderings); left out for `exists` and `notExists`",

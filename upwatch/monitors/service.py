@@ -71,6 +71,8 @@ def _log_pause(monitor: Monitor, caller: User, was: str, active: bool) -> None:
 # Aggregates are kept at least 90 days and longer on paid plans; a year and a bit covers any
 # yearly report.
 SLA_LONGEST_DAYS = 400
+# The day after a period (its end as an instant) must be a date Python can hold.
+LAST_REPORTED_DAY = date(9998, 12, 31)
 # What a heartbeat ping reports (GET or POST /heartbeat/{token}[/start|/fail]).
 PingKind = Literal["success", "start", "fail"]
 
@@ -85,6 +87,8 @@ class SlaPeriod:
     threshold_ms: float = 500
 
     def check(self) -> None:
+        if self.last > LAST_REPORTED_DAY:
+            raise ValidationFailed.on("to", f"a period ends by {LAST_REPORTED_DAY} at the latest")
         if self.last < self.first:
             raise ValidationFailed.on("to", "must not be before from")
         if (self.last - self.first).days + 1 > SLA_LONGEST_DAYS:
@@ -438,11 +442,12 @@ class SlaService(DomainService):
     ) -> sla.Report:
         since, until = SlaPeriod(first, last).bounds(self.now)
         first_day, last_day = first.isoformat(), last.isoformat()
-        maintenance = (
-            sum(sla.merged_minutes(covered, since, until) for covered in spans) / len(spans)
-            if spans
-            else 0.0
-        )
+        # Monitors covered by the same windows share one list: merged once, not per monitor.
+        merged: dict[int, float] = {}
+        for covered in spans:
+            if id(covered) not in merged:
+                merged[id(covered)] = sla.merged_minutes(covered, since, until)
+        maintenance = sum(merged[id(c)] for c in spans) / len(spans) if spans else 0.0
         repairs = [
             None if resolved is None else (resolved - started).total_seconds() / 60
             for started, resolved in await self.reports.incidents(monitor_ids, since, until)
@@ -463,12 +468,13 @@ class SlaService(DomainService):
         """Per monitor, the maintenance time of the period (each window worked out once)."""
         covering = await self.windows.covering([project_id])
         spans = {w.id: list(occurrences(schedule_of(w), since, until)) for w, _ in covering}
-        return [
-            [
-                span
-                for window, covers in covering
-                if covers is None or monitor_id in covers
-                for span in spans[window.id]
-            ]
+        # One list per distinct set of windows (usually one for the whole project).
+        keys = [
+            tuple(w.id for w, covers in covering if covers is None or monitor_id in covers)
             for monitor_id in monitor_ids
         ]
+        shared: dict[tuple[str, ...], list[tuple[datetime, datetime]]] = {}
+        for key in keys:
+            if key not in shared:
+                shared[key] = [span for window_id in key for span in spans[window_id]]
+        return [shared[key] for key in keys]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal, get_args
 
 import regex
-from jsonpath_ng.ext.parser import parse as parse_jsonpath
+from jsonpath_ng.parser import parse as parse_jsonpath
 
 Source = Literal["json", "header", "body", "responseTime", "statusCode"]
 Operator = Literal[
@@ -36,8 +36,14 @@ SOURCES: Final = get_args(Source)
 OPERATORS: Final = get_args(Operator)
 ORDERING: Final = {"lessThan", "lessThanOrEqual", "greaterThan", "greaterThanOrEqual"}
 PRESENCE: Final = {"exists", "notExists"}
-# A pattern that has not answered in this long on a capped body fails its check.
-PATTERN_SECONDS: Final = 0.1
+# A pattern that has not answered in this long on a capped body fails its check; all the
+# patterns of one check share one budget of twice that.
+PATTERN_SECONDS: Final = 0.05
+# Counted repeats multiply what the pattern compiler builds: (?:x{4000}){4000} takes gigabytes.
+MOST_REPEATS: Final = 100_000
+_COUNTED = regex.compile(r"\{(\d*),?(\d*)\}")
+# A number compared must be one JSON carries exactly everywhere.
+LARGEST_NUMBER: Final = 2**53
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,9 +110,19 @@ def validate(assertion: Assertion) -> None:
     expected = expected_of(assertion)
     if assertion.operator in ORDERING and not _number(expected):
         raise BadAssertion("value", f"{assertion.operator} needs a number")
+    numeric = isinstance(expected, float | int) and not isinstance(expected, bool)
+    if numeric and not _number(expected):
+        raise BadAssertion("value", f"a finite number up to {LARGEST_NUMBER} in size")
     if assertion.operator == "matches":
         if not isinstance(expected, str):
             raise BadAssertion("value", "matches needs a pattern (a string)")
+        repeats = 1
+        for low, high in _COUNTED.findall(expected):
+            repeats *= max(int(low or 0), int(high or 0), 1)
+        if repeats > MOST_REPEATS:
+            raise BadAssertion(
+                "value", f"the pattern's counted repeats multiply to more than {MOST_REPEATS}"
+            )
         try:
             regex.compile(expected)
         except regex.error as exc:
@@ -117,7 +133,11 @@ def validate(assertion: Assertion) -> None:
 
 
 def _number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    if isinstance(value, int):
+        return abs(value) <= LARGEST_NUMBER  # math.isfinite overflows on a huge int
+    return math.isfinite(value) and abs(value) <= LARGEST_NUMBER
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,22 +152,43 @@ class Response:
 _MISSING: Final = object()
 
 
-def _actual(assertion: Assertion, response: Response) -> Any:
-    if assertion.source == "statusCode":
-        return response.status
-    if assertion.source == "responseTime":
-        return round(response.response_time_ms, 3)
-    if assertion.source == "header":
-        return response.headers.get((assertion.path or "").lower(), _MISSING)
-    text = response.body.decode("utf-8", errors="replace")
-    if assertion.source == "body":
-        return text
-    try:
-        document = json.loads(text)
-    except ValueError:
-        raise _Unreadable("the body is not JSON") from None
-    found = parse_jsonpath(assertion.path or "").find(document)
-    return found[0].value if found else _MISSING
+class _Read:
+    """What assertions read of one response, each part worked out once."""
+
+    def __init__(self, response: Response) -> None:
+        self.response = response
+        self._text: str | None = None
+        self._document: Any = _MISSING
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            self._text = self.response.body.decode("utf-8", errors="replace")
+        return self._text
+
+    @property
+    def document(self) -> Any:
+        if self._document is _MISSING:
+            try:
+                self._document = json.loads(self.text)
+            except ValueError:
+                raise _Unreadable("the body is not JSON") from None
+            except RecursionError:
+                raise _Unreadable("the body nests too deep to read") from None
+        return self._document
+
+    def actual(self, assertion: Assertion) -> Any:
+        response = self.response
+        if assertion.source == "statusCode":
+            return response.status
+        if assertion.source == "responseTime":
+            return round(response.response_time_ms, 3)
+        if assertion.source == "header":
+            return response.headers.get((assertion.path or "").lower(), _MISSING)
+        if assertion.source == "body":
+            return self.text
+        found = parse_jsonpath(assertion.path or "").find(self.document)
+        return found[0].value if found else _MISSING
 
 
 class _Unreadable(Exception):
@@ -213,25 +254,43 @@ def _as_number(actual: Any) -> float | None:
 
 
 def _shown(actual: Any) -> str:
+    """What was found, without quoting text: a response may echo a request's secret
+    headers, and this message goes out in alerts."""
     if actual is _MISSING:
         return "nothing"
-    shown = json.dumps(actual, default=str)
-    return shown if len(shown) <= 200 else shown[:197] + "..."
+    if actual is None or isinstance(actual, bool) or _number(actual):
+        return json.dumps(actual)
+    if isinstance(actual, str):
+        return f"a text of {len(actual)} characters"
+    if isinstance(actual, list):
+        return f"a list of {len(actual)} items"
+    if isinstance(actual, dict):
+        return f"an object of {len(actual)} keys"
+    return type(actual).__name__
 
 
 def first_failure(assertions: Sequence[Assertion], response: Response) -> str | None:
-    """Why the response fails its assertions (the first that does not hold), or None."""
+    """Why the response fails its assertions (the first that does not hold), or None.
+    Patterns share a budget of ``2 * PATTERN_SECONDS`` per response."""
+    read = _Read(response)
+    patterns = 0
     for number, assertion in enumerate(assertions, start=1):
         label = f"assertion {number} ({assertion.describe()})"
         if assertion.needs_body and not response.body_complete:
             return f"{label}: the body is larger than the probe reads"
+        if assertion.operator == "matches":
+            patterns += 1
+            if patterns > 2:
+                return f"{label}: at most two patterns are searched per check"
         try:
-            actual = _actual(assertion, response)
+            actual = read.actual(assertion)
             held = _holds(assertion.operator, actual, expected_of(assertion))
         except _Unreadable as exc:
             return f"{label} failed: {exc}"
         except TimeoutError:
             return f"{label}: the pattern took longer than {PATTERN_SECONDS}s on this body"
+        except Exception as exc:  # a value no comparison can take must fail, not stop the probe
+            return f"{label}: could not be evaluated ({type(exc).__name__})"
         if not held:
             return f"{label} failed: got {_shown(actual)}"
     return None

@@ -10,6 +10,7 @@ too (the job started and did not finish).
 
 from __future__ import annotations
 
+import re
 import zoneinfo
 from datetime import datetime, timedelta
 from typing import TypeGuard
@@ -22,6 +23,10 @@ from upwatch.probes.spec import CheckSpec
 
 # A heartbeat may arrive this long after its expected time before the monitor counts as down.
 HEARTBEAT_GRACE_SECONDS = 60
+# How many coming times of a schedule are checked to fall within a year of each other.
+CHECKED_OCCURRENCES = 8
+# croniter's R (random) and H (hashed) fields; day and month names hold no lone R or H.
+_RANDOM_FIELD = re.compile(r"(?<![A-Za-z])[RrHh](?![A-Za-z])")
 # Cron's shorthands that name a time; @reboot names none.
 CRON_ALIASES = {"@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly"}
 
@@ -64,9 +69,15 @@ def validate_schedule(schedule: str, timezone: str, now: datetime) -> None:
             "five fields (minute hour day-of-month month day-of-week) or one of "
             + ", ".join(sorted(CRON_ALIASES))
         )
+    if _RANDOM_FIELD.search(schedule):
+        raise BadSchedule("random (R) and hashed (H) fields would move the expected time")
     if not croniter.is_valid(schedule):
         raise BadSchedule("not a cron schedule")
-    next_expected(schedule, timezone, now)
+    # Every time, not only the next, must come within a year: 29 February would be late for
+    # years after its next occurrence.
+    moment = now
+    for _ in range(CHECKED_OCCURRENCES):
+        moment = next_expected(schedule, timezone, moment)
 
 
 def heartbeat_outcome(
