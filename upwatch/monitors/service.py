@@ -148,7 +148,11 @@ class MonitorService(DomainService):
     async def _check_parents(
         self, monitor_id: str | None, project_id: str, parents: list[str]
     ) -> None:
-        """Monitors of the same project, not itself, and no cycle (422 naming the path)."""
+        """Monitors of the same project, not itself, and no cycle (422 naming the path).
+        The project's graph is read only when there are parents to check: creating a monitor
+        in a project of thousands must not read them all."""
+        if not parents:
+            return
         graph = await self.monitors.dependencies_in(project_id)
         unknown = [p for p in parents if p not in graph or p == monitor_id]
         if unknown:
