@@ -15,6 +15,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "upwatch"
 DOMAINS = {
     "accounts",
+    "apikeys",
     "admin",
     "billing",
     "contact",

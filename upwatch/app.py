@@ -16,6 +16,7 @@ from fastapi_offline import FastAPIOffline
 from upwatch import __version__
 from upwatch.accounts.endpoints import auth, users
 from upwatch.admin.endpoints import router as admin_router
+from upwatch.apikeys.endpoints import router as api_keys_router
 from upwatch.billing.endpoints import router as billing_router
 from upwatch.billing.metering import MemoryMeter, RedisMeter
 from upwatch.config import Settings
@@ -278,6 +279,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
         auth,
         users,
         projects_router,
+        api_keys_router,
         monitors_router,
         project_reports_router,
         regions_router,

@@ -66,6 +66,7 @@ SEMANTIC_REJECTIONS: dict[tuple[str, str], str] = {
     "policy's project (docs/api.md, Escalation)",
     ("PATCH", "/escalation-policies/{id}"): "the same rule as creating a policy (docs/api.md, "
     "Escalation)",
+    ("POST", "/projects/{id}/api-keys"): "expiresAt must be in the future (docs/api.md, API keys)",
     ("POST", "/incidents/{id}/acknowledge"): "a resolved or already acknowledged incident "
     "answers 409 (docs/api.md, Escalation)",
     ("PATCH", "/incidents/{id}"): "monitorId must be a monitor of the incident's project "

@@ -6,7 +6,7 @@ from fastapi import APIRouter, BackgroundTasks, status
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.accounts import preferences
-from upwatch.accounts.dependencies import CurrentUser, OptionalUser
+from upwatch.accounts.dependencies import OptionalUser, PersonUser
 from upwatch.accounts.schemas import (
     AuthResponse,
     CreatedUserOut,
@@ -148,14 +148,14 @@ async def create_user(
 
 
 @users.get("/me", operation_id="getProfile", responses=problem_responses(401))
-async def get_profile(user: CurrentUser) -> ProfileOut:
+async def get_profile(user: PersonUser) -> ProfileOut:
     """The caller's profile."""
     return profile_out(user)
 
 
 @users.put("/me", operation_id="updateProfile", responses=problem_responses(401, 403, 409))
 async def update_profile(
-    body: UpdateProfileRequest, user: CurrentUser, session: Session, runtime: RuntimeDep
+    body: UpdateProfileRequest, user: PersonUser, session: Session, runtime: RuntimeDep
 ) -> ProfileOut:
     """Update the caller. Changing roles or verifying an address needs an admin; a new e-mail
     is unverified; a new password revokes every token of the account, this one included.
@@ -166,7 +166,7 @@ async def update_profile(
 
 
 @users.delete("/me", operation_id="deleteAccount", responses=problem_responses(401))
-async def delete_account(user: CurrentUser, session: Session, runtime: RuntimeDep) -> DeletedOut:
+async def delete_account(user: PersonUser, session: Session, runtime: RuntimeDep) -> DeletedOut:
     """Delete the caller's account and everything it owns; its tokens stop working at once."""
     user_id = user.id
     await AccountService(session, runtime).delete_account(user)
@@ -175,7 +175,7 @@ async def delete_account(user: CurrentUser, session: Session, runtime: RuntimeDe
 
 @users.put("/settings", operation_id="updateSettings", responses=problem_responses(401))
 async def update_settings(
-    body: UpdateSettingsRequest, user: CurrentUser, session: Session, runtime: RuntimeDep
+    body: UpdateSettingsRequest, user: PersonUser, session: Session, runtime: RuntimeDep
 ) -> UserSettingsOut:
     """Merge the given settings into the caller's settings record. The fields may be sent
     directly or wrapped as `{"settings": {...}}`; fields left out or null stay as they are.
@@ -192,6 +192,6 @@ async def update_settings(
 
 
 @users.get("/settings", operation_id="getSettings", responses=problem_responses(401))
-async def get_settings(user: CurrentUser) -> UserSettingsOut:
+async def get_settings(user: PersonUser) -> UserSettingsOut:
     """The caller's settings; `channelStatus` says which personal channels are active."""
     return preferences.settings_view(user.settings, user.email)

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Body
 
-from upwatch.accounts.dependencies import CurrentUser
+from upwatch.accounts.dependencies import PersonUser
 from upwatch.billing.schemas import EmptyBody, SubscriptionChanged, SubscriptionStatus
 from upwatch.billing.service import SubscriptionService
 from upwatch.dependencies import RuntimeDep, Session
@@ -20,14 +20,14 @@ router = APIRouter(
 
 
 @router.get("/current", operation_id="currentSubscription")
-async def current(user: CurrentUser, session: Session, runtime: RuntimeDep) -> SubscriptionStatus:
+async def current(user: PersonUser, session: Session, runtime: RuntimeDep) -> SubscriptionStatus:
     """The caller's plan, its limits, and measured usage against them."""
     return await SubscriptionService(session, runtime).status(user)
 
 
 @router.post("/upgrade", operation_id="upgradeSubscription", responses=problem_responses(409))
 async def upgrade(
-    user: CurrentUser,
+    user: PersonUser,
     session: Session,
     runtime: RuntimeDep,
     _body: Annotated[EmptyBody | None, Body()] = None,
@@ -40,7 +40,7 @@ async def upgrade(
 
 @router.post("/downgrade", operation_id="downgradeSubscription", responses=problem_responses(409))
 async def downgrade(
-    user: CurrentUser,
+    user: PersonUser,
     session: Session,
     runtime: RuntimeDep,
     _body: Annotated[EmptyBody | None, Body()] = None,

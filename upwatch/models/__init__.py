@@ -1,5 +1,6 @@
 """Every table, one file each; importing this package registers them all on ``Base``."""
 
+from upwatch.models.apikey import ApiKey
 from upwatch.models.contact import ContactSubmission
 from upwatch.models.escalation import EscalationPolicy
 from upwatch.models.incident import Incident, IncidentUpdate
@@ -30,6 +31,7 @@ from upwatch.models.user import User
 __all__ = [
     "Alert",
     "AlertAttempt",
+    "ApiKey",
     "ApiUsage",
     "CheckResult",
     "CheckTiming",

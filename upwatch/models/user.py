@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import JSON, Boolean, Integer, String
@@ -8,8 +9,27 @@ from sqlalchemy.orm import Mapped, mapped_column
 from upwatch.kit.db import Base, IdMixin, TimestampMixin
 
 
+@dataclass(frozen=True, slots=True)
+class KeyGrant:
+    """What an API key lets its bearer do: one project, read or write."""
+
+    key_id: str
+    project_id: str
+    scope: str  # read, write
+
+    @property
+    def writes(self) -> bool:
+        return self.scope == "write"
+
+
 class User(IdMixin, TimestampMixin, Base):
     __tablename__ = "users"
+    # ``grant`` below is request state, not a column.
+    __allow_unmapped__ = True
+
+    # Set when the caller is an API key acting for this account (the project's owner): it then
+    # reaches only the key's project, is never an administrator, and never manages members.
+    grant: KeyGrant | None = None
 
     email: Mapped[str] = mapped_column(String(320), unique=True)
     # None for OAuth-style accounts, which cannot log in with a password.
@@ -27,7 +47,7 @@ class User(IdMixin, TimestampMixin, Base):
 
     @property
     def is_admin(self) -> bool:
-        return bool({"admin", "super_admin"} & set(self.roles))
+        return self.grant is None and bool({"admin", "super_admin"} & set(self.roles))
 
     @property
     def is_password_user(self) -> bool:

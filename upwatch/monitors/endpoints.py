@@ -424,7 +424,9 @@ JobReport = Annotated[
 ]
 
 
-@heartbeats.post("/{token}/{report}", operation_id="heartbeatReportPost")
+@heartbeats.post(
+    "/{token}/{report}", operation_id="heartbeatReportPost", responses=problem_responses(422)
+)
 async def heartbeat_report_post(
     token: str, report: JobReport, session: Session, runtime: RuntimeDep
 ) -> dict[str, bool]:
@@ -433,7 +435,9 @@ async def heartbeat_report_post(
     return {"ok": True}
 
 
-@heartbeats.get("/{token}/{report}", operation_id="heartbeatReportGet")
+@heartbeats.get(
+    "/{token}/{report}", operation_id="heartbeatReportGet", responses=problem_responses(422)
+)
 async def heartbeat_report_get(
     token: str, report: JobReport, session: WritingSession, runtime: RuntimeDep
 ) -> dict[str, bool]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, status
 
-from upwatch.accounts.dependencies import CurrentUser
+from upwatch.accounts.dependencies import CurrentUser, PersonUser
 from upwatch.dependencies import RuntimeDep, Session
 from upwatch.kit.errors import problem_responses
 from upwatch.kit.pagination import PageParams
@@ -40,7 +40,7 @@ def project_out(access: ProjectAccess) -> ProjectOut:
     responses=problem_responses(402),
 )
 async def create_project(
-    body: ProjectCreate, user: CurrentUser, session: Session, runtime: RuntimeDep
+    body: ProjectCreate, user: PersonUser, session: Session, runtime: RuntimeDep
 ) -> ProjectOut:
     """Create a project owned by the caller (limit `projectCount`)."""
     return project_out(await ProjectService(session, runtime).create(user, body))
@@ -48,7 +48,7 @@ async def create_project(
 
 @router.post("/invitations/accept", operation_id="acceptProjectInvitation")
 async def accept(
-    body: AcceptInvitation, user: CurrentUser, session: Session, runtime: RuntimeDep
+    body: AcceptInvitation, user: PersonUser, session: Session, runtime: RuntimeDep
 ) -> ProjectOut:
     """Join a project with the token from an invitation e-mail; the caller's address must be
     the invited one (404 otherwise)."""
@@ -76,7 +76,7 @@ async def get_project(
 
 @router.patch("/{id}", operation_id="updateProject", responses=problem_responses(403))
 async def update_project(
-    id: str, body: ProjectUpdate, user: CurrentUser, session: Session, runtime: RuntimeDep
+    id: str, body: ProjectUpdate, user: PersonUser, session: Session, runtime: RuntimeDep
 ) -> ProjectOut:
     """Rename or describe a project (owner, project manager or admin)."""
     return project_out(await ProjectService(session, runtime).update(user, id, body))
@@ -84,7 +84,7 @@ async def update_project(
 
 @router.delete("/{id}", operation_id="deleteProject", responses=problem_responses(403))
 async def delete_project(
-    id: str, user: CurrentUser, session: Session, runtime: RuntimeDep
+    id: str, user: PersonUser, session: Session, runtime: RuntimeDep
 ) -> DeletedOut:
     """Delete a project and everything in it (owner or admin)."""
     await ProjectService(session, runtime).delete(user, id)
@@ -98,7 +98,7 @@ async def delete_project(
     responses=problem_responses(402, 403, 409),
 )
 async def invite_member(
-    id: str, body: InviteRequest, user: CurrentUser, session: Session, runtime: RuntimeDep
+    id: str, body: InviteRequest, user: PersonUser, session: Session, runtime: RuntimeDep
 ) -> InvitationOut:
     """Add an existing account at once (told by e-mail), or invite an address with no account
     (it joins when it signs up). Limits `teamMembersPerProject` and `teamMembers`."""
@@ -156,7 +156,7 @@ def _pending(project_id: str, invitation: ProjectInvitation) -> MemberOut:
 async def remove_member(
     id: str,
     userId: str,
-    user: CurrentUser,
+    user: PersonUser,
     session: Session,
     runtime: RuntimeDep,
 ) -> DeletedOut:
@@ -173,7 +173,7 @@ async def remove_member(
 async def cancel_invitation(
     id: str,
     invitationId: str,
-    user: CurrentUser,
+    user: PersonUser,
     session: Session,
     runtime: RuntimeDep,
 ) -> DeletedOut:

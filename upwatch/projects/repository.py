@@ -22,6 +22,8 @@ class ProjectAccess:
 
     @property
     def can_manage_members(self) -> bool:
+        if self.caller.grant is not None:
+            return False  # a key acts in the project; who belongs to it is for people
         return (
             self.role == "owner" or self.caller.is_admin or "project_manager" in self.caller.roles
         )
@@ -29,7 +31,7 @@ class ProjectAccess:
     @property
     def can_delete(self) -> bool:
         # An administrator keeps its rights in a project it is also a plain member of.
-        return self.role == "owner" or self.caller.is_admin
+        return self.caller.grant is None and (self.role == "owner" or self.caller.is_admin)
 
 
 def readable_project_ids(caller: User) -> Select[str]:
@@ -38,8 +40,12 @@ def readable_project_ids(caller: User) -> Select[str]:
 
     Administrators are no exception here: their lists show only their own projects, while
     ``ProjectRepository.access`` lets them reach any project by id. A list over every tenant
-    would be a different feature (an admin view), not a wider member list."""
-    return select(ProjectMember.project_id).where(ProjectMember.user_id == caller.id)
+    would be a different feature (an admin view), not a wider member list. An API key lists
+    its own project only."""
+    query = select(ProjectMember.project_id).where(ProjectMember.user_id == caller.id)
+    if caller.grant is not None:
+        query = query.where(ProjectMember.project_id == caller.grant.project_id)
+    return query
 
 
 class ProjectRepository:
@@ -56,7 +62,9 @@ class ProjectRepository:
     async def access(self, caller: User, project_id: str) -> ProjectAccess | None:
         """The project if ``caller`` may open it by id: members their projects, administrators
         any project (unlike lists, see ``readable_project_ids``). None (to be answered 404)
-        for everyone else."""
+        for everyone else, and for an API key outside its project."""
+        if caller.grant is not None and caller.grant.project_id != project_id:
+            return None
         row = (
             await self.session.execute(
                 select(Project, ProjectMember.role)

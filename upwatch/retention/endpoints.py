@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from upwatch.accounts.dependencies import CurrentUser
+from upwatch.accounts.dependencies import PersonUser
 from upwatch.dependencies import RuntimeDep, Session
 from upwatch.kit.errors import problem_responses
 from upwatch.retention.schemas import RetentionNotificationOut
@@ -17,7 +17,7 @@ router = APIRouter(
 
 @router.get("/notifications", operation_id="listRetentionNotifications")
 async def list_retention_notifications(
-    user: CurrentUser, session: Session, runtime: RuntimeDep
+    user: PersonUser, session: Session, runtime: RuntimeDep
 ) -> list[RetentionNotificationOut]:
     """Data of the caller's that expires soon, soonest first: one record per data type and
     expiry date, made seven days ahead, with whether the e-mail about it was delivered.

@@ -1,0 +1,44 @@
+"""Every query of API keys."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from sqlalchemy import delete, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from upwatch.models import ApiKey
+
+
+class ApiKeyRepository:
+    def __init__(self, session: AsyncSession) -> None:
+        self.session = session
+
+    async def by_digest(self, digest: str) -> ApiKey | None:
+        return await self.session.scalar(select(ApiKey).where(ApiKey.digest == digest))
+
+    async def of_project(self, project_id: str) -> Sequence[ApiKey]:
+        rows = await self.session.scalars(
+            select(ApiKey)
+            .where(ApiKey.project_id == project_id)
+            .order_by(ApiKey.created_at, ApiKey.id)
+        )
+        return rows.all()
+
+    async def add(self, key: ApiKey) -> ApiKey:
+        self.session.add(key)
+        await self.session.flush()
+        return key
+
+    async def revoke(self, project_id: str, key_id: str) -> bool:
+        """Delete the key: the next request with it is refused."""
+        result = await self.session.execute(
+            delete(ApiKey).where(ApiKey.id == key_id, ApiKey.project_id == project_id)
+        )
+        return getattr(result, "rowcount", 0) == 1
+
+    async def touch(self, key_id: str, now: datetime) -> None:
+        await self.session.execute(
+            update(ApiKey).where(ApiKey.id == key_id).values(last_used_at=now)
+        )
