@@ -143,15 +143,25 @@ async def test_metrics_are_open_without_a_token_and_document_the_optional_one(
     assert "application/problem+json" in operation["responses"]["401"]["content"]
 
 
-async def test_the_openapi_document_declares_the_bearer_scheme(client: httpx.AsyncClient) -> None:
+async def test_the_openapi_document_declares_the_bearer_and_api_key_schemes(
+    client: httpx.AsyncClient,
+) -> None:
     document = (await client.get("/openapi.json")).json()
-    assert document["components"]["securitySchemes"]["bearer"] == {
+    schemes = document["components"]["securitySchemes"]
+    assert {k: v for k, v in schemes["bearer"].items() if k != "description"} == {
         "type": "http",
         "scheme": "bearer",
         "bearerFormat": "JWT",
     }
+    assert (schemes["apiKey"]["scheme"], schemes["apiKey"]["bearerFormat"]) == (
+        "bearer",
+        "upw_...",
+    )
+    # A person's route names the access token alone; a project route takes a key too.
     operation = document["paths"]["/users/me"]["get"]
     assert operation["security"] == [{"bearer": []}]
+    monitors = document["paths"]["/monitors"]["get"]
+    assert monitors["security"] == [{"bearer": []}, {"apiKey": []}]
     assert "application/problem+json" in operation["responses"]["401"]["content"]
     docs = await client.get("/docs")
     assert docs.status_code == 200
