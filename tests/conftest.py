@@ -125,6 +125,28 @@ async def _migrate(url: str) -> None:
         await engine.dispose()
 
 
+async def _reap_leftover_tasks(say: Callable[[str], None], grace_seconds: float = 10.0) -> None:
+    """Cancel what the app left running after its stop, and say what it was.
+
+    A task that outlives its app can hold a database connection inside a transaction: on the
+    one SQLite file of the run, every later test then meets "database is locked" (a CI run
+    went that way after tests/engine/test_roles.py). Cancelling it here ends its transaction
+    while its loop still runs; its name and stack go to the terminal so the cause can be found."""
+    current = asyncio.current_task()
+    left = [t for t in asyncio.all_tasks() if t is not current and not t.done()]
+    for task in left:
+        stack = "".join(
+            f"\n    {f.f_code.co_filename}:{f.f_lineno} {f.f_code.co_name}"
+            for f in task.get_stack()
+        )
+        say(f"[harness] task left after the app stopped: {task.get_name()}{stack}")
+        task.cancel()
+    if left:
+        _, pending = await asyncio.wait(left, timeout=grace_seconds)
+        for task in pending:
+            say(f"[harness] task would not stop: {task.get_name()}")
+
+
 async def _empty_tables(url: str) -> None:
     engine = create_async_engine(async_database_url(url))
     try:
@@ -333,6 +355,12 @@ def settings(
     return make_settings(database_url, tmp_path, **values)
 
 
+def terminal_line(request: pytest.FixtureRequest) -> Callable[[str], None]:
+    """Write a line to the terminal past output capture (what a passing test prints is lost)."""
+    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    return (lambda line: reporter.write_line(line)) if reporter else (lambda line: None)
+
+
 def lifespan(application: FastAPI) -> LifespanManager:
     """Start and stop an app as its server would. A stop waits out each role's grace: a loaded
     machine needs more than asgi-lifespan's default of 5 s."""
@@ -340,14 +368,19 @@ def lifespan(application: FastAPI) -> LifespanManager:
 
 
 @pytest.fixture
-async def app(settings: Settings, clock: ManualClock, database_url: str) -> AsyncIterator[FastAPI]:
+async def app(
+    settings: Settings, clock: ManualClock, database_url: str, request: pytest.FixtureRequest
+) -> AsyncIterator[FastAPI]:
     application = create_app(settings, clock)
     try:
         # A slow stop must not leave rows behind for the next test.
         async with lifespan(application):
             yield application
     finally:
-        await _empty_tables(database_url)
+        try:
+            await _reap_leftover_tasks(terminal_line(request))
+        finally:
+            await _empty_tables(database_url)
 
 
 @pytest.fixture

@@ -88,6 +88,11 @@ async def stop_tasks(tasks: list[asyncio.Task[None]], grace_seconds: float = 3.0
         log.error(
             "background task %s did not stop within %ss:%s", task.get_name(), grace_seconds, frames
         )
+        # Once more: a cancellation that a driver turned into an ordinary error is lost, and
+        # a task still holding a database transaction must not outlive the process's stop.
+        task.cancel()
+    if pending:
+        await asyncio.wait(pending, timeout=grace_seconds)
 
 
 def remote_broker(settings: Settings) -> RedisBroker | None:
