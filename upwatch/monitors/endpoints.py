@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import csv
 import io
-from datetime import date, timedelta
+from dataclasses import dataclass
+from datetime import timedelta
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Path, Query, Response, status
+from fastapi import APIRouter, Depends, Path, Query, Response, status
 
 from upwatch.accounts.dependencies import AdminUser, CurrentUser
 from upwatch.dependencies import RuntimeDep, Session, WritingSession
@@ -225,10 +226,27 @@ CSV_COLUMNS = [
 ]
 
 
-def sla_period(runtime: Runtime, first: date | None, last: date | None, target: float,
-               threshold_ms: int) -> SlaPeriod:  # fmt: skip
-    last = last or runtime.clock.now().date()
-    return SlaPeriod(first or last - timedelta(days=29), last, target, threshold_ms)
+@dataclass(frozen=True, slots=True)
+class SlaQuery:
+    period: SlaPeriod
+    as_csv: bool
+
+
+def sla_query(
+    runtime: RuntimeDep,
+    from_: SlaFrom = None,
+    to: SlaTo = None,
+    target: SlaTarget = 99.9,
+    apdexT: ApdexT = 500,
+    format: SlaFormat = "json",
+) -> SlaQuery:
+    """The query parameters both SLA routes take."""
+    last = to or runtime.clock.now().date()
+    period = SlaPeriod(from_ or last - timedelta(days=29), last, target, apdexT)
+    return SlaQuery(period, format == "csv")
+
+
+SlaQueryDep = Annotated[SlaQuery, Depends(sla_query)]
 
 
 def sla_out(part: SlaSlice, target: float) -> SlaOut:
@@ -282,47 +300,29 @@ def sla_answer(
 
 @router.get("/{id}/sla", operation_id="monitorSla", response_model=SlaOut, responses=SLA_RESPONSES)
 async def monitor_sla(
-    id: str,
-    user: CurrentUser,
-    session: Session,
-    runtime: RuntimeDep,
-    from_: SlaFrom = None,
-    to: SlaTo = None,
-    target: SlaTarget = 99.9,
-    apdexT: ApdexT = 500,
-    format: SlaFormat = "json",
+    id: str, query: SlaQueryDep, user: CurrentUser, session: Session, runtime: RuntimeDep
 ) -> SlaOut | Response:
     """SLA figures over whole UTC days (at most 400), answered from the daily aggregates, so a
     year costs what a day does. Checks made during maintenance windows are left out of the
     uptime, and the windows' time out of the period; downtime and the error budget count the
     period up to now. Apdex counts each histogram bucket by its upper edge (docs/api.md)."""
-    period = sla_period(runtime, from_, to, target, apdexT)
-    as_csv = format == "csv"
-    slices = await SlaService(session, runtime).of_monitor(user, id, period, as_csv)
-    return sla_answer(slices, period, id, as_csv)
+    service = SlaService(session, runtime)
+    slices = await service.of_monitor(user, id, query.period, query.as_csv)
+    return sla_answer(slices, query.period, id, query.as_csv)
 
 
 @reports_router.get(
     "/{id}/sla", operation_id="projectSla", response_model=SlaOut, responses=SLA_RESPONSES
 )
 async def project_sla(
-    id: str,
-    user: CurrentUser,
-    session: Session,
-    runtime: RuntimeDep,
-    from_: SlaFrom = None,
-    to: SlaTo = None,
-    target: SlaTarget = 99.9,
-    apdexT: ApdexT = 500,
-    format: SlaFormat = "json",
+    id: str, query: SlaQueryDep, user: CurrentUser, session: Session, runtime: RuntimeDep
 ) -> SlaOut | Response:
     """The SLA of a project: checks, response times and incidents of all its monitors
     together; maintenance minutes are the mean of its monitors' (a window counts for the
     monitors it covers). Otherwise as `GET /monitors/{id}/sla`."""
-    period = sla_period(runtime, from_, to, target, apdexT)
-    as_csv = format == "csv"
-    slices = await SlaService(session, runtime).of_project(user, id, period, as_csv)
-    return sla_answer(slices, period, id, as_csv)
+    service = SlaService(session, runtime)
+    slices = await service.of_project(user, id, query.period, query.as_csv)
+    return sla_answer(slices, query.period, id, query.as_csv)
 
 
 @router.get("/{id}/regions", operation_id="monitorRegions")
