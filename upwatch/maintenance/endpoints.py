@@ -41,7 +41,12 @@ async def _out(service: MaintenanceService, window: MaintenanceWindow) -> Mainte
     return window_out((await service.shown([window]))[0])
 
 
-@router.post("", status_code=status.HTTP_201_CREATED, operation_id="createMaintenanceWindow")
+@router.post(
+    "",
+    status_code=status.HTTP_201_CREATED,
+    operation_id="createMaintenanceWindow",
+    responses=problem_responses(409),
+)
 async def create_window(
     body: MaintenanceWindowCreate, user: CurrentUser, session: Session, runtime: RuntimeDep
 ) -> MaintenanceWindowOut:
@@ -80,7 +85,7 @@ async def get_window(
     return await _out(service, await service.visible(user, id))
 
 
-@router.patch("/{id}", operation_id="updateMaintenanceWindow")
+@router.patch("/{id}", operation_id="updateMaintenanceWindow", responses=problem_responses(409))
 async def update_window(
     id: str,
     body: MaintenanceWindowPatch,

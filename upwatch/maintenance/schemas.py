@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
+from upwatch.kit.declared import DeclaredKey
 from upwatch.kit.inputs import SINGLE_LINE_PATTERN, Input, Instant
 from upwatch.kit.partial import Omittable
 from upwatch.kit.schemas import RowOut
@@ -45,6 +46,7 @@ class MaintenanceWindowCreate(Input):
     rrule: Rule | None = None
     timezone: TimeZone = "UTC"
     monitorIds: MonitorIds | None = None
+    key: DeclaredKey | None = None
 
 
 class MaintenanceWindowOut(RowOut):
@@ -55,6 +57,7 @@ class MaintenanceWindowOut(RowOut):
     ends_at: datetime
     rrule: str | None
     timezone: str
+    key: str | None = Field(description="Its key in a config file (`upwatch apply`)")
     monitor_ids: list[str] | None = Field(description="null: the whole project")
     active: bool = Field(description="An occurrence is on now")
     next_starts_at: datetime | None = Field(
@@ -85,3 +88,4 @@ class MaintenanceWindowPatch(Input):
     rrule: Rule | None = None
     timezone: Omittable[TimeZone] = None
     monitorIds: MonitorIds | None = None
+    key: DeclaredKey | None = Field(default=None, description="null removes it")

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from upwatch.kit.declared import require_free_key
 from upwatch.kit.errors import NotFound, ValidationFailed
 from upwatch.maintenance.repository import MaintenanceRepository
 from upwatch.maintenance.rules import BadSchedule, Schedule, active, next_start, validate
@@ -14,6 +15,8 @@ from upwatch.maintenance.schemas import MaintenanceWindowCreate, MaintenanceWind
 from upwatch.models import MaintenanceWindow, User
 from upwatch.projects.repository import ProjectRepository
 from upwatch.runtime import DomainService, uses
+
+WINDOW = "maintenance window"
 
 
 def schedule_of(window: MaintenanceWindow) -> Schedule:
@@ -51,8 +54,10 @@ class MaintenanceService(DomainService):
             rrule=body.rrule,
             timezone=body.timezone,
             whole_project=body.monitorIds is None,
+            key=body.key,
         )
         self._check(window)
+        await require_free_key(self.session, MaintenanceWindow, WINDOW, window.project_id, body.key)
         await self._check_monitors(window.project_id, body.monitorIds)
         await self.windows.add(window)
         if body.monitorIds is not None:
@@ -74,6 +79,11 @@ class MaintenanceService(DomainService):
             window.rrule = body.rrule
         if body.timezone is not None:
             window.timezone = body.timezone
+        if "key" in given:
+            await require_free_key(
+                self.session, MaintenanceWindow, WINDOW, window.project_id, body.key, window.id
+            )
+            window.key = body.key
         self._check(window)
         if "monitorIds" in given:
             await self._check_monitors(window.project_id, body.monitorIds)

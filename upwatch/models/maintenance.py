@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Boolean, ForeignKey, String, Text
+from sqlalchemy import Boolean, ForeignKey, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from upwatch.kit.db import Base, IdMixin, TimestampMixin
@@ -14,6 +14,7 @@ class MaintenanceWindow(IdMixin, TimestampMixin, Base):
     whose occurrences last ``ends_at - starts_at`` (``maintenance/rules.py``)."""
 
     __tablename__ = "maintenance_windows"
+    __table_args__ = (UniqueConstraint("project_id", "key"),)
 
     project_id: Mapped[str] = mapped_column(
         String(32), ForeignKey("projects.id", ondelete="CASCADE"), index=True
@@ -25,6 +26,7 @@ class MaintenanceWindow(IdMixin, TimestampMixin, Base):
     timezone: Mapped[str] = mapped_column(String(64), default="UTC")
     # False: only the monitors in maintenance_window_monitors.
     whole_project: Mapped[bool] = mapped_column(Boolean, default=True)
+    key: Mapped[str | None] = mapped_column(String(64))  # config as code (kit/declared.py)
 
 
 class MaintenanceWindowMonitor(Base):

@@ -14,6 +14,7 @@ from sqlalchemy import (
     SmallInteger,
     String,
     Text,
+    UniqueConstraint,
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -37,6 +38,7 @@ class Region(IdMixin, Base):
 
 class Monitor(IdMixin, TimestampMixin, Base):
     __tablename__ = "monitors"
+    __table_args__ = (UniqueConstraint("project_id", "key"),)
 
     project_id: Mapped[str] = mapped_column(
         String(32), ForeignKey("projects.id", ondelete="CASCADE"), index=True
@@ -86,6 +88,9 @@ class Monitor(IdMixin, TimestampMixin, Base):
         String(32), ForeignKey("escalation_policies.id", ondelete="SET NULL"), index=True
     )
     last_ping_at: Mapped[datetime | None]
+    # Config as code (kit/declared.py): the file's key, and its secrets' references.
+    key: Mapped[str | None] = mapped_column(String(64))
+    secret_refs: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
 
 
 class CheckResult(Base):

@@ -3,7 +3,17 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Boolean, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
 from sqlalchemy.orm import Mapped, mapped_column
 
 from upwatch.kit.db import Base, IdMixin, TimestampMixin
@@ -11,6 +21,7 @@ from upwatch.kit.db import Base, IdMixin, TimestampMixin
 
 class NotificationProvider(IdMixin, TimestampMixin, Base):
     __tablename__ = "notification_providers"
+    __table_args__ = (UniqueConstraint("project_id", "key"),)
 
     project_id: Mapped[str] = mapped_column(
         String(32), ForeignKey("projects.id", ondelete="CASCADE"), index=True
@@ -23,6 +34,9 @@ class NotificationProvider(IdMixin, TimestampMixin, Base):
     quiet_hours_end: Mapped[str | None] = mapped_column(String(5))
     # Remind every so many minutes while an incident it was paged for is open and unacknowledged.
     repeat_every_minutes: Mapped[int | None] = mapped_column(Integer)
+    # Config as code (kit/declared.py): the file's key, and its secrets' references.
+    key: Mapped[str | None] = mapped_column(String(64))
+    secret_refs: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
 
 
 class Alert(Base):

@@ -22,6 +22,7 @@ class StatusPage(IdMixin, TimestampMixin, Base):
     choosing), status messages, and the project's incidents on those monitors."""
 
     __tablename__ = "status_pages"
+    __table_args__ = (UniqueConstraint("project_id", "key"),)
 
     project_id: Mapped[str] = mapped_column(
         String(32), ForeignKey("projects.id", ondelete="CASCADE"), index=True
@@ -35,6 +36,7 @@ class StatusPage(IdMixin, TimestampMixin, Base):
     custom_domain: Mapped[str | None] = mapped_column(String(253), unique=True)
     custom_css: Mapped[str] = mapped_column(Text, default="")
     custom_js: Mapped[str] = mapped_column(Text, default="")
+    key: Mapped[str | None] = mapped_column(String(64))  # config as code (kit/declared.py)
 
 
 class StatusPageComponent(IdMixin, TimestampMixin, Base):

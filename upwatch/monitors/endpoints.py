@@ -68,7 +68,7 @@ def result_out(result: CheckResult, timing: CheckTiming | None = None) -> CheckR
     "",
     status_code=status.HTTP_201_CREATED,
     operation_id="createMonitor",
-    responses=problem_responses(402),
+    responses=problem_responses(402, 409),
 )
 async def create_monitor(
     body: MonitorCreate, user: CurrentUser, session: Session, runtime: RuntimeDep
@@ -104,7 +104,7 @@ async def get_monitor(
     return monitor_out(await MonitorService(session, runtime).visible(user, id), runtime)
 
 
-@router.patch("/{id}", operation_id="updateMonitor", responses=problem_responses(402))
+@router.patch("/{id}", operation_id="updateMonitor", responses=problem_responses(402, 409))
 async def update_monitor(
     id: str, body: MonitorUpdate, user: CurrentUser, session: Session, runtime: RuntimeDep
 ) -> MonitorOut:

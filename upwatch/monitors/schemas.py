@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
+from upwatch.kit.declared import DeclaredKey, SecretRefOut, SecretRefsIn
 from upwatch.kit.inputs import (
     HEADER_NAME_PATTERN,
     HTTP_URL_PATTERN,
@@ -154,6 +155,8 @@ class MonitorFields(Input):
         description="An escalation policy of the same project: it decides who is paged, step "
         "by step; none (or null on update): every provider of the project at once",
     )
+    key: DeclaredKey | None = Field(default=None, description="null on update removes it")
+    secretRefs: SecretRefsIn | None = None
 
 
 class _NewMonitor(MonitorFields):
@@ -227,6 +230,10 @@ class MonitorOut(RowOut):
     schedule: str | None
     timezone: str | None
     grace_seconds: int | None
+    key: str | None = Field(description="Its key in a config file (`upwatch apply`)")
+    secret_refs: dict[str, SecretRefOut] = Field(
+        description="Secret headers a config file gives by environment variable"
+    )
     last_ping_at: datetime | None = Field(description="heartbeat monitors: the last success")
     last_start_at: datetime | None = Field(description="heartbeat monitors: the last /start")
     last_fail_at: datetime | None = Field(description="heartbeat monitors: the last /fail")

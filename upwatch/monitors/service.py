@@ -13,6 +13,7 @@ from pydantic.alias_generators import to_snake
 from upwatch.billing.service import PlanLimits
 from upwatch.escalation.repository import EscalationRepository
 from upwatch.kit.db import after_commit, end_transaction
+from upwatch.kit.declared import digested, kept_names, require_free_key
 from upwatch.kit.errors import Conflict, NotFound, ValidationFailed
 from upwatch.kit.logs import log_event
 from upwatch.kit.net import TargetRefused
@@ -42,6 +43,8 @@ SEPARATELY_UPDATED = {
     "isActive",
     "dependsOn",
     "assertions",
+    "key",
+    "secretRefs",
 }
 
 
@@ -214,6 +217,7 @@ class MonitorService(DomainService):
         await self._check_policy(body, body.projectId)
         parents = list(dict.fromkeys(body.dependsOn or []))
         await self._check_parents(None, body.projectId, parents)
+        await require_free_key(self.session, Monitor, "monitor", body.projectId, body.key)
         timeout = body.timeoutSeconds or min(DEFAULT_TIMEOUT_SECONDS, interval / 2)
         if timeout >= interval:
             raise ValidationFailed.on("timeoutSeconds", "must be shorter than intervalSeconds")
@@ -248,7 +252,9 @@ class MonitorService(DomainService):
             status="pending" if body.isActive is not False else "paused",
             state={},
             heartbeat_token=new_opaque_token() if body.type == "heartbeat" else None,
+            key=body.key,
         )
+        await self._refresh_secret_refs(monitor, body.secretRefs or {})
         self._check_heartbeat(monitor)
         self._check_assertions(monitor)
         await self.monitors.add(monitor)
@@ -266,6 +272,12 @@ class MonitorService(DomainService):
             await self._check_parents(monitor.id, monitor.project_id, parents)
             monitor.depends_on = parents
         self._update_headers(monitor, body)
+        if "key" in body.model_fields_set:
+            await require_free_key(
+                self.session, Monitor, "monitor", monitor.project_id, body.key, monitor.id
+            )
+            monitor.key = body.key
+        await self._refresh_secret_refs(monitor, body.secretRefs)
         # Fields null is refused for on every type are refused by the schema (Omittable);
         # what null is refused for depends on the type, so it is checked here.
         needed = TARGET_FIELDS.get(monitor.type, set())
@@ -297,6 +309,18 @@ class MonitorService(DomainService):
         await self.session.refresh(monitor)
         self._notify(monitor.id)
         return monitor
+
+    async def _refresh_secret_refs(self, monitor: Monitor, names: dict[str, str] | None) -> None:
+        """The secret headers a config file names, with digests of their values now."""
+        document = {"headers": monitor.headers or {}}
+        secret = secrets.secret_names(monitor.secret_headers or [])
+        monitor.secret_refs = await digested(
+            self.runtime.passwords,
+            document,
+            kept_names(monitor.secret_refs or {}, document) if names is None else names,
+            monitor.secret_refs or {},
+            lambda path: path.startswith("headers.") and path[8:].lower() in secret,
+        )
 
     def _update_headers(self, monitor: Monitor, body: MonitorUpdate) -> None:
         """Headers and their secrecy; a masked secret sent back keeps the stored value."""

@@ -29,7 +29,7 @@ def provider_out(provider: NotificationProvider) -> ProviderOut:
     "",
     status_code=status.HTTP_201_CREATED,
     operation_id="createNotificationProvider",
-    responses=problem_responses(402),
+    responses=problem_responses(402, 409),
 )
 async def create_provider(
     body: ProviderCreate, user: CurrentUser, session: Session, runtime: RuntimeDep
@@ -62,7 +62,9 @@ async def get_provider(
     return provider_out(await ProviderService(session, runtime).visible(user, id))
 
 
-@router.patch("/{id}", operation_id="updateNotificationProvider", responses=problem_responses(402))
+@router.patch(
+    "/{id}", operation_id="updateNotificationProvider", responses=problem_responses(402, 409)
+)
 async def update_provider(
     id: str, body: ProviderUpdate, user: CurrentUser, session: Session, runtime: RuntimeDep
 ) -> ProviderOut:

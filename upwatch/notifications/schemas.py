@@ -9,6 +9,7 @@ from pydantic import ConfigDict, Field, GetJsonSchemaHandler
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
+from upwatch.kit.declared import DeclaredKey, SecretRefOut, SecretRefsIn
 from upwatch.kit.inputs import SINGLE_LINE_PATTERN, Input, JsonObject, TagInWords, worded
 from upwatch.kit.partial import Omittable
 from upwatch.kit.schemas import RowOut
@@ -52,6 +53,8 @@ class _ProviderFields(Input):
     repeatEveryMinutes: Repeat | None = None
     quietHoursStart: QuietTime | None = None
     quietHoursEnd: QuietTime | None = None
+    key: DeclaredKey | None = None
+    secretRefs: SecretRefsIn | None = None
 
 
 class _NewProvider(_ProviderFields):
@@ -129,6 +132,10 @@ class ProviderOut(RowOut):
     quiet_hours_start: str | None
     quiet_hours_end: str | None
     repeat_every_minutes: int | None = Field(description="null: no reminders")
+    key: str | None = Field(description="Its key in a config file (`upwatch apply`)")
+    secret_refs: dict[str, SecretRefOut] = Field(
+        description="Secret config fields a config file gives by environment variable"
+    )
     created_at: datetime
     updated_at: datetime
 
@@ -166,6 +173,8 @@ class ProviderUpdate(Input):
         default=None, description="The whole config for the type; null or left out: unchanged"
     )
     projectId: Omittable[Annotated[str, Field(max_length=32)]] = None
+    key: DeclaredKey | None = Field(default=None, description="null removes it")
+    secretRefs: SecretRefsIn | None = None
 
 
 class AlertAttemptOut(RowOut):

@@ -10,6 +10,7 @@ from pydantic.alias_generators import to_snake
 
 from upwatch.billing.service import PlanLimits
 from upwatch.kit.db import end_transaction
+from upwatch.kit.declared import digested, kept_names, require_free_key
 from upwatch.kit.errors import (
     Forbidden,
     NotFound,
@@ -20,6 +21,7 @@ from upwatch.kit.errors import (
 from upwatch.models import AlertAttempt, NotificationProvider, Project, User
 from upwatch.notifications.channels import (
     SecretNotKept,
+    is_secret_path,
     keep_secrets,
     refused_urls,
     validate_config,
@@ -34,6 +36,7 @@ from upwatch.runtime import DomainService, uses
 # Every state change writes one alert per provider inside the ingester's shared transaction:
 # a bound keeps one project from slowing every tenant's results (and from becoming a mailer).
 MAX_PROVIDERS_PER_PROJECT = 50
+PROVIDER = "notification provider"
 
 
 def normalise_time(value: str | None) -> str | None:
@@ -95,17 +98,33 @@ class ProviderService(DomainService):
         self._check_addresses(body.type, config)
         start, end = normalise_time(body.quietHoursStart), normalise_time(body.quietHoursEnd)
         require_quiet_pair(start, end)
-        return await self.providers.add(
-            NotificationProvider(
-                project_id=project.id,
-                type=body.type,
-                name=body.name,
-                config=config,
-                is_enabled=body.isEnabled if body.isEnabled is not None else True,
-                quiet_hours_start=start,
-                quiet_hours_end=end,
-                repeat_every_minutes=body.repeatEveryMinutes,
-            )
+        await require_free_key(self.session, NotificationProvider, PROVIDER, project.id, body.key)
+        provider = NotificationProvider(
+            project_id=project.id,
+            type=body.type,
+            name=body.name,
+            config=config,
+            is_enabled=body.isEnabled if body.isEnabled is not None else True,
+            quiet_hours_start=start,
+            quiet_hours_end=end,
+            repeat_every_minutes=body.repeatEveryMinutes,
+            key=body.key,
+        )
+        await self._refresh_secret_refs(provider, body.secretRefs or {})
+        return await self.providers.add(provider)
+
+    async def _refresh_secret_refs(
+        self, provider: NotificationProvider, names: dict[str, str] | None
+    ) -> None:
+        """The secrets a config file names, with digests of their values now."""
+        document = {"config": provider.config or {}}
+        channel = provider.type
+        provider.secret_refs = await digested(
+            self.runtime.passwords,
+            document,
+            kept_names(provider.secret_refs or {}, document) if names is None else names,
+            provider.secret_refs or {},
+            lambda path: is_secret_path(channel, path),
         )
 
     async def update(
@@ -155,8 +174,15 @@ class ProviderService(DomainService):
             else provider.quiet_hours_end
         )
         require_quiet_pair(start, end)
+        if "key" in given or moving:
+            key = body.key if "key" in given else provider.key
+            await require_free_key(
+                self.session, NotificationProvider, PROVIDER, project.id, key, provider.id
+            )
+            provider.key = key
         provider.type = channel
         provider.project_id = project.id
+        await self._refresh_secret_refs(provider, body.secretRefs)
         provider.quiet_hours_start, provider.quiet_hours_end = start, end
         # The schema refuses null for these; left out means unchanged.
         for field, value in body.model_dump(

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from upwatch.kit.declared import DeclaredKey
 from upwatch.kit.inputs import SINGLE_LINE_PATTERN, Input, worded
 from upwatch.kit.partial import Omittable
 from upwatch.kit.schemas import Email, RowOut
@@ -78,6 +79,7 @@ class StatusPageCreate(Input):
     customDomain: CustomDomain | None = None
     customCss: CustomCss = ""
     customJs: CustomJs = ""
+    key: DeclaredKey | None = None
 
 
 class StatusMessageOut(RowOut):
@@ -114,6 +116,7 @@ class StatusPageOut(RowOut):
     custom_domain: str | None
     custom_css: str
     custom_js: str
+    key: str | None = Field(description="Its key in a config file (`upwatch apply`)")
     message: StatusMessageOut | None = Field(
         description="The current message, or null when none is posted or the last was empty"
     )
@@ -145,6 +148,7 @@ class StatusPageUpdate(Input):
     customDomain: CustomDomain | None = Field(default=None, description="null removes it")
     customCss: Omittable[CustomCss] = None
     customJs: Omittable[CustomJs] = None
+    key: DeclaredKey | None = Field(default=None, description="null removes it")
 
 
 class ComponentCreate(Input):

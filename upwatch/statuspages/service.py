@@ -11,6 +11,7 @@ from upwatch.billing.repository import UsageRepository
 from upwatch.billing.service import PlanLimits
 from upwatch.engine.status import decode_state, region_status, settings_of
 from upwatch.kit.db import after_commit
+from upwatch.kit.declared import require_free_key
 from upwatch.kit.errors import Conflict, NotFound, ValidationFailed
 from upwatch.models import (
     Monitor,
@@ -77,6 +78,7 @@ class StatusPageService(DomainService):
             owner_id, "statusPageCount", await self.usage.status_pages(owner_id)
         )
         await self._require_free(body.slug, body.customDomain)
+        await require_free_key(self.session, StatusPage, "status page", body.projectId, body.key)
         page = StatusPage(
             project_id=body.projectId,
             name=body.name,
@@ -87,6 +89,7 @@ class StatusPageService(DomainService):
             custom_domain=body.customDomain,
             custom_css=body.customCss,
             custom_js=body.customJs,
+            key=body.key,
         )
         await self.pages.add(page)
         self._touch(page)  # its domain may have been asked for before it existed
@@ -102,6 +105,10 @@ class StatusPageService(DomainService):
             domain if domain != page.custom_domain else None,
             besides=page.id,
         )
+        if "key" in given:
+            await require_free_key(
+                self.session, StatusPage, "status page", page.project_id, body.key, page.id
+            )
         for field, value in given.items():
             setattr(page, to_snake(field), value)
         self._touch(page)

@@ -197,6 +197,10 @@ class Channel(ABC):
             raise SecretNotKept(secrets[0])
         return merged
 
+    def is_secret_path(self, path: str) -> bool:
+        """Whether ``path`` in a provider (``config.<field>``) names one of its secrets."""
+        return path.removeprefix("config.") in self.secret_fields and path.startswith("config.")
+
     def urls(self, config: Mapping[str, Any]) -> list[tuple[str, str]]:
         """(field, URL) pairs the service will contact, for the address policy."""
         return [

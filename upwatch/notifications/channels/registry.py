@@ -73,6 +73,11 @@ def keep_secrets(
     return REGISTRY[channel].keep_secrets(submitted, stored)
 
 
+def is_secret_path(channel: str, path: str) -> bool:
+    """See ``Channel.is_secret_path``."""
+    return REGISTRY[channel].is_secret_path(path)
+
+
 def urls_of(channel: str, config: Mapping[str, Any]) -> list[tuple[str, str]]:
     """(field, URL) pairs the service will contact, for the address policy."""
     return REGISTRY[channel].urls(config)

@@ -111,6 +111,10 @@ class Webhook(HttpChannel):
             headers[SIGNATURE_HEADER] = signature(secret, body)
         await self.post(kit, url, event, data=body, headers=headers, secrets=secrets)
 
+    def is_secret_path(self, path: str) -> bool:
+        # Header values are masked like secrets, so a file may give them by reference too.
+        return super().is_secret_path(path) or path.startswith("config.headers.")
+
     def masked(self, config: Mapping[str, Any]) -> dict[str, Any]:
         # Header values are often credentials (Authorization, API keys): masked like secrets.
         shown = super().masked(config)
