@@ -15,6 +15,7 @@ import sys
 from pydantic import ValidationError
 
 from upwatch import __version__
+from upwatch.client.commands import add_parsers as add_client_parsers
 from upwatch.config import Settings
 from upwatch.kit.logs import configure_logging
 
@@ -268,6 +269,8 @@ def parser() -> argparse.ArgumentParser:
         command = commands.add_parser(role, help=f"distributed mode: {text} (PostgreSQL and Redis)")
         command.add_argument("--log-level", default="info", choices=LOG_LEVELS)
         command.set_defaults(run=_role)
+
+    add_client_parsers(commands)
 
     migrate = commands.add_parser("migrate", help="create or upgrade the database schema")
     migrate.set_defaults(run=_migrate)

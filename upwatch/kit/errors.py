@@ -284,6 +284,12 @@ def _path(error: Any) -> tuple[Any, ...]:
     return tuple(part for part in loc if not (isinstance(part, str) and _SCHEMA_LABEL.match(part)))
 
 
+def described(error: Any) -> tuple[tuple[Any, ...], str]:
+    """One of pydantic's errors as the client reads it: the field's path as sent, and what is
+    allowed, in words (the config file's errors use it too)."""
+    return _path(error), _message(error)
+
+
 def field_errors(errors: Iterable[Any], within: tuple[str, ...] = ()) -> list[FieldError]:
     """Pydantic's ``errors()`` as the client reads them: each field named as sent (dotted,
     camelCase, list indexes as numbers; ``within`` in front when the model was a part of the

@@ -1,0 +1,281 @@
+"""The client commands of ``upwatch``: apply, export, schema, status, incidents, check.
+
+Each talks to a running service over its HTTP API (``client/service.py``); ``--json`` prints
+what the API answered, for scripts. Exit status: 0 done, 1 the service refused or failed,
+2 a bad file or bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.table import Table
+
+from upwatch.client.apply import (
+    Applier,
+    adopt,
+    as_yaml,
+    current_state,
+    describe,
+    exported,
+    make_plan,
+)
+from upwatch.client.document import SCHEMA_ID, FileError, checked, json_schema, parse
+from upwatch.client.service import Service, ServiceError
+
+
+def _out() -> Console:
+    return Console(soft_wrap=True, highlight=False)
+
+
+def _err() -> Console:
+    return Console(stderr=True, soft_wrap=True, highlight=False)
+
+
+def _run(args: argparse.Namespace, command: Any) -> int:
+    try:
+        service = Service.from_environment()
+    except ServiceError as exc:
+        _err().print(f"upwatch: {exc}", markup=False)
+        return 2
+    try:
+        return int(command(service, args))
+    except ServiceError as exc:
+        _err().print(f"upwatch: {exc}", markup=False)
+        return 1
+    finally:
+        service.close()
+
+
+# ---- apply / export ----------------------------------------------------------------------
+
+
+def apply_command(args: argparse.Namespace) -> int:
+    path = Path(args.file)
+    try:
+        text = sys.stdin.read() if args.file == "-" else path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        _err().print(f"upwatch: cannot read {args.file}: {exc}", markup=False)
+        return 2
+    try:
+        config = checked(parse(text, args.file))
+    except FileError as exc:
+        for problem in exc.problems:
+            _err().print(problem, markup=False)
+        _err().print("upwatch: the file has errors; nothing was changed", markup=False)
+        return 2
+    return _run(args, lambda service, a: _apply(service, config, a))
+
+
+def _apply(service: Service, config: Any, args: argparse.Namespace) -> int:
+    out = _out()
+    current = current_state(service)
+    plan = make_plan(config, current, prune=args.prune)
+    for change in plan.changes:
+        out.print(describe(change), markup=False)
+    out.print(plan.summary(), markup=False)
+    if args.dry_run or plan.empty:
+        out.print("Nothing changed (--dry-run)." if args.dry_run else "Nothing to do.")
+        return 0
+    todo = sum(1 for change in plan.changes if change.action != "unchanged")
+    with Progress(
+        TextColumn("applying"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.description}"),
+        console=_err(),
+        transient=True,
+    ) as progress:
+        task = progress.add_task("", total=todo)
+
+        def report(line: str) -> None:
+            progress.console.print(line, markup=False)
+            progress.update(task, advance=1, description=line)
+
+        Applier(service, report).run(plan, current)
+        # A replaced monitor leaves the objects that named it (a window, a dependent) to be
+        # pointed at the new one: a second pass over the new state does that.
+        current = current_state(service)
+        follow_up = make_plan(config, current, prune=args.prune)
+        if not follow_up.empty:
+            Applier(service, report).run(follow_up, current)
+    out.print(f"Applied: {todo} change(s).")
+    return 0
+
+
+def export_command(args: argparse.Namespace) -> int:
+    def export(service: Service, args: argparse.Namespace) -> int:
+        current = current_state(service)
+        if args.adopt:
+            adopt(service, current, lambda line: _err().print(line, markup=False))
+        document = exported(current, lambda line: _err().print(f"note: {line}", markup=False))
+        text = as_yaml(document, SCHEMA_ID)
+        if args.output in (None, "-"):
+            sys.stdout.write(text)
+        else:
+            Path(args.output).write_text(text, encoding="utf-8")
+        return 0
+
+    return _run(args, export)
+
+
+def schema_command(_args: argparse.Namespace) -> int:
+    sys.stdout.write(json.dumps(json_schema(), indent=2) + "\n")
+    return 0
+
+
+# ---- status / incidents / check ----------------------------------------------------------
+
+
+def _percent(value: Any) -> str:
+    return "-" if value is None else f"{float(value):.2f} %"
+
+
+def _ms(value: Any) -> str:
+    return "-" if value is None else f"{float(value):.0f} ms"
+
+
+def status_command(args: argparse.Namespace) -> int:
+    def status(service: Service, args: argparse.Namespace) -> int:
+        items = service.call("GET", "/dashboard/uptime", params={"projectId": service.project_id})
+        if args.json:
+            sys.stdout.write(json.dumps(items, indent=2) + "\n")
+            return 0
+        table = Table("Monitor", "Status", "24 h", "7 d", "30 d", "Last check")
+        for item in sorted(items, key=lambda i: str(i["name"]).lower()):
+            table.add_row(
+                item["name"],
+                item["status"],
+                _percent(item["uptime24h"]),
+                _percent(item["uptime7d"]),
+                _percent(item["uptime30d"]),
+                item["lastCheckedAt"] or "never",
+            )
+        _out().print(table)
+        return 0
+
+    return _run(args, status)
+
+
+def incidents_command(args: argparse.Namespace) -> int:
+    def incidents(service: Service, args: argparse.Namespace) -> int:
+        params: dict[str, Any] = {"projectId": service.project_id, "limit": args.limit}
+        if not args.all:
+            params["status"] = "open"
+        items = service.call("GET", "/incidents", params=params)
+        if args.json:
+            sys.stdout.write(json.dumps(items, indent=2) + "\n")
+            return 0
+        if not items:
+            _out().print("No open incidents." if not args.all else "No incidents.")
+            return 0
+        table = Table("Started", "Status", "Severity", "Title", "Acknowledged", "Id")
+        for item in items:
+            table.add_row(
+                item["startedAt"],
+                item["status"],
+                item["severity"],
+                item["title"],
+                item["acknowledgedAt"] or "no",
+                item["id"],
+            )
+        _out().print(table)
+        return 0
+
+    return _run(args, incidents)
+
+
+def _find_monitor(service: Service, name: str) -> dict[str, Any]:
+    monitors = service.listed("/monitors", projectId=service.project_id)
+    for field in ("id", "key", "name"):
+        found = [m for m in monitors if m.get(field) == name]
+        if len(found) == 1:
+            return found[0]
+        if len(found) > 1:
+            raise ServiceError(f"{len(found)} monitors are named {name!r}: give its key or id")
+    raise ServiceError(f"no monitor with the id, key or name {name!r} in the project")
+
+
+def check_command(args: argparse.Namespace) -> int:
+    def check(service: Service, args: argparse.Namespace) -> int:
+        monitor = _find_monitor(service, args.monitor)
+        with _err().status(f"checking {monitor['name']}…"):
+            result = service.call("POST", f"/monitors/{monitor['id']}/check")
+        if args.json:
+            sys.stdout.write(json.dumps(result, indent=2) + "\n")
+            return 0 if result["status"] != "down" else 3
+        out = _out()
+        code = f", HTTP {result['statusCode']}" if result.get("statusCode") else ""
+        out.print(
+            f"{monitor['name']}: {result['status']}{code} in {_ms(result['responseTimeMs'])}",
+            markup=False,
+        )
+        timings = result.get("timings") or {}
+        phases = [
+            ("dns", "dnsMs"),
+            ("connect", "connectMs"),
+            ("tls", "tlsMs"),
+            ("first byte", "firstByteMs"),
+            ("total", "totalMs"),
+        ]
+        shown = [f"{label} {_ms(timings[name])}" for label, name in phases if timings.get(name)]
+        if shown:
+            out.print("  " + " · ".join(shown), markup=False)
+        if result.get("error"):
+            out.print(f"  error: {result['error']}", markup=False)
+        return 0 if result["status"] != "down" else 3
+
+    return _run(args, check)
+
+
+def add_parsers(commands: Any) -> None:
+    """The client commands, beside the service's own in ``upwatch.cli``. Their output is
+    their result: logs only say warnings (not each HTTP request)."""
+    client = (
+        "talks to a running service: UPWATCH_API_URL (default http://127.0.0.1:8000) "
+        "and UPWATCH_API_KEY (a project's API key)"
+    )
+    apply = commands.add_parser(
+        "apply", help=f"make a project match a config file (docs/config-as-code.md); {client}"
+    )
+    apply.add_argument("-f", "--file", required=True, help="the YAML file, or - for stdin")
+    apply.add_argument("--dry-run", action="store_true", help="print the plan, change nothing")
+    apply.add_argument(
+        "--prune", action="store_true", help="delete keyed objects the file does not have"
+    )
+    apply.set_defaults(run=apply_command, log_level="warning")
+
+    export = commands.add_parser("export", help=f"write the project as a config file; {client}")
+    export.add_argument("-o", "--output", help="the file to write (default: stdout)")
+    export.add_argument(
+        "--adopt",
+        action="store_true",
+        help="first give every object without a key one made from its name",
+    )
+    export.set_defaults(run=export_command, log_level="warning")
+
+    schema = commands.add_parser("schema", help="print the JSON Schema of the config file")
+    schema.set_defaults(run=schema_command, log_level="warning")
+
+    status = commands.add_parser("status", help=f"monitors with state and uptime; {client}")
+    status.add_argument("--json", action="store_true", help="the API's answer, as JSON")
+    status.set_defaults(run=status_command, log_level="warning")
+
+    incidents = commands.add_parser("incidents", help=f"open incidents; {client}")
+    incidents.add_argument("--all", action="store_true", help="resolved ones too")
+    incidents.add_argument("--limit", type=int, default=50, choices=range(1, 1001), metavar="N")
+    incidents.add_argument("--json", action="store_true", help="the API's answer, as JSON")
+    incidents.set_defaults(run=incidents_command, log_level="warning")
+
+    check = commands.add_parser(
+        "check", help=f"check a monitor now and print the result with timing; {client}"
+    )
+    check.add_argument("monitor", help="its key, id or name")
+    check.add_argument("--json", action="store_true", help="the API's answer, as JSON")
+    check.set_defaults(run=check_command, log_level="warning")
