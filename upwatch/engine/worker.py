@@ -21,6 +21,7 @@ log = logging.getLogger(__name__)
 # The longest a worker holds a job that came before its due time (the scheduler's lead is at
 # most this): a clock that disagrees with the scheduler's never holds checks back for long.
 EARLY_LIMIT_SECONDS = 1.0
+TIMER_SLACK_SECONDS = 0.002
 
 
 def observe(metrics: Metrics, job: CheckJob, report: CheckReport) -> None:
@@ -67,6 +68,11 @@ class Worker:
                 early = job.due_at - self.clock.now().timestamp()
                 if early > 0:
                     await asyncio.sleep(min(early, EARLY_LIMIT_SECONDS))
+                    # Timers may fire a fraction of a millisecond early (uvloop counts in whole
+                    # milliseconds): a check never starts before its due time.
+                    rest = job.due_at - self.clock.now().timestamp()
+                    if 0 < rest < TIMER_SLACK_SECONDS:
+                        await asyncio.sleep(rest + TIMER_SLACK_SECONDS)
                 await self._slots.acquire()
                 task = asyncio.create_task(self._check(job))
                 self._running.add(task)
