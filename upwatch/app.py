@@ -19,6 +19,7 @@ from upwatch.admin.endpoints import router as admin_router
 from upwatch.apikeys.endpoints import router as api_keys_router
 from upwatch.billing.endpoints import router as billing_router
 from upwatch.billing.metering import MemoryMeter, RedisMeter
+from upwatch.client.endpoints import router as config_schema_router
 from upwatch.config import Settings
 from upwatch.contact.endpoints import router as contact_router
 from upwatch.engine.changefeed import ChangeFeed
@@ -302,6 +303,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
         retention_router,
         admin_router,
         operations_router,
+        config_schema_router,
     ):
         app.include_router(router)
     app.add_middleware(

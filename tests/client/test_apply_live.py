@@ -7,7 +7,10 @@ its line and field before anything changes."""
 from __future__ import annotations
 
 import copy
+import http.server
+import json
 import subprocess
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -340,3 +343,62 @@ def test_the_commands_need_a_key_and_say_so(project: Project) -> None:
     revoked = project.upwatch("status", UPWATCH_API_KEY="upw_not-a-key")
     assert revoked.returncode == 1
     assert "401" in revoked.stderr
+
+
+@pytest.fixture(scope="module")
+def target() -> Iterator[str]:
+    """A real HTTP endpoint that answers 200."""
+
+    class Ok(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Ok)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/health"
+    server.shutdown()
+    server.server_close()
+
+
+def test_status_incidents_and_check_print_for_people_and_for_scripts(
+    fresh: Project, target: str
+) -> None:
+    down = {"key": "down", "name": "Down", "type": "tcp", "host": "127.0.0.1", "port": 9}
+    up = {"key": "up", "name": "Up", "type": "http", "url": target, "intervalSeconds": 600}
+    fresh.apply({"version": 1, "monitors": [up, {**down, "intervalSeconds": 600}]})
+
+    checked = fresh.upwatch("check", "up", "--json")
+    assert checked.returncode == 0, checked.stderr
+    result = json.loads(checked.stdout)
+    assert (result["status"], result["statusCode"]) == ("up", 200)
+    assert result["timings"]["totalMs"] > 0
+    person = fresh.upwatch("check", "Up")  # by name too
+    assert person.stdout.startswith("Up: up, HTTP 200 in ")
+    assert "connect" in person.stdout
+
+    failed = fresh.upwatch("check", "down")
+    assert failed.returncode == 3  # a script can tell a down check
+    assert "Down: down" in failed.stdout
+    unknown = fresh.upwatch("check", "nothing-by-that-name")
+    assert unknown.returncode == 1
+    assert "no monitor with the id, key or name 'nothing-by-that-name'" in unknown.stderr
+
+    status = json.loads(fresh.upwatch("status", "--json").stdout)
+    assert {(m["name"], m["status"]) for m in status} >= {("Up", "up")}
+    table = fresh.upwatch("status").stdout
+    assert "Monitor" in table
+    assert "Up" in table
+
+    incidents = fresh.upwatch("incidents", "--json")
+    assert incidents.returncode == 0, incidents.stderr
+    listed = json.loads(incidents.stdout)
+    assert all(i["status"] != "resolved" for i in listed)
+    assert "Down" in " ".join(i["title"] for i in listed)  # the failed check opened one
+    assert "Down" in fresh.upwatch("incidents").stdout

@@ -26,7 +26,8 @@ from upwatch.client.apply import (
     exported,
     make_plan,
 )
-from upwatch.client.document import SCHEMA_ID, FileError, checked, json_schema, parse
+from upwatch.client.document import FileError, checked, json_schema, parse
+from upwatch.client.endpoints import SCHEMA_PATH
 from upwatch.client.service import Service, ServiceError
 
 
@@ -115,7 +116,7 @@ def export_command(args: argparse.Namespace) -> int:
         if args.adopt:
             adopt(service, current, lambda line: _err().print(line, markup=False))
         document = exported(current, lambda line: _err().print(f"note: {line}", markup=False))
-        text = as_yaml(document, SCHEMA_ID)
+        text = as_yaml(document, f"{service.url}{SCHEMA_PATH}")
         if args.output in (None, "-"):
             sys.stdout.write(text)
         else:
@@ -165,10 +166,10 @@ def status_command(args: argparse.Namespace) -> int:
 
 def incidents_command(args: argparse.Namespace) -> int:
     def incidents(service: Service, args: argparse.Namespace) -> int:
-        params: dict[str, Any] = {"projectId": service.project_id, "limit": args.limit}
+        items = service.listed("/incidents", projectId=service.project_id)
         if not args.all:
-            params["status"] = "open"
-        items = service.call("GET", "/incidents", params=params)
+            items = [item for item in items if item["status"] != "resolved"]
+        items = items[: args.limit]
         if args.json:
             sys.stdout.write(json.dumps(items, indent=2) + "\n")
             return 0
