@@ -166,10 +166,16 @@ def status_command(args: argparse.Namespace) -> int:
 
 def incidents_command(args: argparse.Namespace) -> int:
     def incidents(service: Service, args: argparse.Namespace) -> int:
-        items = service.listed("/incidents", projectId=service.project_id)
-        if not args.all:
-            items = [item for item in items if item["status"] != "resolved"]
-        items = items[: args.limit]
+        query = {"projectId": service.project_id, "limit": args.limit}
+        wanted = [None] if args.all else ["investigating", "identified", "monitoring"]
+        items = [
+            item
+            for status in wanted
+            for item in service.call(
+                "GET", "/incidents", params=query if status is None else {**query, "status": status}
+            )
+        ]
+        items = sorted(items, key=lambda item: str(item["startedAt"]), reverse=True)[: args.limit]
         if args.json:
             sys.stdout.write(json.dumps(items, indent=2) + "\n")
             return 0

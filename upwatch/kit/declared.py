@@ -50,7 +50,8 @@ SecretPath = Annotated[str, Field(min_length=1, max_length=200, examples=["confi
 SecretRefsIn = Annotated[
     dict[SecretPath, EnvName],
     Field(
-        max_length=50,
+        # Each costs an Argon2id hash on write.
+        max_length=25,
         description="Secret fields a config file gives by environment variable: the field's "
         "path (`config.webhookUrl`, `headers.Authorization`) to the variable's name. The "
         "server keeps the name and a digest of the value (`secretRefs` in responses). On "
