@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import http.server
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -123,3 +125,41 @@ async def watched_monitor(
     monitor = await api.post("/monitors", headers=headers, json={**body, **fields})
     assert monitor.status_code == 201, monitor.text
     return str(monitor.json()["id"])
+
+
+class ThreadedTarget:
+    """A real HTTP endpoint answering 200 ``ok`` to any GET after ``delay`` seconds, from
+    threads of its own: a server process or a child's probes reach it while the test's event
+    loop is busy or blocked."""
+
+    def __init__(self, delay: float = 0.0) -> None:
+        pause = delay
+
+        class Ok(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                if pause:
+                    time.sleep(pause)
+                self.send_response(200)
+                self.send_header("Content-Length", "2")
+                self.end_headers()
+                self.wfile.write(b"ok")
+
+            def log_message(self, *_args: object) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Ok)
+        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def start(self) -> ThreadedTarget:
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def __enter__(self) -> ThreadedTarget:
+        return self.start()
+
+    def __exit__(self, *_exc: object) -> None:
+        self.stop()

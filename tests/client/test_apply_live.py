@@ -7,10 +7,8 @@ its line and field before anything changes."""
 from __future__ import annotations
 
 import copy
-import http.server
 import json
 import subprocess
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,7 +18,7 @@ import pytest
 import yaml
 from argon2 import PasswordHasher
 
-from tests.live_server import LiveServer, clean_env, run_cli
+from tests.live_server import LiveServer, ThreadedTarget, clean_env, run_cli
 
 PASSWORD = "correct horse battery staple"
 SLACK_URL = "https://hooks.slack.com/services/T000/B000/abcdefghijklmnop"
@@ -348,23 +346,8 @@ def test_the_commands_need_a_key_and_say_so(project: Project) -> None:
 @pytest.fixture(scope="module")
 def target() -> Iterator[str]:
     """A real HTTP endpoint that answers 200."""
-
-    class Ok(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            self.send_response(200)
-            self.send_header("Content-Length", "2")
-            self.end_headers()
-            self.wfile.write(b"ok")
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Ok)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/health"
-    server.shutdown()
-    server.server_close()
+    with ThreadedTarget() as server:
+        yield f"{server.base}/health"
 
 
 def test_status_incidents_and_check_print_for_people_and_for_scripts(

@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import http.server
 import os
 import signal
 import statistics
-import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -19,6 +17,7 @@ import pytest
 
 from tests.conftest import eventually
 from tests.factories import Target
+from tests.live_server import ThreadedTarget
 from upwatch.engine.broker import CheckJob, CheckReport, MemoryBroker
 from upwatch.engine.workerprocess import ChildConfig, ChildDied, WorkerProcess
 from upwatch.probes.spec import CheckSpec
@@ -28,28 +27,11 @@ REGION = "region-a"
 WITHIN = float(os.environ.get("UPWATCH_TEST_PROCESS_SECONDS", "30"))
 
 
-class _Slow(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        time.sleep(0.05)
-        self.send_response(200)
-        self.send_header("Content-Length", "2")
-        self.end_headers()
-        self.wfile.write(b"ok")
-
-    def log_message(self, *_args: object) -> None:
-        pass
-
-
 @pytest.fixture
 def slow_target() -> Iterator[str]:
     """A target answering after 50 ms, from threads outside the test's event loop."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Slow)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/slow"
-    server.shutdown()
-    server.server_close()
-    thread.join()
+    with ThreadedTarget(delay=0.05) as server:
+        yield f"{server.base}/slow"
 
 
 def config(concurrency: int = 20) -> ChildConfig:

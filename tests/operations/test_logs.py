@@ -27,7 +27,7 @@ from tests.conftest import (
     free_port,
 )
 from tests.factories import Target, create_incident, create_provider
-from tests.live_server import LiveServer, clean_env
+from tests.live_server import LiveServer, ThreadedTarget, clean_env
 from tests.receivers import Receiver
 from upwatch.kit.clock import Clock
 from upwatch.kit.logs import AccessTokenMask, json_formatter, mask_tokens
@@ -246,19 +246,7 @@ def _body(server: SmtpServer, address: str) -> str:
 def test_serve_writes_json_lines_with_ids_and_no_token_once_smtp_is_configured(
     tmp_path: Path, service_env: dict[str, str], smtp_server: SmtpServer
 ) -> None:
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-    class Ok(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            self.send_response(200)
-            self.end_headers()
-
-        def log_message(self, *_args: object) -> None:
-            pass
-
-    target = ThreadingHTTPServer(("127.0.0.1", 0), Ok)
-    threading.Thread(target=target.serve_forever, daemon=True).start()
+    target = ThreadedTarget().start()
     env = {
         **service_env,
         "UPWATCH_LOG_FORMAT": "json",
@@ -318,7 +306,7 @@ def test_serve_writes_json_lines_with_ids_and_no_token_once_smtp_is_configured(
                 "projectId": project.json()["id"],
                 "name": "Site",
                 "type": "http",
-                "url": f"http://127.0.0.1:{target.server_address[1]}/",
+                "url": f"{target.base}/",
                 "intervalSeconds": 300,
             },
         ).json()
@@ -330,8 +318,7 @@ def test_serve_writes_json_lines_with_ids_and_no_token_once_smtp_is_configured(
         )
     finally:
         server.stop()
-        target.shutdown()
-        target.server_close()
+        target.stop()
 
     text = server.log.read_text()
     lines = [json.loads(line) for line in text.splitlines() if line.strip()]

@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from tests.conftest import BACKEND, PASSWORD, _empty_tables
-from tests.live_server import LiveServer, clean_env, run_cli
+from tests.live_server import LiveServer, ThreadedTarget, clean_env, run_cli
 
 
 @pytest.fixture
@@ -114,21 +114,9 @@ def test_admin_create_refuses_a_short_password(tmp_path: Path, service_env: dict
 def test_checks_resume_on_schedule_after_the_service_restarts(
     tmp_path: Path, service_env: dict[str, str]
 ) -> None:
-    import threading
     import time
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-    class Ok(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            self.send_response(200)
-            self.end_headers()
-            self.wfile.write(b"ok")
-
-        def log_message(self, *_args: object) -> None:
-            pass
-
-    target = ThreadingHTTPServer(("127.0.0.1", 0), Ok)
-    threading.Thread(target=target.serve_forever, daemon=True).start()
+    target = ThreadedTarget().start()
     plans = tmp_path / "plans.toml"
     plans.write_text("[plans.free]\ncheckFrequencyMinutes = 0\nmonitorCount = 5\n")
     env = {**service_env, "UPWATCH_ALLOW_PRIVATE_TARGETS": "true", "UPWATCH_PLANS_FILE": str(plans)}
@@ -160,7 +148,7 @@ def test_checks_resume_on_schedule_after_the_service_restarts(
                     "projectId": project["id"],
                     "name": f"m{n}",
                     "type": "http",
-                    "url": f"http://127.0.0.1:{target.server_port}/{n}",
+                    "url": f"{target.base}/{n}",
                     "intervalSeconds": 10,
                 },
             ).json()["id"]
@@ -188,5 +176,4 @@ def test_checks_resume_on_schedule_after_the_service_restarts(
         assert statuses == {"up"}
     finally:
         server.stop()
-        target.shutdown()
-        target.server_close()
+        target.stop()
