@@ -221,6 +221,13 @@ def test_an_edited_file_updates_exactly_what_changed(fresh: Project) -> None:
     names = [c["name"] for c in after["statusPages"]["public"]["components"]]
     assert names == ["API", "Website"]
 
+    # A new address for a monitor whose secret header comes from the environment: the secret
+    # goes with it (the service keeps a masked one only for the same destination).
+    edited["monitors"][0]["url"] = "http://127.0.0.1:9/v2/health"
+    moved = fresh.apply(edited, API_TOKEN="Bearer rotated-token")
+    assert "~ monitor api: update (url)" in lines(moved)
+    assert fresh.state()["monitors"]["api"]["url"] == "http://127.0.0.1:9/v2/health"
+
 
 def test_prune_deletes_what_the_file_dropped_and_only_with_prune(fresh: Project) -> None:
     fresh.apply(FILE)
@@ -285,6 +292,68 @@ def test_an_export_applies_as_a_no_op(fresh: Project) -> None:
     assert "0 to create, 0 to update, 0 to replace, 0 to delete, 7 unchanged" in output
 
 
+def test_secrets_and_monitors_set_by_hand_survive_an_export_and_its_apply(
+    fresh: Project,
+) -> None:
+    routing_key = "a" * 32
+    pager = fresh.api.post(
+        "/notification-providers",
+        headers=fresh.headers,
+        json={
+            "projectId": fresh.project_id,
+            "key": "pager",
+            "type": "pagerduty",
+            "name": "Pager",
+            "config": {"routingKey": routing_key},
+        },
+    )
+    assert pager.status_code == 201, pager.text
+    by_hand = fresh.api.post(
+        "/monitors",
+        headers=fresh.headers,
+        json={
+            "projectId": fresh.project_id,
+            "name": "By hand",
+            "type": "tcp",
+            "host": "127.0.0.1",
+            "port": 9,
+            "intervalSeconds": 600,
+        },
+    ).json()
+    window = fresh.api.post(
+        "/maintenance-windows",
+        headers=fresh.headers,
+        json={
+            "projectId": fresh.project_id,
+            "key": "by-hand-window",
+            "title": "Covers a monitor without a key",
+            "startsAt": "2030-01-01T00:00:00Z",
+            "endsAt": "2030-01-01T01:00:00Z",
+            "monitorIds": [by_hand["id"]],
+        },
+    )
+    assert window.status_code == 201, window.text
+    exported = fresh.upwatch("export")
+    assert "covers a monitor without a key; monitors left out" in exported.stderr
+    document = yaml.safe_load(exported.stdout)
+    (written,) = document["providers"]
+    assert written["config"]["routingKey"].startswith("****")  # its mask: no reference
+    assert routing_key not in exported.stdout
+    again = fresh.apply(document, "--prune")
+    assert "Nothing to do." in again
+    assert fresh.state()["maintenance"]["by-hand-window"]["monitorIds"] == [by_hand["id"]]
+
+    # A mask can stand for a stored secret, never make a new one.
+    written["key"] = "pager-copy"
+    path = fresh.tmp / "copy.yaml"
+    path.write_text(yaml.safe_dump(document))
+    refused = fresh.upwatch("apply", "-f", str(path))
+    assert refused.returncode == 2
+    assert "provider pager-copy: config.routingKey: a masked secret cannot make" in refused.stderr
+    fresh.api.delete(f"/maintenance-windows/{window.json()['id']}", headers=fresh.headers)
+    fresh.api.delete(f"/monitors/{by_hand['id']}", headers=fresh.headers)
+
+
 def test_export_adopt_gives_objects_made_by_hand_a_key(fresh: Project) -> None:
     made = fresh.api.post(
         "/status-pages",
@@ -326,6 +395,13 @@ def test_a_bad_file_is_refused_with_its_line_and_field_and_nothing_changes(
     refused = run_cli(fresh.tmp, unset, "apply", "-f", str(fresh.tmp / "upwatch.yaml"))
     assert refused.returncode == 2
     assert "headers.Authorization: the environment variable API_TOKEN is not set" in refused.stderr
+
+    plain = copy.deepcopy(FILE)
+    plain["monitors"][0]["headers"]["Accept"] = {"env": "API_TOKEN"}
+    path.write_text(yaml.safe_dump(plain, sort_keys=False))
+    not_secret = fresh.upwatch("apply", "-f", str(path))
+    assert not_secret.returncode == 2
+    assert "monitors[0].headers.Accept: not a secret field" in not_secret.stderr
 
     path.write_text("version: 1\nmonitors:\n  - key: [unclosed\n")
     syntax = fresh.upwatch("apply", "-f", str(path))

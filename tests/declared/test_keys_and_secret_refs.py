@@ -203,3 +203,96 @@ async def test_keys_are_visible_to_members_and_walled_from_others(
         client, cast.charlie, mine.json()["id"], key="public", slug="charlie-page"
     )
     assert again["key"] == "public"
+
+
+async def test_a_reference_to_a_secret_someone_else_stored_needs_its_value(
+    client: httpx.AsyncClient, cast: Cast
+) -> None:
+    made = await create_provider(
+        client,
+        cast.alice.headers,
+        cast.project_id,
+        type="webhook",
+        name="Hook",
+        config={"url": "https://hooks.example.com/in", "secret": "alice-signing-secret"},
+    )
+    path = f"/notification-providers/{made['id']}"
+    # A digest of Alice's secret would let Bob test guesses at it offline.
+    minted = await client.patch(
+        path, headers=cast.bob.headers, json={"secretRefs": {"config.secret": "GUESS"}}
+    )
+    problem = assert_problem(minted, 422)
+    assert problem["errors"][0]["field"] == "secretRefs.config.secret"
+    sent_back = await client.patch(
+        path,
+        headers=cast.bob.headers,
+        json={"config": made["config"], "secretRefs": {"config.secret": "GUESS"}},
+    )
+    assert_problem(sent_back, 422)  # the mask sent back is not the value
+    given = await client.patch(
+        path,
+        headers=cast.bob.headers,
+        json={
+            "config": {**made["config"], "secret": "bobs-own-secret"},
+            "secretRefs": {"config.secret": "HOOK_SECRET"},
+        },
+    )
+    assert given.status_code == 200, given.text
+    assert matches(given.json()["secretRefs"]["config.secret"]["digest"], "bobs-own-secret")
+
+
+async def test_a_read_key_sees_the_references_without_their_digests(
+    client: httpx.AsyncClient, cast: Cast
+) -> None:
+    await create_provider(
+        client,
+        cast.alice.headers,
+        cast.project_id,
+        type="slack",
+        name="Team",
+        config={"webhookUrl": SLACK_URL},
+        secretRefs={"config.webhookUrl": "SLACK_URL"},
+    )
+    made = await client.post(
+        f"/projects/{cast.project_id}/api-keys",
+        headers=cast.alice.headers,
+        json={"name": "reader", "scope": "read"},
+    )
+    reader = {"Authorization": f"Bearer {made.json()['key']}"}
+    (listed,) = (
+        await client.get(
+            "/notification-providers/user", headers=reader, params={"projectId": cast.project_id}
+        )
+    ).json()
+    assert listed["secretRefs"] == {"config.webhookUrl": {"env": "SLACK_URL", "digest": None}}
+    (seen,) = (
+        await client.get(
+            "/notification-providers/user",
+            headers=cast.bob.headers,
+            params={"projectId": cast.project_id},
+        )
+    ).json()
+    assert seen["secretRefs"]["config.webhookUrl"]["digest"].startswith("$argon2id$")
+
+
+async def test_a_header_no_longer_secret_drops_its_reference_without_an_error(
+    client: httpx.AsyncClient, cast: Cast
+) -> None:
+    monitor = await create_monitor(
+        client,
+        cast.alice,
+        cast.project_id,
+        url="http://127.0.0.1:9/health",
+        intervalSeconds=300,
+        headers={"X-Token": "first-value-here"},
+        secretHeaders=["X-Token"],
+        secretRefs={"headers.X-Token": "X_TOKEN"},
+    )
+    assert set(monitor["secretRefs"]) == {"headers.X-Token"}
+    unmarked = await client.patch(
+        f"/monitors/{monitor['id']}",
+        headers=cast.alice.headers,
+        json={"headers": {"X-Token": "a-new-plain-value"}, "secretHeaders": []},
+    )
+    assert unmarked.status_code == 200, unmarked.text
+    assert unmarked.json()["secretRefs"] == {}

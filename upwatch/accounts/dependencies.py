@@ -17,6 +17,7 @@ from upwatch.apikeys.repository import ApiKeyRepository
 from upwatch.apikeys.service import TOUCH_EVERY, caller_of_key, is_api_key, touch_key
 from upwatch.billing.service import admit_request
 from upwatch.dependencies import RuntimeDep, Session
+from upwatch.kit.declared import digests_shown
 from upwatch.kit.errors import Forbidden, Unauthorized
 from upwatch.models import User
 from upwatch.projects.repository import ProjectRepository
@@ -69,6 +70,7 @@ async def _authenticate(
     else:
         user = await AccountService(session, runtime).authenticate(token)
     request.state.user_id = user.id
+    digests_shown.set(user.grant is None or user.grant.writes)
     if runtime.settings.api_metering:
         # A key's calls count against the project's owner, whose account it acts for.
         await admit_request(session, runtime, user.id, response)

@@ -96,7 +96,10 @@ class Applier:
             and (fields is None or name in fields or name == "key")
         }
         holder = SECRET_HOLDERS.get(change.kind)
-        if holder and (fields is None or holder in fields or "secretRefs" in fields):
+        # A new destination needs its secrets given again (the API keeps a masked one only
+        # for the same destination), so they go with it.
+        moving = change.kind == "monitors" and bool({"url", "host", "port"} & set(fields or []))
+        if holder and (fields is None or holder in fields or "secretRefs" in fields or moving):
             body["secretRefs"] = secret_refs(entry)
             if holder in entry:
                 body[holder] = resolved(entry[holder], lambda env: os.environ[env])
@@ -240,9 +243,7 @@ def exported(current: Mapping[str, list[dict[str, Any]]], warn: Report) -> dict[
             if not obj.get("key"):
                 unkeyed[kind] += 1
                 continue
-            entry = _exported(kind, obj, keys, warn)
-            if entry is not None:
-                items.append(entry)
+            items.append(_exported(kind, obj, keys, warn))
         document[kind] = items
     for kind, count in unkeyed.items():
         if count:
@@ -255,7 +256,7 @@ def exported(current: Mapping[str, list[dict[str, Any]]], warn: Report) -> dict[
 
 def _exported(
     kind: str, obj: Mapping[str, Any], keys: Mapping[str, str | None], warn: Report
-) -> dict[str, Any] | None:
+) -> dict[str, Any]:
     refs = obj.get("secretRefs") or {}
     entry: dict[str, Any] = {"key": obj["key"]}
     label = f"{KIND_NAMES[kind]} {obj['key']}"
@@ -289,9 +290,10 @@ def _exported(
         if obj.get("monitorIds") is not None:
             monitors = [keys.get(i) for i in obj["monitorIds"]]
             if None in monitors:
-                warn(f"{label}: covers a monitor without a key; left out")
-                return None
-            entry["monitors"] = monitors
+                # Left out, `monitors` stays as the service has it when applied.
+                warn(f"{label}: covers a monitor without a key; monitors left out")
+            else:
+                entry["monitors"] = monitors
     return entry
 
 

@@ -26,7 +26,7 @@ from upwatch.client.apply import (
     exported,
     make_plan,
 )
-from upwatch.client.document import FileError, checked, json_schema, parse
+from upwatch.client.document import FileError, checked, json_schema, masked_places, parse
 from upwatch.client.endpoints import SCHEMA_PATH
 from upwatch.client.service import Service, ServiceError
 
@@ -78,6 +78,17 @@ def _apply(service: Service, config: Any, args: argparse.Namespace) -> int:
     out = _out()
     current = current_state(service)
     plan = make_plan(config, current, prune=args.prune)
+    masked = [
+        f"{change.label}: {'.'.join(map(str, place))}"
+        for change in plan.changes
+        if change.action in ("create", "replace")
+        for place in masked_places(change.entry)
+    ]
+    if masked:
+        for place in masked:
+            _err().print(f"{place}: a masked secret cannot make a new object", markup=False)
+        _err().print("upwatch: give those secrets as {env: NAME}; nothing was changed")
+        return 2
     for change in plan.changes:
         out.print(describe(change), markup=False)
     out.print(plan.summary(), markup=False)

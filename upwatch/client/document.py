@@ -26,9 +26,11 @@ from pydantic.fields import FieldInfo
 from upwatch.kit.declared import DeclaredKey, EnvName
 from upwatch.kit.errors import described
 from upwatch.kit.inputs import Input, TagInWords
+from upwatch.kit.security import SECRET_MASK
 from upwatch.maintenance.schemas import MaintenanceWindowCreate
 from upwatch.monitors.schemas import MonitorCreate, NewMonitor
-from upwatch.notifications.channels import REGISTRY
+from upwatch.monitors.secrets import secret_names
+from upwatch.notifications.channels import REGISTRY, is_secret_path
 from upwatch.notifications.schemas import NewProvider, ProviderCreate
 from upwatch.statuspages.schemas import ComponentCreate, StatusPageCreate
 
@@ -266,7 +268,30 @@ def parse(text: str, name: str = "config") -> Document:
 
 def _messages(error: ValidationError) -> Iterator[tuple[tuple[str | int, ...], str]]:
     for item in error.errors():
+        if isinstance(item.get("input"), str) and SECRET_MASK in item["input"]:
+            # An exported secret without a reference: the service reads its mask as the
+            # stored value (creating with one is refused when the plan is made).
+            continue
         yield described(item)
+
+
+def masked_places(value: Any, path: tuple[str | int, ...] = ()) -> Iterator[tuple[str | int, ...]]:
+    """Where ``value`` holds a masked secret."""
+    if isinstance(value, str) and SECRET_MASK in value:
+        yield path
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from masked_places(v, (*path, k))
+    elif isinstance(value, list):
+        for n, v in enumerate(value):
+            yield from masked_places(v, (*path, n))
+
+
+def _secret_place(kind: str, entry: Mapping[str, Any], path: str) -> bool:
+    """Whether the service keeps ``path`` of the entry secret (where a reference may go)."""
+    if kind == "monitors" and path.startswith("headers."):
+        return path[8:].lower() in secret_names(entry.get("secretHeaders") or [])
+    return kind == "providers" and is_secret_path(str(entry["type"]), path)
 
 
 def checked(document: Document) -> ConfigFile:
@@ -346,6 +371,13 @@ def _cross_checks(document: Document, config: ConfigFile) -> Iterator[str]:
                 yield document.problem(
                     (*where, *path.split(".")), f"the environment variable {name} is not set"
                 )
+            for path in secret_refs(entry):
+                if not _secret_place(kind, entry, path):
+                    yield document.problem(
+                        (*where, *path.split(".")),
+                        "not a secret field: give the value itself"
+                        + (" (or name the header in secretHeaders)" if kind == "monitors" else ""),
+                    )
             try:
                 if not missing:
                     _API_CHECKS[kind].validate_python(

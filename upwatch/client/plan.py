@@ -13,8 +13,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Final, Literal
 
+from pydantic import ValidationError
+
 from upwatch.client.document import resolved, secret_refs
-from upwatch.notifications.channels import mask_value, validate_config
+from upwatch.notifications.channels import REGISTRY, mask_value, validate_config
 from upwatch.notifications.channels.base import MASK
 
 Action = Literal["create", "update", "replace", "delete", "unchanged"]
@@ -97,8 +99,9 @@ def _same(wanted: Any, have: Any) -> bool:
 
 
 def _instant(value: Any) -> datetime | None:
+    """To the second, as the service keeps a window's times."""
     try:
-        return datetime.fromisoformat(str(value))
+        return datetime.fromisoformat(str(value)).replace(microsecond=0)
     except ValueError:
         return None
 
@@ -135,6 +138,16 @@ def _with_secrets_as_stored(
     return value
 
 
+def _as_stored(channel: str, config: dict[str, Any]) -> dict[str, Any]:
+    """A provider's config as the service keeps it: its type's model, defaults filled in."""
+    try:
+        return validate_config(channel, config)
+    except ValidationError:
+        # A masked secret (an export's) fails its field's format; the rest is taken as given.
+        model = REGISTRY[channel].config_model.model_construct(**config)
+        return model.model_dump(mode="json", by_alias=True, exclude_none=True, warnings=False)
+
+
 def changed_fields(
     kind: str,
     entry: Mapping[str, Any],
@@ -153,7 +166,7 @@ def changed_fields(
         if kind == "providers" and name == "config":
             # The service keeps a config as its type's model gives it (defaults filled in).
             config = resolved(entry["config"], lambda env: environment[env])
-            stored_form = validate_config(str(entry["type"]), config)
+            stored_form = _as_stored(str(entry["type"]), config)
             value = _with_secrets_as_stored(stored_form, "config", matched, current.get("config"))
         if name in ("dependsOn", "monitors"):
             ids = current.get("dependsOn" if name == "dependsOn" else "monitorIds")

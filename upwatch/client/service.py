@@ -63,7 +63,12 @@ class Service:
             raise ServiceError(f"cannot reach {self.url}: {exc}") from None
         if response.status_code >= 400:
             raise ServiceError(f"{method} {path}: {response.status_code} {_problem(response)}")
-        return response.json() if response.content else None
+        try:
+            return response.json() if response.content else None
+        except ValueError:
+            raise ServiceError(
+                f"{method} {path}: the answer is not JSON (is it Upwatch?)"
+            ) from None
 
     def listed(self, path: str, **params: Any) -> list[dict[str, Any]]:
         """Every item of a list operation, page by page."""

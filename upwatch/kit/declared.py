@@ -12,6 +12,8 @@ later ``apply`` can tell an unchanged secret without the server ever showing it,
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Annotated, Any, Final
 
 from pydantic import BaseModel, Field
@@ -21,7 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from upwatch.kit.db import Base
 from upwatch.kit.errors import Conflict, ValidationFailed
 from upwatch.kit.inputs import worded
-from upwatch.kit.security import Passwords
+from upwatch.kit.security import SECRET_MASK, Passwords
 
 KEY_PATTERN: Final = r"^[a-z0-9][a-z0-9_.-]{0,63}$"
 ENV_NAME_PATTERN: Final = r"^[A-Za-z_][A-Za-z0-9_]{0,127}$"
@@ -62,10 +64,25 @@ SecretRefsIn = Annotated[
 
 class SecretRefOut(BaseModel):
     env: str = Field(description="The environment variable the config file names")
-    digest: str = Field(
+    digest: str | None = Field(
         description="Argon2id digest of the value stored: a client verifies its own value "
-        "against it to tell an unchanged secret"
+        "against it to tell an unchanged secret. null for a read API key (it cannot apply)"
     )
+
+
+# Whether this request's caller may read digests: every member may write the objects that
+# hold them, a read API key may not (set with the caller, accounts/dependencies.py).
+digests_shown: ContextVar[bool] = ContextVar("digests_shown", default=True)
+
+
+def shown_refs(stored: Mapping[str, Any] | None) -> dict[str, dict[str, str | None]]:
+    """The references as this request's caller sees them."""
+    shown = digests_shown.get()
+    return {
+        path: {"env": ref.get("env"), "digest": ref.get("digest") if shown else None}
+        for path, ref in (stored or {}).items()
+        if isinstance(ref, Mapping)
+    }
 
 
 def value_at(document: Mapping[str, Any], path: str) -> Any:
@@ -82,39 +99,55 @@ def value_at(document: Mapping[str, Any], path: str) -> Any:
     return None
 
 
+@dataclass(frozen=True)
+class SecretWrite:
+    """One write of an object holding secrets: its secret-holding part before and after, what
+    the request itself sent of it (None: that part was not sent), and which paths are
+    secret now."""
+
+    before: Mapping[str, Any]
+    after: Mapping[str, Any]
+    sent: Mapping[str, Any] | None
+    is_secret: Callable[[str], bool]
+
+
 async def digested(
     passwords: Passwords,
-    document: Mapping[str, Any],
-    names: Mapping[str, str],
+    write: SecretWrite,
+    names: Mapping[str, str] | None,
     previous: Mapping[str, Any],
-    is_secret: Callable[[str], bool],
 ) -> dict[str, dict[str, str]]:
     """The references to store: for each path, the variable and a digest of its value now.
 
-    A digest is kept while it still matches, so an unchanged secret costs one verification.
+    ``names`` None keeps the stored references whose field still holds a secret. A digest is
+    kept while its value is the one it was made from, so an unchanged secret costs nothing.
+    A new reference needs its value in the same request, in clear: a digest of a secret
+    someone else stored would let a member test guesses at it offline.
     Raises ``ValidationFailed`` on a path that names no secret field of the object."""
+    if names is None:
+        names = {
+            path: str(ref["env"])
+            for path, ref in previous.items()
+            if isinstance(ref, Mapping)
+            and isinstance(value_at(write.after, path), str)
+            and write.is_secret(path)
+        }
     refs: dict[str, dict[str, str]] = {}
     for path, env in names.items():
-        value = value_at(document, path)
-        if not isinstance(value, str) or not is_secret(path):
-            raise ValidationFailed.on(f"secretRefs.{path}", "names no secret field of this object")
+        field = f"secretRefs.{path}"
+        value = value_at(write.after, path)
+        if not isinstance(value, str) or not write.is_secret(path):
+            raise ValidationFailed.on(field, "names no secret field of this object")
         before = previous.get(path)
         old = before.get("digest") if isinstance(before, Mapping) else None
-        if isinstance(old, str) and await passwords.verify(old, value):
-            digest = old
-        else:
-            digest = await passwords.hash(value)
-        refs[path] = {"env": env, "digest": digest}
+        if isinstance(old, str) and value_at(write.before, path) == value:
+            refs[path] = {"env": env, "digest": old}
+            continue
+        given = value_at(write.sent, path) if write.sent is not None else None
+        if not isinstance(given, str) or SECRET_MASK in given:
+            raise ValidationFailed.on(field, "a new reference comes with its secret's value")
+        refs[path] = {"env": env, "digest": await passwords.hash(value)}
     return refs
-
-
-def kept_names(stored: Mapping[str, Any], document: Mapping[str, Any]) -> dict[str, str]:
-    """The stored references whose field still holds a value (a removed field drops its)."""
-    return {
-        path: ref["env"]
-        for path, ref in stored.items()
-        if isinstance(ref, Mapping) and isinstance(value_at(document, path), str)
-    }
 
 
 async def require_free_key(

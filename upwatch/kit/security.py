@@ -14,6 +14,9 @@ from argon2.exceptions import InvalidHashError, VerificationError
 
 from upwatch.config import Settings
 
+# Shown in place of a secret in every response (with at most its last four characters).
+SECRET_MASK = "****"  # noqa: S105 - a mask, not a password
+
 
 class Passwords:
     """Argon2id hashing off the event loop: a hash costs tens of milliseconds of CPU."""

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
-from upwatch.kit.declared import DeclaredKey, SecretRefOut, SecretRefsIn
+from upwatch.kit.declared import DeclaredKey, SecretRefOut, SecretRefsIn, shown_refs
 from upwatch.kit.inputs import (
     HEADER_NAME_PATTERN,
     HTTP_URL_PATTERN,
@@ -254,6 +254,7 @@ class MonitorOut(RowOut):
                 {str(k): str(v) for k, v in (row.headers or {}).items()}, row.secret_headers or []
             ),
             "heartbeat_url": f"{context['public_url']}/heartbeat/{token}" if token else None,
+            "secret_refs": shown_refs(row.secret_refs),
         }
 
 

@@ -13,7 +13,7 @@ from pydantic.alias_generators import to_snake
 from upwatch.billing.service import PlanLimits
 from upwatch.escalation.repository import EscalationRepository
 from upwatch.kit.db import after_commit, end_transaction
-from upwatch.kit.declared import digested, kept_names, require_free_key
+from upwatch.kit.declared import SecretWrite, digested, require_free_key
 from upwatch.kit.errors import Conflict, NotFound, ValidationFailed
 from upwatch.kit.logs import log_event
 from upwatch.kit.net import TargetRefused
@@ -254,7 +254,7 @@ class MonitorService(DomainService):
             heartbeat_token=new_opaque_token() if body.type == "heartbeat" else None,
             key=body.key,
         )
-        await self._refresh_secret_refs(monitor, body.secretRefs or {})
+        await self._refresh_secret_refs(monitor, {}, body.headers, body.secretRefs or {})
         self._check_heartbeat(monitor)
         self._check_assertions(monitor)
         await self.monitors.add(monitor)
@@ -271,13 +271,14 @@ class MonitorService(DomainService):
             parents = list(dict.fromkeys(body.dependsOn))
             await self._check_parents(monitor.id, monitor.project_id, parents)
             monitor.depends_on = parents
+        headers_before = dict(monitor.headers or {})
         self._update_headers(monitor, body)
         if "key" in body.model_fields_set:
             await require_free_key(
                 self.session, Monitor, "monitor", monitor.project_id, body.key, monitor.id
             )
             monitor.key = body.key
-        await self._refresh_secret_refs(monitor, body.secretRefs)
+        await self._refresh_secret_refs(monitor, headers_before, body.headers, body.secretRefs)
         # Fields null is refused for on every type are refused by the schema (Omittable);
         # what null is refused for depends on the type, so it is checked here.
         needed = TARGET_FIELDS.get(monitor.type, set())
@@ -310,16 +311,23 @@ class MonitorService(DomainService):
         self._notify(monitor.id)
         return monitor
 
-    async def _refresh_secret_refs(self, monitor: Monitor, names: dict[str, str] | None) -> None:
+    async def _refresh_secret_refs(
+        self,
+        monitor: Monitor,
+        before: dict[str, str],
+        sent: dict[str, str] | None,
+        names: dict[str, str] | None,
+    ) -> None:
         """The secret headers a config file names, with digests of their values now."""
-        document = {"headers": monitor.headers or {}}
         secret = secrets.secret_names(monitor.secret_headers or [])
+        write = SecretWrite(
+            before={"headers": before},
+            after={"headers": monitor.headers or {}},
+            sent=None if sent is None else {"headers": sent},
+            is_secret=lambda path: path.startswith("headers.") and path[8:].lower() in secret,
+        )
         monitor.secret_refs = await digested(
-            self.runtime.passwords,
-            document,
-            kept_names(monitor.secret_refs or {}, document) if names is None else names,
-            monitor.secret_refs or {},
-            lambda path: path.startswith("headers.") and path[8:].lower() in secret,
+            self.runtime.passwords, write, names, monitor.secret_refs or {}
         )
 
     def _update_headers(self, monitor: Monitor, body: MonitorUpdate) -> None:

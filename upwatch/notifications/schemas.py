@@ -9,7 +9,7 @@ from pydantic import ConfigDict, Field, GetJsonSchemaHandler
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
-from upwatch.kit.declared import DeclaredKey, SecretRefOut, SecretRefsIn
+from upwatch.kit.declared import DeclaredKey, SecretRefOut, SecretRefsIn, shown_refs
 from upwatch.kit.inputs import SINGLE_LINE_PATTERN, Input, JsonObject, TagInWords, worded
 from upwatch.kit.partial import Omittable
 from upwatch.kit.schemas import RowOut
@@ -141,8 +141,11 @@ class ProviderOut(RowOut):
 
     @classmethod
     def derived(cls, row: Any, context: Any) -> dict[str, Any]:
-        """Secrets masked, as in every response."""
-        return {"config": masked(row.type, row.config or {})}
+        """Secrets masked, as in every response; digests for callers who may write."""
+        return {
+            "config": masked(row.type, row.config or {}),
+            "secret_refs": shown_refs(row.secret_refs),
+        }
 
 
 class ProviderUpdate(Input):

@@ -10,7 +10,7 @@ from pydantic.alias_generators import to_snake
 
 from upwatch.billing.service import PlanLimits
 from upwatch.kit.db import end_transaction
-from upwatch.kit.declared import digested, kept_names, require_free_key
+from upwatch.kit.declared import SecretWrite, digested, require_free_key
 from upwatch.kit.errors import (
     Forbidden,
     NotFound,
@@ -110,27 +110,34 @@ class ProviderService(DomainService):
             repeat_every_minutes=body.repeatEveryMinutes,
             key=body.key,
         )
-        await self._refresh_secret_refs(provider, body.secretRefs or {})
+        sent = body.config.model_dump(mode="json", by_alias=True, exclude_none=True)
+        await self._refresh_secret_refs(provider, {}, sent, body.secretRefs or {})
         return await self.providers.add(provider)
 
     async def _refresh_secret_refs(
-        self, provider: NotificationProvider, names: dict[str, str] | None
+        self,
+        provider: NotificationProvider,
+        before: dict[str, Any],
+        sent: dict[str, Any] | None,
+        names: dict[str, str] | None,
     ) -> None:
         """The secrets a config file names, with digests of their values now."""
-        document = {"config": provider.config or {}}
         channel = provider.type
+        write = SecretWrite(
+            before={"config": before},
+            after={"config": provider.config or {}},
+            sent=None if sent is None else {"config": sent},
+            is_secret=lambda path: is_secret_path(channel, path),
+        )
         provider.secret_refs = await digested(
-            self.runtime.passwords,
-            document,
-            kept_names(provider.secret_refs or {}, document) if names is None else names,
-            provider.secret_refs or {},
-            lambda path: is_secret_path(channel, path),
+            self.runtime.passwords, write, names, provider.secret_refs or {}
         )
 
     async def update(
         self, caller: User, provider_id: str, body: ProviderUpdate
     ) -> NotificationProvider:
         provider = await self.visible(caller, provider_id)
+        config_before = dict(provider.config or {}) if body.type in (None, provider.type) else {}
         given = body.model_fields_set
         if body.type is not None and body.config is None:
             # The schema says so too (dependentRequired): a type is validated with its config.
@@ -182,7 +189,7 @@ class ProviderService(DomainService):
             provider.key = key
         provider.type = channel
         provider.project_id = project.id
-        await self._refresh_secret_refs(provider, body.secretRefs)
+        await self._refresh_secret_refs(provider, config_before, body.config, body.secretRefs)
         provider.quiet_hours_start, provider.quiet_hours_end = start, end
         # The schema refuses null for these; left out means unchanged.
         for field, value in body.model_dump(

@@ -28,6 +28,7 @@ from upwatch.config import Settings
 from upwatch.kit.inputs import HTTP_URL_PATTERN, Input
 from upwatch.kit.mail import SmtpTransport, one_line
 from upwatch.kit.net import ResolutionFailed, TargetRefused
+from upwatch.kit.security import SECRET_MASK
 from upwatch.notifications.events import AlertEvent
 
 MAX_RESPONSE_BYTES: Final = 64 * 1024
@@ -36,7 +37,7 @@ MAX_ERROR_CHARS: Final = 500
 MAX_DETAIL_CHARS: Final = 300
 
 DELIVERY_HEADER: Final = "X-Upwatch-Delivery"
-MASK: Final = "****"
+MASK: Final = SECRET_MASK
 
 HookUrl = Annotated[str, Field(min_length=1, max_length=2048, pattern=HTTP_URL_PATTERN)]
 
