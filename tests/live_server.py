@@ -128,18 +128,20 @@ async def watched_monitor(
 
 
 class ThreadedTarget:
-    """A real HTTP endpoint answering 200 ``ok`` to any GET after ``delay`` seconds, from
+    """A real HTTP endpoint answering ``status`` (200) to any GET after ``delay`` seconds, from
     threads of its own: a server process or a child's probes reach it while the test's event
     loop is busy or blocked."""
 
     def __init__(self, delay: float = 0.0) -> None:
         pause = delay
+        self.status = 200  # what it answers; a test sets 500 to make it fail
+        target = self
 
         class Ok(http.server.BaseHTTPRequestHandler):
             def do_GET(self) -> None:
                 if pause:
                     time.sleep(pause)
-                self.send_response(200)
+                self.send_response(target.status)
                 self.send_header("Content-Length", "2")
                 self.end_headers()
                 self.wfile.write(b"ok")

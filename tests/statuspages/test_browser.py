@@ -8,41 +8,18 @@ made so)."""
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
-from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import WebDriverWait
 
+from tests.browser import BROWSER_SECONDS, require_browser, start_browser
 from tests.conftest import PASSWORD
 from tests.live_server import LiveServer, clean_env
-
-CHROMIUM = os.environ.get("UPWATCH_TEST_CHROMIUM", "/usr/bin/chromium")
-CHROMEDRIVER = os.environ.get("UPWATCH_TEST_CHROMEDRIVER", "/usr/bin/chromedriver")
-# How long a page may take to load and settle in a loaded browser (a bound, not a speed).
-BROWSER_SECONDS = float(os.environ.get("UPWATCH_TEST_BROWSER_SECONDS", "30"))
-
-
-def _require_browser() -> None:
-    """Skip with the reason where the machine has no browser; in CI
-    (UPWATCH_REQUIRE_BROWSER=1) a missing browser fails instead."""
-    if shutil.which(CHROMIUM) and shutil.which(CHROMEDRIVER):
-        return
-    reason = (
-        f"needs Chromium and ChromeDriver ({CHROMIUM}, {CHROMEDRIVER}): "
-        "apt-get install chromium chromium-driver (.ci/run does)"
-    )
-    if os.environ.get("UPWATCH_REQUIRE_BROWSER") == "1":
-        pytest.fail(reason)
-    pytest.skip(reason)
-
 
 CUSTOM_CSS = "body { border-top: 6px solid rgb(12, 34, 56); }"
 CUSTOM_JS = (
@@ -52,33 +29,9 @@ CUSTOM_JS = (
 )
 
 
-def _browser(javascript: bool) -> WebDriver:
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        "--window-size=1100,1500",
-    ):
-        options.add_argument(flag)
-    if not javascript:
-        options.add_experimental_option(
-            "prefs", {"profile.managed_default_content_settings.javascript": 2}
-        )
-    driver = webdriver.Chrome(options=options, service=Service(executable_path=CHROMEDRIVER))
-    driver.set_page_load_timeout(BROWSER_SECONDS)
-    return driver
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    _require_browser()
+    require_browser()
     live = LiveServer(Path(tmp_path_factory.mktemp("browser")), clean_env()).start()
     yield live
     live.stop()
@@ -161,7 +114,7 @@ def page(server: LiveServer) -> dict[str, Any]:
 def test_the_page_is_complete_in_a_browser_without_javascript(
     server: LiveServer, page: dict[str, Any]
 ) -> None:
-    browser = _browser(javascript=False)
+    browser = start_browser(javascript=False)
     try:
         browser.get(f"{server.url}/s/shop")
         assert browser.find_element(By.TAG_NAME, "h1").text == "Shop"
@@ -193,7 +146,7 @@ def test_the_page_is_complete_in_a_browser_without_javascript(
 def test_the_owners_css_applies_and_script_runs_on_its_page_and_not_on_the_api_docs(
     server: LiveServer, page: dict[str, Any]
 ) -> None:
-    browser = _browser(javascript=True)
+    browser = start_browser(javascript=True)
     try:
         browser.get(f"{server.url}/s/shop")
         WebDriverWait(browser, BROWSER_SECONDS).until(

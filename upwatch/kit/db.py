@@ -374,6 +374,16 @@ async def writing_session(request: Request) -> AsyncIterator[AsyncSession]:
         yield session
 
 
+DISCARD = "upwatch_discard"
+
+
+def discard_changes(session: AsyncSession) -> None:
+    """End the request with a rollback though it answers normally: a page that shows a
+    refused form itself (the web console) keeps nothing the refused action did."""
+    session.info[DISCARD] = True
+    session.info.pop("on_commit", None)
+
+
 async def end_transaction(session: AsyncSession) -> None:
     """Commit what the request did so far, before it waits on the network (a probe, a test
     message): a writer's transaction would hold SQLite's write lock, and every other writer
@@ -396,7 +406,10 @@ async def _boundary(request: Request, writes: bool) -> AsyncIterator[AsyncSessio
                     await session.rollback()
                 raise
             else:
-                await commit_and_notify(session)
+                if session.info.pop(DISCARD, False):
+                    await session.rollback()
+                else:
+                    await commit_and_notify(session)
         except PoolTimeout as exc:
             # Every pooled connection stayed busy or stuck connecting: the database is not
             # serving, which is an outage, not a bug of this request.

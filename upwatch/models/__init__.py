@@ -24,7 +24,7 @@ from upwatch.models.statuspage import (
     StatusPageSubscriber,
 )
 from upwatch.models.subscription import Subscription
-from upwatch.models.token import PasswordResetToken, RefreshToken
+from upwatch.models.token import BrowserSession, PasswordResetToken, RefreshToken
 from upwatch.models.usage import ApiUsage
 from upwatch.models.user import User
 
@@ -33,6 +33,7 @@ __all__ = [
     "AlertAttempt",
     "ApiKey",
     "ApiUsage",
+    "BrowserSession",
     "CheckResult",
     "CheckTiming",
     "ContactSubmission",

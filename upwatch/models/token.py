@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import ForeignKey, String
+from sqlalchemy import ForeignKey, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from upwatch.kit.db import Base, IdMixin
@@ -34,3 +34,21 @@ class PasswordResetToken(IdMixin, Base):
     created_at: Mapped[datetime]
     expires_at: Mapped[datetime]
     used_at: Mapped[datetime | None]
+
+
+class BrowserSession(IdMixin, Base):
+    """A web console login: the cookie's token, stored as its digest. It holds while the
+    account's ``token_version`` is the one it was made with (a password change or a
+    sign-out everywhere ends it), until it expires or the person signs out."""
+
+    __tablename__ = "browser_sessions"
+
+    user_id: Mapped[str] = mapped_column(
+        String(32), ForeignKey("users.id", ondelete="CASCADE"), index=True
+    )
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    token_version: Mapped[int] = mapped_column(Integer)
+    # Every form that changes state carries it (compared in constant time).
+    csrf_token: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime]
+    expires_at: Mapped[datetime]

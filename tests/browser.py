@@ -1,0 +1,55 @@
+"""Headless Chromium for the browser tests: Debian's chromium and chromium-driver, driven by
+Selenium (.ci/run installs both). Bounds are settings, not speeds (docs/testing.md)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.remote.webdriver import WebDriver
+
+CHROMIUM = os.environ.get("UPWATCH_TEST_CHROMIUM", "/usr/bin/chromium")
+CHROMEDRIVER = os.environ.get("UPWATCH_TEST_CHROMEDRIVER", "/usr/bin/chromedriver")
+# How long a page may take to load and settle in a loaded browser (a bound, not a speed).
+BROWSER_SECONDS = float(os.environ.get("UPWATCH_TEST_BROWSER_SECONDS", "30"))
+
+
+def require_browser() -> None:
+    """Skip with the reason where the machine has no browser; in CI
+    (UPWATCH_REQUIRE_BROWSER=1) a missing browser fails instead."""
+    if shutil.which(CHROMIUM) and shutil.which(CHROMEDRIVER):
+        return
+    reason = (
+        f"needs Chromium and ChromeDriver ({CHROMIUM}, {CHROMEDRIVER}): "
+        "apt-get install chromium chromium-driver (.ci/run does)"
+    )
+    if os.environ.get("UPWATCH_REQUIRE_BROWSER") == "1":
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
+def start_browser(javascript: bool) -> WebDriver:
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--window-size=1100,1500",
+    ):
+        options.add_argument(flag)
+    if not javascript:
+        options.add_experimental_option(
+            "prefs", {"profile.managed_default_content_settings.javascript": 2}
+        )
+    driver = webdriver.Chrome(options=options, service=Service(executable_path=CHROMEDRIVER))
+    driver.set_page_load_timeout(BROWSER_SECONDS)
+    return driver

@@ -1,0 +1,206 @@
+"""The web console over HTTP, as a browser would use it: sessions in cookies under the API's
+token rules, a CSRF token on every form that changes state, errors next to their fields, the
+tenant walls, and the bearer API unmoved by cookies. (The browser itself: test_browser.py.)"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.conftest import PASSWORD, Cast
+from tests.factories import create_monitor
+
+
+@pytest.fixture
+def settings_overrides() -> dict[str, Any]:
+    return {"allow_private_targets": True}
+
+
+def csrf_of(page: httpx.Response) -> str:
+    found = re.search(r'name="csrf" value="([^"]+)"', page.text)
+    assert found, page.text
+    return found.group(1)
+
+
+async def signed_in(client: httpx.AsyncClient, email: str, password: str = PASSWORD) -> str:
+    """Signs ``client`` in through the form; the session's CSRF token."""
+    form = await client.get("/app/login")
+    done = await client.post(
+        "/app/login", data={"email": email, "password": password, "csrf": csrf_of(form)}
+    )
+    assert done.status_code == 303, done.text
+    assert done.headers["location"] == "/app/monitors"
+    return csrf_of(await client.get("/app/monitors"))
+
+
+async def test_signing_in_sets_an_http_only_lax_session_cookie(
+    client: httpx.AsyncClient, cast: Cast
+) -> None:
+    assert (await client.get("/app/monitors")).headers["location"] == "/app/login"
+    form = await client.get("/app/login")
+    assert form.status_code == 200
+    assert "script-src 'self'" in form.headers["content-security-policy"]
+    assert "frame-ancestors 'none'" in form.headers["content-security-policy"]
+    done = await client.post(
+        "/app/login",
+        data={"email": cast.alice.email, "password": PASSWORD, "csrf": csrf_of(form)},
+    )
+    cookie = next(h for h in done.headers.get_list("set-cookie") if "upwatch_session=" in h)
+    assert "HttpOnly" in cookie
+    assert "SameSite=lax" in cookie
+    assert "Path=/app" in cookie
+    listed = await client.get("/app/monitors")
+    assert listed.status_code == 200
+    assert cast.alice.email in listed.text
+
+
+async def test_a_wrong_password_is_named_on_the_form_and_signs_no_one_in(
+    client: httpx.AsyncClient, cast: Cast
+) -> None:
+    form = await client.get("/app/login")
+    wrong = await client.post(
+        "/app/login",
+        data={"email": cast.alice.email, "password": "not it at all", "csrf": csrf_of(form)},
+    )
+    assert wrong.status_code == 401
+    assert "the e-mail or password is wrong" in wrong.text
+    assert "upwatch_session=" not in " ".join(wrong.headers.get_list("set-cookie"))
+
+
+async def test_a_form_without_its_csrf_token_is_refused(
+    client: httpx.AsyncClient, cast: Cast
+) -> None:
+    login_page = await client.get("/app/login")
+    assert csrf_of(login_page)
+    no_token = await client.post(
+        "/app/login", data={"email": cast.alice.email, "password": PASSWORD}
+    )
+    assert no_token.status_code == 403
+    await signed_in(client, cast.alice.email)
+    for path in ("/app/projects", "/app/monitors/new", "/app/logout"):
+        refused = await client.post(path, data={"name": "Sneaky", "csrf": "forged"})
+        assert refused.status_code == 403, path
+        assert "The form has expired" in refused.text
+    projects = (await client.get("/projects", headers=cast.alice.headers)).json()
+    assert "Sneaky" not in [p["name"] for p in projects]
+
+
+async def test_the_bearer_api_never_accepts_the_session_cookie(
+    client: httpx.AsyncClient, cast: Cast
+) -> None:
+    await signed_in(client, cast.alice.email)
+    assert "upwatch_session" in client.cookies
+    api = await client.get("/projects")
+    assert api.status_code == 401
+
+
+async def test_a_session_ends_at_sign_out_and_with_a_password_change(
+    client: httpx.AsyncClient, cast: Cast
+) -> None:
+    csrf = await signed_in(client, cast.alice.email)
+    token = client.cookies["upwatch_session"]
+    out = await client.post("/app/logout", data={"csrf": csrf})
+    assert out.headers["location"] == "/app/login"
+    client.cookies.set("upwatch_session", token, path="/app")  # a copy kept by a thief
+    assert (await client.get("/app/monitors")).status_code == 303
+
+    client.cookies.clear()
+    await signed_in(client, cast.bob.email)
+    changed = await client.put(
+        "/users/me",
+        headers=cast.bob.headers,
+        json={"password": "a brand new passphrase"},
+    )
+    assert changed.status_code == 200, changed.text
+    assert (await client.get("/app/monitors")).status_code == 303
+
+
+async def test_a_monitor_made_in_the_console_is_listed_checked_and_walled_off(
+    client: httpx.AsyncClient, cast: Cast
+) -> None:
+    csrf = await signed_in(client, cast.alice.email)
+    refused = await client.post(
+        "/app/monitors/new",
+        data={"csrf": csrf, "projectId": cast.project_id, "name": "", "type": "http", "url": "x"},
+    )
+    assert refused.status_code == 422
+    assert 'class="field-error" id="e-url"' in refused.text  # next to its field
+    made = await client.post(
+        "/app/monitors/new",
+        data={
+            "csrf": csrf,
+            "projectId": cast.project_id,
+            "name": "Checkout",
+            "type": "tcp",
+            "host": "127.0.0.1",
+            "port": "9",
+            "intervalSeconds": "300",
+        },
+    )
+    assert made.status_code == 303, made.text
+    page_url = made.headers["location"]
+    page = await client.get(page_url)
+    assert "Monitor Checkout created." in page.text
+    assert "<h1>Checkout</h1>" in page.text
+    checked = await client.post(f"{page_url}/check", data={"csrf": csrf})
+    assert checked.status_code == 303
+    after = await client.get(page_url)
+    assert "Checked now: down" in after.text
+    rows = await client.get("/app/monitors/rows?sort=status")
+    assert "Checkout" in rows.text
+    assert "<html" not in rows.text  # a fragment for the live refresh
+
+    charlie = httpx.AsyncClient(transport=client._transport, base_url=str(client.base_url))
+    async with charlie:
+        await signed_in(charlie, cast.charlie.email)
+        hidden = await charlie.get(page_url)
+        assert hidden.status_code == 404
+        assert "Checkout" not in hidden.text
+        assert "Checkout" not in (await charlie.get("/app/monitors")).text
+
+
+async def test_an_incident_is_acknowledged_updated_and_resolved_from_the_console(
+    client: httpx.AsyncClient, cast: Cast
+) -> None:
+    monitor = await create_monitor(
+        client,
+        cast.alice,
+        cast.project_id,
+        type="tcp",
+        host="127.0.0.1",
+        port=9,
+        intervalSeconds=300,
+        url=None,
+    )
+    opened = await client.post(
+        "/incidents",
+        headers=cast.alice.headers,
+        json={"projectId": cast.project_id, "monitorId": monitor["id"], "title": "Checkout down"},
+    )
+    incident = opened.json()["id"]
+    csrf = await signed_in(client, cast.bob.email)
+    listed = await client.get("/app/incidents")
+    assert "Checkout down" in listed.text
+    path = f"/app/incidents/{incident}"
+    acked = await client.post(f"{path}/acknowledge", data={"csrf": csrf})
+    assert acked.status_code == 303
+    assert "Acknowledged." in (await client.get(path)).text
+    again = await client.post(f"{path}/acknowledge", data={"csrf": csrf})
+    assert again.status_code == 409
+    assert "already acknowledged" in again.text
+    empty = await client.post(f"{path}/updates", data={"csrf": csrf, "message": ""})
+    assert empty.status_code == 422
+    assert 'id="e-message"' in empty.text
+    posted = await client.post(f"{path}/updates", data={"csrf": csrf, "message": "Fixed a cable"})
+    assert posted.status_code == 303
+    resolved = await client.post(f"{path}/resolve", data={"csrf": csrf})
+    assert resolved.status_code == 303
+    page = (await client.get(path)).text
+    assert "Fixed a cable" in page
+    assert "resolved" in page
+    state = (await client.get(f"/incidents/{incident}", headers=cast.alice.headers)).json()
+    assert state["status"] == "resolved"
+    assert state["acknowledgedAt"] is not None

@@ -1,0 +1,1 @@
+"""The web console under /app: the service in a browser, server-rendered (docs/console.md)."""

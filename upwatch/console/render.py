@@ -1,0 +1,57 @@
+"""The console's pages: Jinja2 templates, autoescaped, and the policy they are served under."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+TEMPLATES: Final = Path(__file__).parent / "templates"
+STATIC: Final = Path(__file__).parent / "static"
+# Scripts and styles from /app/static only, no inline code, never framed.
+POLICY: Final = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+)
+
+
+def when(moment: datetime | None) -> str:
+    if moment is None:
+        return "never"
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def percent(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f} %"
+
+
+def ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0f} ms"
+
+
+def sparkline(values: list[float | None], width: int = 120, height: int = 24) -> str:
+    """An SVG polyline's points for response times, oldest first (empty without any)."""
+    known = [v for v in values if v is not None]
+    if len(known) < 2:
+        return ""
+    top = max(known) or 1.0
+    step = width / (len(known) - 1)
+    return " ".join(
+        f"{i * step:.1f},{height - (v / top) * (height - 2) - 1:.1f}" for i, v in enumerate(known)
+    )
+
+
+_environment = Environment(
+    loader=FileSystemLoader(TEMPLATES),
+    autoescape=True,
+    undefined=StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+_environment.globals.update(when=when, percent=percent, ms=ms, sparkline=sparkline)
+
+
+def page(template: str, **context: Any) -> str:
+    return _environment.get_template(template).render(**context)
