@@ -1,0 +1,187 @@
+"""The web console in headless Chromium against a real `upwatch serve` and a real target: a
+team lead signs up, makes a project and an HTTP monitor, sees it up, sees it turn down and its
+incident appear without reloading when the target fails, acknowledges it, and sees it resolve
+when the target is back. Then the same with JavaScript off (pages reloaded by hand).
+
+Set UPWATCH_SCREENSHOT_DIR to keep the monitors list and a monitor page there
+(docs/console-monitors.png and docs/console-monitor.png are made so)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.remote.webdriver import WebDriver
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+from tests.browser import BROWSER_SECONDS, require_browser, start_browser
+from tests.conftest import PASSWORD
+from tests.factories import FAST_PLANS
+from tests.live_server import LiveServer, ThreadedTarget, clean_env
+
+pytestmark = pytest.mark.db_independent
+
+# A check every 10 s (the shortest interval): a status change shows within about that.
+INTERVAL = "10"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    require_browser()
+    tmp = Path(tmp_path_factory.mktemp("console"))
+    plans = tmp / "plans.toml"
+    plans.write_text(FAST_PLANS)
+    env = clean_env(
+        UPWATCH_DATABASE_URL=f"sqlite+aiosqlite:///{tmp / 'upwatch.db'}",
+        UPWATCH_PLANS_FILE=str(plans),
+        UPWATCH_ALLOW_PRIVATE_TARGETS="true",
+    )
+    live = LiveServer(tmp, env).start()
+    yield live
+    live.stop()
+
+
+@pytest.fixture
+def target() -> Iterator[ThreadedTarget]:
+    with ThreadedTarget() as served:
+        yield served
+
+
+def wait_for(browser: WebDriver, condition: Callable[[WebDriver], object]) -> None:
+    WebDriverWait(browser, BROWSER_SECONDS, poll_frequency=0.2).until(condition)
+
+
+def fill(browser: WebDriver, **fields: str) -> None:
+    for name, value in fields.items():
+        element = browser.find_element(By.NAME, name)
+        if element.tag_name == "select":
+            Select(element).select_by_value(value)
+        else:
+            element.clear()
+            element.send_keys(value)
+
+
+def submit(browser: WebDriver, form: str = "main form") -> None:
+    browser.find_element(By.CSS_SELECTOR, f"{form} button[type=submit]").click()
+
+
+def click(browser: WebDriver, selector: str) -> None:
+    """Click what ``selector`` finds once the page shows it (a navigation may be under way)."""
+    wait_for(browser, lambda b: b.find_elements(By.CSS_SELECTOR, selector))
+    browser.find_element(By.CSS_SELECTOR, selector).click()
+
+
+def flash(browser: WebDriver) -> str:
+    found = browser.find_elements(By.CSS_SELECTOR, ".flash")
+    return found[0].text if found else ""
+
+
+def row_status(browser: WebDriver, name: str) -> str:
+    for row in browser.find_elements(By.CSS_SELECTOR, "#monitor-rows tr"):
+        if row.find_elements(By.LINK_TEXT, name):
+            return row.get_attribute("data-status") or ""
+    return ""
+
+
+def sign_up_and_make_a_monitor(
+    browser: WebDriver, server: LiveServer, email: str, url: str, name: str
+) -> None:
+    browser.get(f"{server.url}/app")
+    browser.find_element(By.LINK_TEXT, "Sign up").click()
+    fill(browser, email=email, password=PASSWORD, firstName="Lea")
+    submit(browser)
+    wait_for(browser, lambda b: "Welcome to Upwatch." in flash(b))
+    browser.find_element(By.LINK_TEXT, "Projects").click()
+    fill(browser, name="Shop")
+    submit(browser)
+    wait_for(browser, lambda b: "Project Shop created." in flash(b))
+    fill(browser, name=name, type="http", url=url, intervalSeconds=INTERVAL)
+    submit(browser)
+    wait_for(browser, lambda b: f"Monitor {name} created." in flash(b))
+
+
+def test_a_team_lead_sees_a_monitor_go_down_and_its_incident_live_and_handles_it(
+    server: LiveServer, target: ThreadedTarget
+) -> None:
+    browser = start_browser(javascript=True)
+    try:
+        sign_up_and_make_a_monitor(
+            browser, server, "lead@example.com", f"{target.base}/health", "Checkout"
+        )
+        browser.find_element(By.LINK_TEXT, "Monitors").click()
+        wait_for(browser, lambda b: b.find_element(By.TAG_NAME, "html").get_attribute("data-live"))
+        wait_for(browser, lambda b: row_status(b, "Checkout") == "up")
+        # A mark on the page survives only while it is not reloaded.
+        browser.execute_script("window.notReloaded = true;")
+        shots = os.environ.get("UPWATCH_SCREENSHOT_DIR")
+        if shots:
+            browser.save_screenshot(str(Path(shots) / "console-monitors.png"))
+
+        target.status = 500
+        wait_for(browser, lambda b: row_status(b, "Checkout") == "down")
+        assert browser.execute_script("return window.notReloaded === true;")
+
+        browser.find_element(By.LINK_TEXT, "Incidents").click()
+        browser.execute_script("window.notReloaded = true;")
+        click(browser, "#incident-rows a")
+        click(browser, "form[action$='/acknowledge'] button")
+        wait_for(browser, lambda b: flash(b) == "Acknowledged.")
+
+        target.status = 200
+        browser.find_element(By.LINK_TEXT, "Incidents").click()
+        browser.execute_script("window.notReloaded = true;")
+        wait_for(
+            browser,
+            lambda b: "resolved" in b.find_element(By.ID, "incident-rows").text,
+        )
+        assert browser.execute_script("return window.notReloaded === true;")
+
+        browser.find_element(By.LINK_TEXT, "Monitors").click()
+        browser.find_element(By.LINK_TEXT, "Checkout").click()
+        wait_for(
+            browser, lambda b: len(b.find_elements(By.CSS_SELECTOR, "#monitor-state tbody tr")) >= 2
+        )
+        if shots:
+            browser.save_screenshot(str(Path(shots) / "console-monitor.png"))
+    finally:
+        browser.quit()
+
+
+def test_every_step_works_with_javascript_off(server: LiveServer, target: ThreadedTarget) -> None:
+    browser = start_browser(javascript=False)
+    try:
+        sign_up_and_make_a_monitor(
+            browser, server, "nojs@example.com", f"{target.base}/health", "Catalogue"
+        )
+        assert browser.find_element(By.TAG_NAME, "html").get_attribute("data-live") is None
+        click(browser, "form[action$='/check'] button")
+        wait_for(browser, lambda b: flash(b).startswith("Checked now: up, HTTP 200"))
+        target.status = 500
+        click(browser, "form[action$='/check'] button")
+        wait_for(browser, lambda b: flash(b).startswith("Checked now: down, HTTP 500"))
+
+        browser.find_element(By.LINK_TEXT, "Monitors").click()
+        fill(browser, status="down", sort="status")
+        submit(browser, "form.filters")
+        wait_for(browser, lambda b: row_status(b, "Catalogue") == "down")
+
+        browser.find_element(By.LINK_TEXT, "Incidents").click()
+        click(browser, "#incident-rows a")
+        click(browser, "form[action$='/acknowledge'] button")
+        wait_for(browser, lambda b: flash(b) == "Acknowledged.")
+        fill(browser, message="We are on it")
+        submit(browser, "form[action$='/updates']")
+        wait_for(browser, lambda b: flash(b) == "Update posted.")
+        assert "We are on it" in browser.find_element(By.CSS_SELECTOR, ".timeline").text
+        click(browser, "form[action$='/resolve'] button")
+        wait_for(browser, lambda b: flash(b) == "Resolved.")
+
+        browser.find_element(By.CSS_SELECTOR, ".signout button").click()
+        wait_for(browser, lambda b: flash(b) == "Signed out.")
+        browser.get(f"{server.url}/app/monitors")
+        assert "Sign in" in browser.find_element(By.TAG_NAME, "h1").text
+    finally:
+        browser.quit()
