@@ -1,7 +1,8 @@
 """The web console in headless Chromium against a real `upwatch serve` and a real target: a
 team lead signs up, makes a project and an HTTP monitor, sees it up, sees it turn down and its
-incident appear without reloading when the target fails, acknowledges it, and sees it resolve
-when the target is back. Then the same with JavaScript off (pages reloaded by hand).
+incident appear without reloading when the target fails, acknowledges it, sees it resolve
+when the target is back, and invites a member. Then the same with JavaScript off (pages
+reloaded by hand).
 
 Set UPWATCH_SCREENSHOT_DIR to keep the monitors list and a monitor page there
 (docs/console-monitors.png and docs/console-monitor.png are made so)."""
@@ -146,6 +147,13 @@ def test_a_team_lead_sees_a_monitor_go_down_and_its_incident_live_and_handles_it
         )
         if shots:
             browser.save_screenshot(str(Path(shots) / "console-monitor.png"))
+
+        browser.find_element(By.LINK_TEXT, "Projects").click()
+        click(browser, "main table a[href^='/app/projects/']")
+        fill(browser, email="teammate@example.com")
+        submit(browser, "form[action$='/invite']")
+        wait_for(browser, lambda b: flash(b) == "Invitation sent to teammate@example.com.")
+        assert "teammate@example.com" in browser.find_element(By.TAG_NAME, "table").text
     finally:
         browser.quit()
 

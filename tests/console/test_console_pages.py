@@ -204,3 +204,36 @@ async def test_an_incident_is_acknowledged_updated_and_resolved_from_the_console
     state = (await client.get(f"/incidents/{incident}", headers=cast.alice.headers)).json()
     assert state["status"] == "resolved"
     assert state["acknowledgedAt"] is not None
+
+
+async def test_the_owner_invites_from_the_project_page_and_a_member_cannot(
+    client: httpx.AsyncClient, cast: Cast
+) -> None:
+    csrf = await signed_in(client, cast.alice.email)
+    page = await client.get(f"/app/projects/{cast.project_id}")
+    assert cast.bob.email in page.text
+    assert "Invite a member" in page.text
+    invited = await client.post(
+        f"/app/projects/{cast.project_id}/invite",
+        data={"csrf": csrf, "email": "newcomer@example.com"},
+    )
+    assert invited.status_code == 303
+    after = (await client.get(f"/app/projects/{cast.project_id}")).text
+    assert "Invitation sent to newcomer@example.com." in after
+    assert "newcomer@example.com</td><td>invited" in after
+    twice = await client.post(
+        f"/app/projects/{cast.project_id}/invite",
+        data={"csrf": csrf, "email": "newcomer@example.com"},
+    )
+    assert twice.status_code == 409
+    assert "already invited" in twice.text
+
+    client.cookies.clear()
+    bob_csrf = await signed_in(client, cast.bob.email)
+    assert "Invite a member" not in (await client.get(f"/app/projects/{cast.project_id}")).text
+    refused = await client.post(
+        f"/app/projects/{cast.project_id}/invite",
+        data={"csrf": bob_csrf, "email": "friend@example.com"},
+    )
+    assert refused.status_code == 403
+    assert "only the owner" in refused.text

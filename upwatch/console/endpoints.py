@@ -33,7 +33,7 @@ from upwatch.monitors import dashboard
 from upwatch.monitors.repository import MonitorRepository
 from upwatch.monitors.schemas import MonitorCreate
 from upwatch.monitors.service import MonitorService
-from upwatch.projects.schemas import ProjectCreate
+from upwatch.projects.schemas import InviteRequest, ProjectCreate
 from upwatch.projects.service import ProjectService
 from upwatch.runtime import Runtime
 
@@ -301,6 +301,105 @@ async def create_project(
             errors=_errors_of(exc),
         )
     return _redirect(request, "/app/monitors/new", f"Project {body.name} created.")
+
+
+async def _project_page(
+    request: Request,
+    session: AsyncSession,
+    runtime: Runtime,
+    visitor: SignedIn,
+    project_id: str,
+    status: int = 200,
+    **context: Any,
+) -> Response:
+    service = ProjectService(session, runtime)
+    try:
+        access = await service.visible(visitor.user, project_id)
+        members, invitations = await service.members(visitor.user, project_id)
+    except ProblemError:
+        return _not_found(request, visitor, "project")
+    return _html(
+        request,
+        "project.html",
+        status,
+        title=access.project.name,
+        section="projects",
+        me=visitor.user,
+        csrf=visitor.csrf,
+        access=access,
+        members=members,
+        invitations=invitations,
+        **context,
+    )
+
+
+@router.get("/projects/{project_id}")
+async def project_page(
+    project_id: str, request: Request, session: Session, runtime: RuntimeDep, visitor: Visitor
+) -> Response:
+    if visitor is None:
+        return _to_login(request)
+    return await _project_page(request, session, runtime, visitor, project_id)
+
+
+@router.post("/projects/{project_id}/invite")
+async def invite(
+    project_id: str, request: Request, session: Session, runtime: RuntimeDep, visitor: Visitor
+) -> Response:
+    if visitor is None:
+        return _to_login(request)
+    form = await _form(request)
+    refused = _refused(request, visitor, form)
+    if refused:
+        return refused
+    try:
+        body = InviteRequest(email=form.get("email", ""))
+        _made, member = await ProjectService(session, runtime).invite(
+            visitor.user, project_id, body.email
+        )
+    except (ProblemError, ValidationError) as exc:
+        discard_changes(session)
+        if isinstance(exc, ProblemError) and exc.status == 404:
+            return _not_found(request, visitor, "project")
+        status = exc.status if isinstance(exc, ProblemError) else 422
+        return await _project_page(
+            request,
+            session,
+            runtime,
+            visitor,
+            project_id,
+            status,
+            form=form,
+            errors=_errors_of(exc),
+        )
+    done = f"{body.email} added." if member else f"Invitation sent to {body.email}."
+    return _redirect(request, f"/app/projects/{project_id}", done)
+
+
+@router.post("/projects/{project_id}/members/{user_id}/remove")
+async def remove_member(
+    project_id: str,
+    user_id: str,
+    request: Request,
+    session: Session,
+    runtime: RuntimeDep,
+    visitor: Visitor,
+) -> Response:
+    if visitor is None:
+        return _to_login(request)
+    refused = _refused(request, visitor, await _form(request))
+    if refused:
+        return refused
+    try:
+        await ProjectService(session, runtime).remove_member(visitor.user, project_id, user_id)
+    except ProblemError as exc:
+        discard_changes(session)
+        if exc.status == 404:
+            return _not_found(request, visitor, "member")
+        return _redirect(request, f"/app/projects/{project_id}", f"Not removed: {exc.detail}")
+    if user_id == visitor.user.id:
+        return _redirect(request, "/app/projects", "You left the project.")
+    return _redirect(request, f"/app/projects/{project_id}", "Member removed.")
 
 
 # ---- monitors ----------------------------------------------------------------------------
