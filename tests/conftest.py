@@ -12,6 +12,7 @@ import faulthandler
 import gc
 import os
 import re
+import shutil
 import socket
 import uuid
 import warnings
@@ -53,7 +54,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark the tests whose fixtures never reach ``database_url``: they run the same whatever
     the backend, so scripts/test runs them in the SQLite pass only."""
     for item in items:
-        if "database_url" not in getattr(item, "fixturenames", ()):
+        fixtures = getattr(item, "fixturenames", ())
+        if "database_url" not in fixtures and "migrated_database" not in fixtures:
             item.add_marker(pytest.mark.db_independent)
 
 
@@ -95,10 +97,11 @@ async def _postgres_admin(statement: str) -> None:
 
 
 @pytest.fixture(scope="session")
-def database_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """One migrated database for the whole run; each test empties it afterwards."""
+def migrated_database(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One migrated database for the whole run. On SQLite it is a template each test copies;
+    on PostgreSQL the tests share it and each empties it afterwards."""
     if BACKEND == "sqlite":
-        url = f"sqlite:///{tmp_path_factory.mktemp('db') / 'upwatch.db'}"
+        url = f"sqlite:///{tmp_path_factory.mktemp('db') / 'template.db'}"
         asyncio.run(_migrate(url))
         yield url
         return
@@ -115,6 +118,21 @@ def database_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     asyncio.run(_migrate(url))
     yield url
     asyncio.run(_postgres_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+@pytest.fixture
+def database_url(migrated_database: str, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The test's database. On SQLite a copy of the migrated template of its own: a
+    connection some test leaves in a transaction cannot lock every later test out (a CI run
+    errored on every test after tests/engine/test_roles.py that way)."""
+    if BACKEND != "sqlite":
+        return migrated_database
+    template = Path(migrated_database.removeprefix("sqlite:///"))
+    copy = tmp_path_factory.mktemp("db") / "upwatch.db"
+    for suffix in ("", "-wal"):
+        if Path(f"{template}{suffix}").exists():
+            shutil.copyfile(f"{template}{suffix}", f"{copy}{suffix}")
+    return f"sqlite:///{copy}"
 
 
 async def _migrate(url: str) -> None:
@@ -380,7 +398,8 @@ async def app(
         try:
             await _reap_leftover_tasks(terminal_line(request))
         finally:
-            await _empty_tables(database_url)
+            if BACKEND != "sqlite":  # SQLite: the test's own copy, left behind
+                await _empty_tables(database_url)
 
 
 @pytest.fixture

@@ -25,9 +25,9 @@ from tests.live_server import LiveServer, clean_env
 
 @pytest.fixture(scope="module")
 def live_server(
-    tmp_path_factory: pytest.TempPathFactory, database_url: str
+    tmp_path_factory: pytest.TempPathFactory, migrated_database: str
 ) -> Iterator[LiveServer]:
-    env = clean_env() if BACKEND == "sqlite" else clean_env(UPWATCH_DATABASE_URL=database_url)
+    env = clean_env() if BACKEND == "sqlite" else clean_env(UPWATCH_DATABASE_URL=migrated_database)
     # Generous throttles: the run sends many logins and contact messages from one address.
     env.update(
         UPWATCH_LOGIN_FAILURES_ALLOWED="100000",
@@ -38,7 +38,7 @@ def live_server(
     yield server
     server.stop()
     if BACKEND != "sqlite":
-        asyncio.run(_empty_tables(database_url))
+        asyncio.run(_empty_tables(migrated_database))
 
 
 # "Valid request rejected" (positive_data_acceptance) cannot hold where a rule of the contract
