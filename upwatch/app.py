@@ -21,6 +21,7 @@ from upwatch.billing.endpoints import router as billing_router
 from upwatch.billing.metering import MemoryMeter, RedisMeter
 from upwatch.client.endpoints import router as config_schema_router
 from upwatch.config import Settings
+from upwatch.console.endpoints import links as console_links
 from upwatch.console.endpoints import router as console_router
 from upwatch.contact.endpoints import router as contact_router
 from upwatch.engine.changefeed import ChangeFeed
@@ -306,6 +307,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
         operations_router,
         config_schema_router,
         console_router,
+        console_links,
     ):
         app.include_router(router)
     app.add_middleware(

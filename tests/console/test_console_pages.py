@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.conftest import PASSWORD, Cast
+from tests.conftest import PASSWORD, Cast, Mailbox
 from tests.factories import create_monitor
 
 
@@ -237,3 +237,66 @@ async def test_the_owner_invites_from_the_project_page_and_a_member_cannot(
     )
     assert refused.status_code == 403
     assert "only the owner" in refused.text
+
+
+async def test_the_reset_link_mailed_opens_a_console_form_that_sets_the_password(
+    client: httpx.AsyncClient, cast: Cast, mailbox: Mailbox
+) -> None:
+    forgot = await client.get("/app/forgot-password")
+    sent = await client.post(
+        "/app/forgot-password", data={"csrf": csrf_of(forgot), "email": cast.alice.email}
+    )
+    assert sent.headers["location"] == "/app/login"
+    await mailbox.wait_for(cast.alice.email)
+    token = mailbox.reset_token(cast.alice.email)
+    link = await client.get(f"/reset-password?token={token}")  # the path the e-mail gives
+    assert link.status_code == 303
+    form = await client.get(link.headers["location"])
+    assert f'name="token" value="{token}"' in form.text
+    short = await client.post(
+        "/app/reset-password", data={"csrf": csrf_of(form), "token": token, "password": "x"}
+    )
+    assert short.status_code == 422
+    assert 'id="e-password"' in short.text
+    done = await client.post(
+        "/app/reset-password",
+        data={"csrf": csrf_of(form), "token": token, "password": "a long new passphrase"},
+    )
+    assert done.headers["location"] == "/app/login"
+    again = await client.post(
+        "/app/reset-password",
+        data={"csrf": csrf_of(form), "token": token, "password": "another passphrase!"},
+    )
+    assert again.status_code == 400  # used once
+    await signed_in(client, cast.alice.email, "a long new passphrase")
+
+
+async def test_the_invitation_link_mailed_lets_the_invitee_sign_up_and_join(
+    client: httpx.AsyncClient, cast: Cast, mailbox: Mailbox
+) -> None:
+    invited = await client.post(
+        f"/projects/{cast.project_id}/users",
+        headers=cast.alice.headers,
+        json={"email": "dana@example.com"},
+    )
+    assert invited.status_code == 201, invited.text
+    await mailbox.wait_for("dana@example.com")
+    token = mailbox.invitation_token("dana@example.com")
+    link = await client.get(f"/invitations/accept?token={token}")
+    page = await client.get(link.headers["location"])
+    assert "Sign up and join" in page.text
+    signup_form = await client.get(f"/app/signup?invitation={token}")
+    assert f'name="invitation" value="{token}"' in signup_form.text
+    joined = await client.post(
+        "/app/signup",
+        data={
+            "csrf": csrf_of(signup_form),
+            "invitation": token,
+            "email": "dana@example.com",
+            "password": "dana's own passphrase",
+        },
+    )
+    assert joined.status_code == 303, joined.text
+    projects = await client.get("/app/projects")
+    assert "Welcome to Upwatch. You joined Shop." in projects.text
+    assert "Shop" in projects.text

@@ -14,13 +14,13 @@ from __future__ import annotations
 from typing import Annotated, Any, Final
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, BackgroundTasks, Depends, Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 from pydantic import TypeAdapter, ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from upwatch.accounts.schemas import SignupRequest
-from upwatch.accounts.service import AccountService
+from upwatch.accounts.schemas import ResetPasswordRequest, SignupRequest
+from upwatch.accounts.service import AccountService, accept_reset_request, send_reset_link
 from upwatch.console.render import POLICY, STATIC, page
 from upwatch.console.service import ConsoleSessions, SignedIn, new_csrf_token, same_token
 from upwatch.dependencies import ClientAddress, RuntimeDep, Session
@@ -28,13 +28,13 @@ from upwatch.incidents.repository import IncidentRepository
 from upwatch.incidents.schemas import IncidentPatch, IncidentUpdateCreate
 from upwatch.incidents.service import IncidentService
 from upwatch.kit.db import discard_changes
-from upwatch.kit.errors import ProblemError, ValidationFailed, field_errors
+from upwatch.kit.errors import NotFound, ProblemError, ValidationFailed, field_errors
 from upwatch.monitors import dashboard
 from upwatch.monitors.repository import MonitorRepository
 from upwatch.monitors.schemas import MonitorCreate
 from upwatch.monitors.service import MonitorService
 from upwatch.projects.schemas import InviteRequest, ProjectCreate
-from upwatch.projects.service import ProjectService
+from upwatch.projects.service import ProjectService, accept_invitation
 from upwatch.runtime import Runtime
 
 SESSION_COOKIE: Final = "upwatch_session"
@@ -182,7 +182,8 @@ async def home(request: Request, visitor: Visitor) -> Response:
 async def login_page(request: Request, visitor: Visitor) -> Response:
     if visitor:
         return _redirect(request, "/app/monitors")
-    return _sign_in_page(request, "login.html", "Sign in")
+    invitation = request.query_params.get("invitation", "")
+    return _sign_in_page(request, "login.html", "Sign in", form={"invitation": invitation})
 
 
 @router.post("/login")
@@ -198,19 +199,39 @@ async def login(
         user = await AccountService(session, runtime).login(
             form.get("email", ""), form.get("password", ""), client
         )
+        joined = await _join(session, runtime, user, form.get("invitation"))
     except ProblemError as exc:
         discard_changes(session)
         return _sign_in_page(
             request, "login.html", "Sign in", exc.status, form=form, errors=_errors_of(exc)
         )
-    return await _start_session(request, session, runtime, user, "Signed in.")
+    return await _start_session(request, session, runtime, user, joined or "Signed in.")
+
+
+async def _join(
+    session: AsyncSession, runtime: Runtime, user: Any, token: str | None
+) -> str | None:
+    """Accept the invitation the sign-in form carried; what to say, or None without one."""
+    if not token:
+        return None
+    try:
+        project_id = await accept_invitation(session, runtime, user, token)
+    except NotFound:
+        raise ValidationFailed.on(
+            "", "this invitation is not for this account, or it was used already"
+        ) from None
+    project = await ProjectService(session, runtime).visible(user, project_id)
+    return f"You joined {project.project.name}."
 
 
 @router.get("/signup")
 async def signup_page(request: Request, visitor: Visitor) -> Response:
     if visitor:
         return _redirect(request, "/app/monitors")
-    return _sign_in_page(request, "signup.html", "Create an account")
+    invitation = request.query_params.get("invitation", "")
+    return _sign_in_page(
+        request, "signup.html", "Create an account", form={"invitation": invitation}
+    )
 
 
 @router.post("/signup")
@@ -222,15 +243,19 @@ async def signup(request: Request, session: Session, runtime: RuntimeDep) -> Res
             request, "signup.html", title, 403, form=form, errors={"": "Reload and retry."}
         )
     fields = {k: form[k] for k in ("email", "password", "firstName") if form.get(k)}
+    if form.get("invitation"):
+        fields["invitationToken"] = form["invitation"]
     try:
         user = await AccountService(session, runtime).signup(SignupRequest(**fields))
+        joined = await _join(session, runtime, user, form.get("invitation"))
     except (ProblemError, ValidationError) as exc:
         discard_changes(session)
         status = exc.status if isinstance(exc, ProblemError) else 422
         return _sign_in_page(
             request, "signup.html", title, status, form=form, errors=_errors_of(exc)
         )
-    return await _start_session(request, session, runtime, user, "Welcome to Upwatch.")
+    welcome = "Welcome to Upwatch." + (f" {joined}" if joined else "")
+    return await _start_session(request, session, runtime, user, welcome)
 
 
 @router.post("/logout")
@@ -246,6 +271,115 @@ async def logout(
     response = _redirect(request, "/app/login", "Signed out.")
     response.delete_cookie(SESSION_COOKIE, path="/app")
     return response
+
+
+# ---- the links e-mails carry: password reset, invitations -----------------------------------
+
+# The e-mails link to these paths (contract §4 fixes the reset link); the console serves them.
+links = APIRouter(include_in_schema=False)
+
+
+@links.get("/reset-password")
+async def reset_link(request: Request) -> Response:
+    return _redirect(request, f"/app/reset-password?{request.url.query}")
+
+
+@links.get("/invitations/accept")
+async def invitation_link(request: Request) -> Response:
+    return _redirect(request, f"/app/invitations/accept?{request.url.query}")
+
+
+@router.get("/forgot-password")
+async def forgot_page(request: Request) -> Response:
+    return _sign_in_page(request, "forgot.html", "Forgot your password?")
+
+
+@router.post("/forgot-password")
+async def forgot(
+    request: Request, runtime: RuntimeDep, client: ClientAddress, background: BackgroundTasks
+) -> Response:
+    form = await _form(request)
+    title = "Forgot your password?"
+    if not same_token(form.get("csrf"), request.cookies.get(FORM_COOKIE) or ""):
+        return _sign_in_page(
+            request, "forgot.html", title, 403, form=form, errors={"": "Reload and retry."}
+        )
+    email = form.get("email", "")[:320]
+    # The same answer whether or not the account exists, as the API gives.
+    if email and await accept_reset_request(runtime, email, client):
+        background.add_task(send_reset_link, runtime, email)
+    return _redirect(
+        request, "/app/login", "If an account exists for this address, a reset link was sent."
+    )
+
+
+@router.get("/reset-password")
+async def reset_page(request: Request) -> Response:
+    token = request.query_params.get("token", "")
+    return _sign_in_page(request, "reset.html", "Choose a new password", form={"token": token})
+
+
+@router.post("/reset-password")
+async def reset(request: Request, session: Session, runtime: RuntimeDep) -> Response:
+    form = await _form(request)
+    title = "Choose a new password"
+    if not same_token(form.get("csrf"), request.cookies.get(FORM_COOKIE) or ""):
+        return _sign_in_page(
+            request, "reset.html", title, 403, form=form, errors={"": "Reload and retry."}
+        )
+    try:
+        body = ResetPasswordRequest(
+            token=form.get("token", ""), newPassword=form.get("password", "")
+        )
+        await AccountService(session, runtime).reset_password(body.token, body.newPassword)
+    except (ProblemError, ValidationError) as exc:
+        discard_changes(session)
+        status = exc.status if isinstance(exc, ProblemError) else 422
+        errors = {"password" if k == "newPassword" else k: v for k, v in _errors_of(exc).items()}
+        return _sign_in_page(request, "reset.html", title, status, form=form, errors=errors)
+    return _redirect(request, "/app/login", "Password changed: sign in with the new one.")
+
+
+@router.get("/invitations/accept")
+async def invitation_page(request: Request, visitor: Visitor) -> Response:
+    token = request.query_params.get("token", "")
+    return _html(
+        request,
+        "invitation.html",
+        title="Join a project",
+        me=visitor.user if visitor else None,
+        csrf=visitor.csrf if visitor else "",
+        token=token,
+        query=urlencode({"invitation": token}),
+    )
+
+
+@router.post("/invitations/accept")
+async def accept(
+    request: Request, session: Session, runtime: RuntimeDep, visitor: Visitor
+) -> Response:
+    if visitor is None:
+        return _to_login(request)
+    form = await _form(request)
+    refused = _refused(request, visitor, form)
+    if refused:
+        return refused
+    try:
+        joined = await _join(session, runtime, visitor.user, form.get("token"))
+    except ProblemError as exc:
+        discard_changes(session)
+        return _html(
+            request,
+            "invitation.html",
+            exc.status,
+            title="Join a project",
+            me=visitor.user,
+            csrf=visitor.csrf,
+            token=form.get("token", ""),
+            query=urlencode({"invitation": form.get("token", "")}),
+            errors=_errors_of(exc),
+        )
+    return _redirect(request, "/app/projects", joined)
 
 
 # ---- projects ----------------------------------------------------------------------------
