@@ -11,24 +11,20 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
-from upwatch.client.apply import (
-    Applier,
-    adopt,
-    as_yaml,
-    current_state,
-    describe,
-    exported,
-    make_plan,
-)
-from upwatch.client.document import FileError, checked, json_schema, masked_places, parse
-from upwatch.client.endpoints import SCHEMA_PATH
 from upwatch.client.service import Service, ServiceError
+
+if TYPE_CHECKING:
+    from upwatch.client.document import ConfigFile
+
+# The config file's models are built from the API's (a second to import): only the commands
+# that read or write a file load them, so `upwatch status` and `upwatch serve` start at once.
+SCHEMA_PATH = "/schemas/upwatch-config.json"
 
 
 def _out() -> Console:
@@ -58,6 +54,8 @@ def _run(args: argparse.Namespace, command: Any) -> int:
 
 
 def apply_command(args: argparse.Namespace) -> int:
+    from upwatch.client.document import FileError, checked, parse
+
     path = Path(args.file)
     try:
         text = sys.stdin.read() if args.file == "-" else path.read_text(encoding="utf-8")
@@ -74,7 +72,10 @@ def apply_command(args: argparse.Namespace) -> int:
     return _run(args, lambda service, a: _apply(service, config, a))
 
 
-def _apply(service: Service, config: Any, args: argparse.Namespace) -> int:
+def _apply(service: Service, config: ConfigFile, args: argparse.Namespace) -> int:
+    from upwatch.client.apply import Applier, current_state, describe, make_plan
+    from upwatch.client.document import masked_places
+
     out = _out()
     current = current_state(service)
     plan = make_plan(config, current, prune=args.prune)
@@ -122,6 +123,8 @@ def _apply(service: Service, config: Any, args: argparse.Namespace) -> int:
 
 
 def export_command(args: argparse.Namespace) -> int:
+    from upwatch.client.apply import adopt, as_yaml, current_state, exported
+
     def export(service: Service, args: argparse.Namespace) -> int:
         current = current_state(service)
         if args.adopt:
@@ -138,6 +141,8 @@ def export_command(args: argparse.Namespace) -> int:
 
 
 def schema_command(_args: argparse.Namespace) -> int:
+    from upwatch.client.document import json_schema
+
     sys.stdout.write(json.dumps(json_schema(), indent=2) + "\n")
     return 0
 

@@ -7,10 +7,9 @@ from typing import Any
 
 from fastapi import APIRouter
 
+from upwatch.client.commands import SCHEMA_PATH
 from upwatch.client.document import json_schema
 from upwatch.kit.errors import problem_responses
-
-SCHEMA_PATH = "/schemas/upwatch-config.json"
 
 router = APIRouter(tags=["config as code"], responses=problem_responses(500))
 

@@ -1,0 +1,188 @@
+"""The web console's pages for an account with 250 monitors (issue 18: p95 under 100 ms).
+
+Sets up, in a fresh SQLite file or PostgreSQL database: one account (self-hosted plans, no
+limits) with one project of ``--monitors`` HTTP monitors, 24 hours of results for each at
+``--every`` seconds (one region), and ``--incidents`` incidents. Signs in through the
+console's form, then requests each page ``--requests`` times in turn (after one warm-up each)
+through the app in this process (no network: the figure is the server's own time) and prints
+each page's median, p95 and largest time in ms. Exits 2 when a page's p95 is 100 ms or more.
+
+    .venv/bin/python bench/console.py [--db sqlite|postgresql] [--monitors 250]
+                                      [--every 300] [--requests 40]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import re
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import httpx
+from asgi_lifespan import LifespanManager
+from sqlalchemy import insert, select, text
+from sqlalchemy.ext.asyncio import create_async_engine
+
+from upwatch.app import create_app
+from upwatch.config import Settings
+from upwatch.models import CheckResult, Region
+
+PASSWORD = "correct horse battery"
+ADMIN_POSTGRES = "postgresql://postgres@127.0.0.1:5432/postgres"
+TARGET_MS = 100.0
+
+
+def settings_for(database_url: str, data_dir: Path) -> Settings:
+    return Settings(
+        _env_file=None,  # type: ignore[call-arg]
+        database_url=database_url,
+        data_dir=data_dir,
+        secret_key="bench-secret-key-that-is-long-enough-for-hs256",
+        engine=False,
+        edition="selfhosted",
+        api_metering=False,
+        argon2_time_cost=1,
+        argon2_memory_kib=64,
+        argon2_parallelism=1,
+    )
+
+
+async def seed(api: httpx.AsyncClient, settings: Settings, args: argparse.Namespace) -> None:
+    signup = await api.post(
+        "/auth/signup", json={"email": "lead@example.com", "password": PASSWORD}
+    )
+    headers = {"Authorization": f"Bearer {signup.json()['access_token']}"}
+    project = (await api.post("/projects", headers=headers, json={"name": "Shop"})).json()["id"]
+    ids = []
+    for n in range(args.monitors):
+        made = await api.post(
+            "/monitors",
+            headers=headers,
+            json={
+                "projectId": project,
+                "name": f"Service {n:03d}",
+                "type": "http",
+                "url": f"https://service-{n}.example/health",
+                "intervalSeconds": args.every,
+            },
+        )
+        ids.append(made.json()["id"])
+    for n in range(args.incidents):
+        await api.post(
+            "/incidents",
+            headers=headers,
+            json={"projectId": project, "monitorId": ids[n % len(ids)], "title": f"Outage {n}"},
+        )
+    engine = create_async_engine(settings.sqlalchemy_url)
+    now = datetime.now(UTC)
+    async with engine.begin() as connection:
+        region = (await connection.execute(select(Region.id).limit(1))).scalar()
+        if region is None:
+            region = uuid.uuid4().hex
+            await connection.execute(
+                insert(Region).values(id=region, code="local", name="Local", builtin=True)
+            )
+        points = int(24 * 3600 / args.every)
+        for monitor_id in ids:
+            rows = [
+                {
+                    "monitor_id": monitor_id,
+                    "report_id": uuid.uuid4().hex,
+                    "region_id": region,
+                    "status": "up" if i % 50 else "down",
+                    "status_code": 200 if i % 50 else 503,
+                    "response_time_ms": 80.0 + (i % 17) * 3,
+                    "checked_at": now - timedelta(seconds=args.every * i),
+                }
+                for i in range(points)
+            ]
+            await connection.execute(insert(CheckResult), rows)
+    await engine.dispose()
+
+
+async def measure(args: argparse.Namespace, database_url: str, data_dir: Path) -> int:
+    settings = settings_for(database_url, data_dir)
+    app = create_app(settings)
+    async with LifespanManager(app, startup_timeout=60, shutdown_timeout=60):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://bench.test") as api:
+            started = time.perf_counter()
+            await seed(api, settings, args)
+            print(f"seeded {args.monitors} monitors in {time.perf_counter() - started:.1f} s")
+            form = await api.get("/app/login")
+            csrf = re.search(r'name="csrf" value="([^"]+)"', form.text)
+            assert csrf
+            await api.post(
+                "/app/login",
+                data={"email": "lead@example.com", "password": PASSWORD, "csrf": csrf.group(1)},
+            )
+            listing = await api.get("/app/monitors")
+            monitor = re.search(r'href="/app/monitors/([0-9a-f]{32})"', listing.text)
+            incidents = await api.get("/app/incidents")
+            incident = re.search(r'href="/app/incidents/([0-9a-f]{32})"', incidents.text)
+            assert monitor
+            assert incident
+            pages = {
+                "monitors list": "/app/monitors",
+                "monitors rows (live refresh)": "/app/monitors/rows",
+                "monitor page": f"/app/monitors/{monitor.group(1)}",
+                "monitor state (live refresh)": f"/app/monitors/{monitor.group(1)}/state",
+                "incidents list": "/app/incidents",
+                "incident page": f"/app/incidents/{incident.group(1)}",
+                "projects": "/app/projects",
+            }
+            times: dict[str, list[float]] = {name: [] for name in pages}
+            for path in pages.values():
+                assert (await api.get(path)).status_code == 200, path
+            for _ in range(args.requests):
+                for name, path in pages.items():
+                    begun = time.perf_counter()
+                    response = await api.get(path)
+                    times[name].append((time.perf_counter() - begun) * 1000)
+                    assert response.status_code == 200, path
+    missed = 0
+    print(f"{'page':32} {'median':>8} {'p95':>8} {'max':>8}  (ms, {args.requests} requests)")
+    for name, values in times.items():
+        values.sort()
+        p95 = values[max(0, int(len(values) * 0.95) - 1)]
+        flag = "" if p95 < TARGET_MS else "  <- over 100 ms"
+        missed += p95 >= TARGET_MS
+        print(f"{name:32} {statistics.median(values):8.1f} {p95:8.1f} {values[-1]:8.1f}{flag}")
+    return 2 if missed else 0
+
+
+async def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--db", choices=["sqlite", "postgresql"], default="sqlite")
+    parser.add_argument("--monitors", type=int, default=250)
+    parser.add_argument("--every", type=int, default=300, help="seconds between results")
+    parser.add_argument("--incidents", type=int, default=50)
+    parser.add_argument("--requests", type=int, default=40)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        if args.db == "sqlite":
+            return await measure(args, f"sqlite:///{tmp}/bench.db", Path(tmp))
+        name = f"upwatch_bench_{uuid.uuid4().hex[:8]}"
+        admin = create_async_engine(
+            ADMIN_POSTGRES.replace("postgresql://", "postgresql+asyncpg://"),
+            isolation_level="AUTOCOMMIT",
+        )
+        async with admin.connect() as connection:
+            await connection.execute(text(f'CREATE DATABASE "{name}"'))
+        try:
+            base = ADMIN_POSTGRES.rpartition("/")[0]
+            return await measure(args, f"{base}/{name}", Path(tmp))
+        finally:
+            async with admin.connect() as connection:
+                await connection.execute(text(f'DROP DATABASE "{name}" WITH (FORCE)'))
+            await admin.dispose()
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))
