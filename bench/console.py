@@ -86,7 +86,9 @@ async def seed(api: httpx.AsyncClient, settings: Settings, args: argparse.Namesp
         if region is None:
             region = uuid.uuid4().hex
             await connection.execute(
-                insert(Region).values(id=region, code="local", name="Local", builtin=True)
+                insert(Region).values(
+                    id=region, code="local", name="Local", builtin=True, created_at=now
+                )
             )
         points = int(24 * 3600 / args.every)
         for monitor_id in ids:
