@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import Select, WebDriverWait
@@ -52,7 +53,14 @@ def target() -> Iterator[ThreadedTarget]:
 
 
 def wait_for(browser: WebDriver, condition: Callable[[WebDriver], object]) -> None:
-    WebDriverWait(browser, BROWSER_SECONDS, poll_frequency=0.2).until(condition)
+    # A page may be replaced between finding an element and reading it (a navigation, a
+    # refresh of its part): the condition is then asked again.
+    WebDriverWait(
+        browser,
+        BROWSER_SECONDS,
+        poll_frequency=0.2,
+        ignored_exceptions=(NoSuchElementException, StaleElementReferenceException),
+    ).until(condition)
 
 
 def fill(browser: WebDriver, **fields: str) -> None:

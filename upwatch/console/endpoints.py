@@ -543,22 +543,21 @@ async def _monitor_rows(
     session: AsyncSession, runtime: Runtime, visitor: SignedIn, query: dict[str, str]
 ) -> list[dict[str, Any]]:
     project = query.get("project") or None
-    uptime, _performance = await dashboard.dashboard(
-        session, visitor.user, runtime.clock.now(), project
-    )
     repository = MonitorRepository(session)
+    monitors = await repository.visible_all(visitor.user, project)
+    if query.get("status"):
+        monitors = [m for m in monitors if m.status == query["status"]]
+    uptime = await dashboard.uptime_24h(session, [m.id for m in monitors], runtime.clock.now())
     rows = []
-    for item in uptime:
-        if query.get("status") and item.status != query["status"]:
-            continue
-        recent, _ = await repository.results(item.monitorId, None, None, None, RECENT_CHECKS, 0)
+    for monitor in monitors:
+        recent, _ = await repository.results(monitor.id, None, None, None, RECENT_CHECKS, 0)
         rows.append(
             {
-                "id": item.monitorId,
-                "name": item.name,
-                "status": item.status,
-                "lastCheckedAt": item.lastCheckedAt,
-                "uptime24h": item.uptime24h,
+                "id": monitor.id,
+                "name": monitor.name,
+                "status": monitor.status,
+                "lastCheckedAt": monitor.last_checked_at,
+                "uptime24h": uptime.get(monitor.id),
                 "times": [r.response_time_ms for r in reversed(recent)],
             }
         )
@@ -686,11 +685,13 @@ async def _monitor_state(
     repository = MonitorRepository(session)
     checks, _ = await repository.results(monitor.id, None, None, None, RECENT_CHECKS, 0)
     timings = await repository.timings([c.id for c in checks])
-    uptime, _performance = await dashboard.dashboard(
-        session, visitor.user, runtime.clock.now(), monitor.project_id
-    )
-    figure = next((u.uptime24h for u in uptime if u.monitorId == monitor.id), None)
-    return {"monitor": monitor, "checks": checks, "timings": timings, "uptime": figure}
+    uptime = await dashboard.uptime_24h(session, [monitor.id], runtime.clock.now())
+    return {
+        "monitor": monitor,
+        "checks": checks,
+        "timings": timings,
+        "uptime": uptime.get(monitor.id),
+    }
 
 
 def _not_found(request: Request, visitor: SignedIn, what: str) -> HTMLResponse:

@@ -42,6 +42,19 @@ async def last_24h(
     return figures, latest
 
 
+async def uptime_24h(
+    session: AsyncSession, monitor_ids: Sequence[str], now: datetime
+) -> dict[str, float | None]:
+    """Each monitor's uptime over the last 24 hours, its regions together: from the grouped
+    counts alone, without the response times ``last_24h`` reads for its percentiles."""
+    counts: dict[str, list[tuple[str, int]]] = defaultdict(list)
+    since = statistics.since_24h(now)
+    rows = await MonitorRepository(session).counts_since(monitor_ids, since)
+    for monitor_id, _region, status, checks, _at in rows:
+        counts[monitor_id].append((status, checks))
+    return {m: statistics.from_counts(parts, []).uptime for m, parts in counts.items()}
+
+
 def _merge(parts: Sequence[Figures]) -> Figures:
     total = Figures()
     for part in parts:
