@@ -64,11 +64,13 @@ class Target:
 FAST_PLANS = "[plans.free]\ncheckFrequencyMinutes = 0\nmonitorCount = 3\n"
 
 
-async def ingest(engine: Engine, monitor_id: str, at: datetime, ok: bool) -> None:
+async def ingest(
+    engine: Engine, monitor_id: str, at: datetime, ok: bool, response_ms: float = 12.0
+) -> None:
     """Store one check of the monitor at ``at``, as if its worker had run it: with a manual
     clock no scheduled check comes due, so these are all the monitor's results."""
     outcome = (
-        Outcome(ok=True, response_time_ms=12.0, status_code=200)
+        Outcome(ok=True, response_time_ms=response_ms, status_code=200)
         if ok
         else Outcome(ok=False, response_time_ms=None, error_kind=ErrorKind.TIMEOUT, error="late")
     )

@@ -21,8 +21,7 @@ from upwatch.billing.endpoints import router as billing_router
 from upwatch.billing.metering import MemoryMeter, RedisMeter
 from upwatch.client.endpoints import router as config_schema_router
 from upwatch.config import Settings
-from upwatch.console.endpoints import links as console_links
-from upwatch.console.endpoints import router as console_router
+from upwatch.console.endpoints import install as install_console
 from upwatch.contact.endpoints import router as contact_router
 from upwatch.engine.changefeed import ChangeFeed
 from upwatch.engine.embedded import Engine
@@ -306,10 +305,9 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
         admin_router,
         operations_router,
         config_schema_router,
-        console_router,
-        console_links,
     ):
         app.include_router(router)
+    install_console(app)
     app.add_middleware(
         RequestGuard,
         max_body_bytes=settings.max_body_bytes,

@@ -5,13 +5,16 @@ tenant walls, and the bearer API unmoved by cookies. (The browser itself: test_b
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 from typing import Any
 
 import httpx
 import pytest
+from fastapi import FastAPI
 
 from tests.conftest import PASSWORD, Cast, Mailbox
-from tests.factories import create_monitor
+from tests.factories import Target, create_monitor, ingest
+from upwatch.kit.clock import ManualClock
 
 
 @pytest.fixture
@@ -160,6 +163,38 @@ async def test_a_monitor_made_in_the_console_is_listed_checked_and_walled_off(
         assert hidden.status_code == 404
         assert "Checkout" not in hidden.text
         assert "Checkout" not in (await charlie.get("/app/monitors")).text
+
+
+async def test_a_monitor_page_charts_its_response_times_and_the_list_draws_sparklines(
+    app: FastAPI, client: httpx.AsyncClient, cast: Cast, clock: ManualClock, target: Target
+) -> None:
+    monitor = await create_monitor(
+        client, cast.alice, cast.project_id, name="Checkout", url=target.url, intervalSeconds=300
+    )
+    now = clock.now()
+    for n in range(30):  # the last hour's checks, and two days ago
+        await ingest(app.state.engine, monitor["id"], now - timedelta(minutes=n), True, 20.0 + n)
+    await ingest(app.state.engine, monitor["id"], now - timedelta(days=2), False)
+    await signed_in(client, cast.alice.email)
+
+    day = await client.get(f"/app/monitors/{monitor['id']}")
+    assert day.status_code == 200
+    assert 'aria-current="true">24h<' in day.text
+    assert re.search(r'<path class="p95" d="M[0-9.]+,[0-9.]+', day.text)
+    assert "Median response time from" in day.text
+    assert "over 24 hours" in day.text
+    week = await client.get(f"/app/monitors/{monitor['id']}?range=7d")
+    assert 'aria-current="true">7d<' in week.text
+    assert "over 7 days" in week.text
+    assert week.text.count("<rect") == 90
+    assert "major_outage" in week.text  # the day of the failed check, in the bars
+    odd = await client.get(f"/app/monitors/{monitor['id']}?range=forever")
+    assert 'aria-current="true">24h<' in odd.text
+
+    rows = await client.get("/app/monitors/rows")
+    points = re.search(r'<polyline points="([^"]+)"', rows.text)
+    assert points
+    assert len(points.group(1).split()) == 20
 
 
 async def test_an_incident_is_acknowledged_updated_and_resolved_from_the_console(

@@ -117,6 +117,46 @@ class MonitorRepository:
         )
         return rows.all(), int(total or 0)
 
+    async def latest(self, monitor_id: str, limit: int) -> Sequence[CheckResult]:
+        """A monitor's last ``limit`` results, newest first (no count of all of them)."""
+        query = (
+            select(CheckResult)
+            .where(CheckResult.monitor_id == monitor_id)
+            .order_by(CheckResult.checked_at.desc(), CheckResult.id.desc())
+            .limit(limit)
+        )
+        return (await self.session.scalars(query)).all()
+
+    async def recent_times(
+        self, monitor_ids: Sequence[str], per_monitor: int, since: datetime
+    ) -> dict[str, list[float | None]]:
+        """Each monitor's response times of its last ``per_monitor`` results since ``since``,
+        oldest first: one query for a whole list's sparklines."""
+        if not monitor_ids:
+            return {}
+        rank = (
+            func.row_number()
+            .over(
+                partition_by=CheckResult.monitor_id,
+                order_by=(CheckResult.checked_at.desc(), CheckResult.id.desc()),
+            )
+            .label("rank")
+        )
+        ranked = (
+            select(CheckResult.monitor_id, CheckResult.response_time_ms, rank)
+            .where(CheckResult.monitor_id.in_(monitor_ids), CheckResult.checked_at >= since)
+            .subquery()
+        )
+        rows = await self.session.execute(
+            select(ranked.c.monitor_id, ranked.c.response_time_ms)
+            .where(ranked.c.rank <= per_monitor)
+            .order_by(ranked.c.monitor_id, ranked.c.rank.desc())
+        )
+        times: dict[str, list[float | None]] = {}
+        for monitor_id, ms in rows.all():
+            times.setdefault(monitor_id, []).append(ms)
+        return times
+
     async def timings(self, result_ids: Sequence[int]) -> dict[int, CheckTiming]:
         """The measured phases of these results, by result id (results without none)."""
         if not result_ids:
@@ -176,6 +216,29 @@ class MonitorRepository:
             )
         )
         return [(m, r, float(ms)) for m, r, ms in rows.all() if ms is not None]
+
+    async def timed_response_times(
+        self, monitor_id: str, since: datetime
+    ) -> list[tuple[datetime, float]]:
+        """(checked at, response time) of a monitor's results since ``since``, all regions."""
+        rows = await self.session.execute(
+            select(CheckResult.checked_at, CheckResult.response_time_ms).where(
+                CheckResult.monitor_id == monitor_id,
+                CheckResult.checked_at >= since,
+                CheckResult.response_time_ms.is_not(None),
+            )
+        )
+        return [(at, float(ms)) for at, ms in rows.all() if ms is not None]
+
+    async def day_buckets(self, monitor_id: str, first_day: str) -> list[tuple[str, int, int]]:
+        """(day, bucket, count) of a monitor's response-time histograms from ``first_day`` on,
+        summed over regions in SQL."""
+        rows = await self.session.execute(
+            select(HistogramBucket.day, HistogramBucket.bucket, func.sum(HistogramBucket.count))
+            .where(HistogramBucket.monitor_id == monitor_id, HistogramBucket.day >= first_day)
+            .group_by(HistogramBucket.day, HistogramBucket.bucket)
+        )
+        return [(day, int(bucket), int(count)) for day, bucket, count in rows.all()]
 
     async def aggregates(
         self, monitor_ids: Sequence[str], first_day: str

@@ -1,0 +1,163 @@
+"""A monitor's response-time chart and its 90 day bars, drawn on the server as SVG.
+
+Pure functions: the points come in (already read), markup goes out. No script draws them, so
+they show with JavaScript off, and each carries its figures in words for screen readers.
+Colours and strokes come from console.css (the page's policy allows no inline style).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from typing import Final
+
+from markupsafe import Markup, escape
+
+from upwatch.kit.histogram import Histogram
+from upwatch.statuspages import rules
+
+RANGES: Final = {"24h": 1, "7d": 7, "30d": 30, "90d": 90}  # days each range covers
+BAR_DAYS: Final = 90
+WIDTH: Final = 720
+HEIGHT: Final = 200
+PAD_LEFT: Final = 56  # room for the y axis' labels
+PAD_BOTTOM: Final = 22
+
+
+@dataclass(frozen=True)
+class Point:
+    label: str  # an hour ("14:00") or a day ("2026-11-24")
+    p50: float | None
+    p95: float | None
+
+
+def hourly(times: Iterable[tuple[datetime, float]], now: datetime) -> list[Point]:
+    """The last 24 hours' median and p95 per hour, oldest first (an hour without checks has
+    neither)."""
+    start = now.replace(minute=0, second=0, microsecond=0) - timedelta(hours=23)
+    hours: dict[int, Histogram] = defaultdict(Histogram)
+    for moment, ms in times:
+        slot = int((moment - start).total_seconds() // 3600)
+        if 0 <= slot < 24:
+            hours[slot].add(ms)
+    return [_point((start + timedelta(hours=n)).strftime("%H:00"), hours.get(n)) for n in range(24)]
+
+
+def daily(buckets: Iterable[tuple[str, int, int]], first: date, days: int) -> list[Point]:
+    """Each day's median and p95 from its stored histogram buckets, (day, bucket, count)."""
+    per_day: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for day, bucket, count in buckets:
+        per_day[day].append((bucket, count))
+    points = []
+    for n in range(days):
+        day = (first + timedelta(days=n)).isoformat()
+        found = per_day.get(day)
+        points.append(_point(day, Histogram.from_buckets(found) if found else None))
+    return points
+
+
+def _point(label: str, histogram: Histogram | None) -> Point:
+    if histogram is None or histogram.count == 0:
+        return Point(label, None, None)
+    return Point(label, histogram.quantile(0.5), histogram.quantile(0.95))
+
+
+def _path(values: Sequence[float | None], top: float) -> str:
+    """An SVG path through the known values; a gap where a value is missing."""
+    inner_w, inner_h = WIDTH - PAD_LEFT - 8, HEIGHT - PAD_BOTTOM - 8
+    step = inner_w / max(len(values) - 1, 1)
+    parts, pen_down = [], False
+    for n, value in enumerate(values):
+        if value is None:
+            pen_down = False
+            continue
+        x = PAD_LEFT + n * step
+        y = 8 + inner_h - (value / top) * inner_h
+        parts.append(f"{'L' if pen_down else 'M'}{x:.1f},{y:.1f}")
+        pen_down = True
+    return " ".join(parts)
+
+
+def _nice_top(value: float) -> float:
+    """The axis' top: the next 1, 2 or 5 times a power of ten at or above ``value``."""
+    magnitude = 1.0
+    while magnitude * 10 <= value:
+        magnitude *= 10
+    for step in (1, 2, 5, 10):
+        if step * magnitude >= value:
+            return step * magnitude
+    return 10 * magnitude  # pragma: no cover - the loop above always returns
+
+
+def _ms(value: float | None) -> str:
+    return "no data" if value is None else f"{value:.0f} ms"
+
+
+def summary(points: Sequence[Point]) -> str:
+    """The chart in words."""
+    p50 = [p.p50 for p in points if p.p50 is not None]
+    p95 = [p.p95 for p in points if p.p95 is not None]
+    if not p50:
+        return "No response times in this range."
+    return (
+        f"Median response time from {_ms(min(p50))} to {_ms(max(p50))}; "
+        f"p95 from {_ms(min(p95))} to {_ms(max(p95))}, over {len(points)} "
+        f"{'hours' if points[0].label.endswith(':00') else 'days'}."
+    )
+
+
+def chart(points: Sequence[Point]) -> Markup:
+    """Median and p95 lines over ``points``, with the axis' top and both ends labelled."""
+    known = [p.p95 for p in points if p.p95 is not None]
+    if not known:
+        return Markup('<p class="chart-empty">No response times in this range.</p>')
+    top = _nice_top(max(known))
+    base = HEIGHT - PAD_BOTTOM
+    parts = [
+        f'<svg class="chart" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" '
+        f'aria-label="{escape(summary(points))}">',
+        f'<line class="axis" x1="{PAD_LEFT}" y1="{base}" x2="{WIDTH - 8}" y2="{base}"/>',
+        f'<line class="axis" x1="{PAD_LEFT}" y1="8" x2="{PAD_LEFT}" y2="{base}"/>',
+        f'<text class="tick" x="{PAD_LEFT - 6}" y="14" text-anchor="end">{top:.0f} ms</text>',
+        f'<text class="tick" x="{PAD_LEFT - 6}" y="{base}" text-anchor="end">0</text>',
+        f'<text class="tick" x="{PAD_LEFT}" y="{HEIGHT - 4}">{escape(points[0].label)}</text>',
+        f'<text class="tick" x="{WIDTH - 8}" y="{HEIGHT - 4}" text-anchor="end">'
+        f"{escape(points[-1].label)}</text>",
+        f'<path class="p95" d="{_path([p.p95 for p in points], top)}"/>',
+        f'<path class="p50" d="{_path([p.p50 for p in points], top)}"/>',
+        "</svg>",
+    ]
+    # Safe: every text in it is ours (figures, dates, hours), escaped all the same.
+    return Markup("".join(parts))  # noqa: S704
+
+
+def day_bars(counts: dict[str, tuple[int, int, int, int]], today: date) -> Markup:
+    """The last 90 days as bars, coloured as the status page colours them; ``counts`` is
+    (total, up, degraded, down) by ISO day."""
+    first = today - timedelta(days=BAR_DAYS - 1)
+    rects, troubled, period = [], 0, [0, 0, 0]
+    for n in range(BAR_DAYS):
+        day = (first + timedelta(days=n)).isoformat()
+        total, up, degraded, down = counts.get(day, (0, 0, 0, 0))
+        status = rules.day_status(total, up, degraded, down)
+        uptime = rules.day_uptime(total, up, degraded)
+        troubled += status in {"partial_outage", "major_outage"}
+        period = [period[0] + total, period[1] + up, period[2] + degraded]
+        words = "no data" if uptime is None else f"{uptime:.2f} % uptime"
+        rects.append(
+            f'<rect class="day day-{status}" x="{n * 4}" y="0" width="3" height="30">'
+            f"<title>{day}: {words}</title></rect>"
+        )
+    overall = rules.day_uptime(*period)
+    label = (
+        f"Last {BAR_DAYS} days: "
+        f"{'no data' if overall is None else f'{overall:.2f} % uptime'}, "
+        f"{troubled} {'day' if troubled == 1 else 'days'} with outages"
+    )
+    # Safe: dates, statuses and figures are ours.
+    return Markup(  # noqa: S704
+        f'<svg class="bars" viewBox="0 0 {BAR_DAYS * 4} 30" preserveAspectRatio="none" '
+        f'role="img" aria-label="{label}">{"".join(rects)}</svg>'
+    )

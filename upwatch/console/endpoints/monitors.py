@@ -1,0 +1,210 @@
+"""The monitors list, a new monitor, a monitor's page and "check now"."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any, Final
+from urllib.parse import urlencode
+
+from fastapi import APIRouter
+from fastapi.responses import Response
+from pydantic import TypeAdapter, ValidationError
+
+from upwatch.console import charts
+from upwatch.console.endpoints.page import Answer, FragmentPage, Page, SignedInPage, fragment
+from upwatch.console.endpoints.projects import projects_of
+from upwatch.kit.errors import ProblemError
+from upwatch.monitors import dashboard, statistics
+from upwatch.monitors.repository import MonitorRepository
+from upwatch.monitors.schemas import MonitorCreate
+from upwatch.monitors.service import MonitorService
+from upwatch.statuspages.repository import StatusPageRepository
+
+SORTS: Final = ("name", "status", "uptime")
+STATUS_ORDER: Final = {"down": 0, "degraded": 1, "pending": 2, "up": 3, "paused": 4}
+RECENT_CHECKS: Final = 20
+
+router = APIRouter(prefix="/app")
+_NEW_MONITOR: TypeAdapter[Any] = TypeAdapter(MonitorCreate)
+
+
+async def _monitor_rows(page: Page, query: dict[str, str]) -> list[dict[str, Any]]:
+    repository = MonitorRepository(page.session)
+    monitors = await repository.visible_all(page.user, query["project"] or None)
+    if query["status"]:
+        monitors = [m for m in monitors if m.status == query["status"]]
+    ids = [m.id for m in monitors]
+    now = page.runtime.clock.now()
+    uptime = await dashboard.uptime_24h(page.session, ids, now)
+    times = await repository.recent_times(ids, RECENT_CHECKS, statistics.since_24h(now))
+    rows = [
+        {
+            "id": monitor.id,
+            "name": monitor.name,
+            "status": monitor.status,
+            "lastCheckedAt": monitor.last_checked_at,
+            "uptime24h": uptime.get(monitor.id),
+            "times": times.get(monitor.id, []),
+        }
+        for monitor in monitors
+    ]
+    sort = query["sort"]
+    if sort == "status":
+        rows.sort(key=lambda r: (STATUS_ORDER.get(str(r["status"]), 9), str(r["name"]).lower()))
+    elif sort == "uptime":
+        rows.sort(key=lambda r: (r["uptime24h"] is None, r["uptime24h"] or 0.0))
+    else:
+        rows.sort(key=lambda r: str(r["name"]).lower())
+    return rows
+
+
+def _monitor_query(page: Page) -> dict[str, str]:
+    params = page.request.query_params
+    sort = params.get("sort", "name")
+    return {
+        "project": params.get("project", ""),
+        "status": params.get("status", ""),
+        "sort": sort if sort in SORTS else "name",
+    }
+
+
+@router.get("/monitors")
+async def monitors_page(page: SignedInPage) -> Response:
+    query = _monitor_query(page)
+    return page.html(
+        "monitors.html",
+        title="Monitors",
+        section="monitors",
+        query=query,
+        query_string=urlencode(query),
+        filtered=bool(query["project"] or query["status"]),
+        projects=await projects_of(page),
+        rows=await _monitor_rows(page, query),
+    )
+
+
+@router.get("/monitors/rows")
+async def monitor_rows(page: FragmentPage) -> Response:
+    query = _monitor_query(page)
+    rows = await _monitor_rows(page, query)
+    filtered = bool(query["project"] or query["status"])
+    return fragment("_monitor_rows.html", rows=rows, filtered=filtered)
+
+
+async def _new_monitor_page(page: Page, status: int = 200, **context: Any) -> Response:
+    projects = await projects_of(page)
+    return page.html(
+        "monitor_new.html",
+        status,
+        title="New monitor",
+        section="monitors",
+        projects=projects,
+        **context,
+    )
+
+
+@router.get("/monitors/new")
+async def new_monitor_page(page: SignedInPage) -> Response:
+    return await _new_monitor_page(page)
+
+
+def _monitor_body(form: dict[str, str]) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "projectId": form.get("projectId", ""),
+        "name": form.get("name", ""),
+        "type": form.get("type", "http"),
+    }
+    if body["type"] == "http":
+        body["url"] = form.get("url", "")
+    else:
+        body["host"] = form.get("host", "")
+        body["port"] = form.get("port") or None
+    if form.get("intervalSeconds"):
+        body["intervalSeconds"] = form["intervalSeconds"]
+    return body
+
+
+@router.post("/monitors/new")
+async def create_monitor(page: SignedInPage) -> Response:
+    form = await page.form()
+    try:
+        body = _NEW_MONITOR.validate_python(_monitor_body(form))
+        monitor = await MonitorService(page.session, page.runtime).create(page.user, body)
+    except (ProblemError, ValidationError) as exc:
+        status, errors = page.refused(exc, "project")
+        return await _new_monitor_page(page, status, form=form, errors=errors)
+    return page.redirect(f"/app/monitors/{monitor.id}", f"Monitor {monitor.name} created.")
+
+
+async def _monitor_state(page: Page, monitor_id: str) -> dict[str, Any]:
+    try:
+        monitor = await MonitorService(page.session, page.runtime).visible(page.user, monitor_id)
+    except ProblemError:
+        page.not_found("monitor")
+    repository = MonitorRepository(page.session)
+    checks = await repository.latest(monitor.id, RECENT_CHECKS)
+    timings = await repository.timings([c.id for c in checks])
+    now = page.runtime.clock.now()
+    uptime = await dashboard.uptime_24h(page.session, [monitor.id], now)
+    return {
+        "monitor": monitor,
+        "checks": checks,
+        "timings": timings,
+        "uptime": uptime.get(monitor.id),
+    }
+
+
+async def _history(page: Page, monitor_id: str, span: str) -> dict[str, Any]:
+    """The chart over ``span`` (hours from raw results for 24 h, days from the stored
+    histograms beyond) and the 90 day bars (from the day counts)."""
+    repository = MonitorRepository(page.session)
+    now = page.runtime.clock.now()
+    if span == "24h":
+        times = await repository.timed_response_times(monitor_id, statistics.since_24h(now))
+        points = charts.hourly(times, now)
+    else:
+        days = charts.RANGES[span]
+        first = now.date() - timedelta(days=days - 1)
+        buckets = await repository.day_buckets(monitor_id, first.isoformat())
+        points = charts.daily(buckets, first, days)
+    first_bar = now.date() - timedelta(days=charts.BAR_DAYS - 1)
+    counts = await StatusPageRepository(page.session).day_counts(
+        [monitor_id], first_bar.isoformat()
+    )
+    by_day = {day: (total, up, degraded, down) for _m, day, total, up, degraded, down in counts}
+    return {
+        "span": span,
+        "spans": list(charts.RANGES),
+        "chart": charts.chart(points),
+        "bars": charts.day_bars(by_day, now.date()),
+    }
+
+
+@router.get("/monitors/{monitor_id}")
+async def monitor_page(monitor_id: str, page: SignedInPage) -> Response:
+    state = await _monitor_state(page, monitor_id)
+    span = page.request.query_params.get("range", "24h")
+    history = await _history(page, monitor_id, span if span in charts.RANGES else "24h")
+    title = state["monitor"].name
+    return page.html("monitor.html", title=title, section="monitors", **state, **history)
+
+
+@router.get("/monitors/{monitor_id}/state")
+async def monitor_state(monitor_id: str, page: FragmentPage) -> Response:
+    try:
+        state = await _monitor_state(page, monitor_id)
+    except Answer:
+        return Response(status_code=404)
+    return fragment("_monitor_state.html", **state)
+
+
+@router.post("/monitors/{monitor_id}/check")
+async def check_monitor(monitor_id: str, page: SignedInPage) -> Response:
+    await page.form()
+    try:
+        result = await MonitorService(page.session, page.runtime).check_now(page.user, monitor_id)
+    except ProblemError as exc:
+        page.refused(exc, "monitor")
+        return page.redirect(f"/app/monitors/{monitor_id}", f"Not checked: {exc.detail}")
+    code = f", HTTP {result.status_code}" if result.status_code else ""
+    return page.redirect(f"/app/monitors/{monitor_id}", f"Checked now: {result.status}{code}")

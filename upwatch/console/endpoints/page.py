@@ -1,0 +1,177 @@
+"""What every console page shares: who is signed in, the responses, forms and their errors.
+
+A page's handler takes a ``SignedInPage`` (or a ``FragmentPage`` for the parts the script
+refreshes). Anything decided before the handler's own work (no session: to the sign-in page;
+a form without this session's CSRF token: a 403 page; an object outside the visitor's
+projects: a 404 page) is raised as an ``Answer``, which ends the request in a rollback and
+sends that response.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any, Final, NoReturn
+
+from fastapi import Depends, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from pydantic import ValidationError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from upwatch.console.render import POLICY, page
+from upwatch.console.service import ConsoleSessions, SignedIn, same_token
+from upwatch.dependencies import RuntimeDep, Session
+from upwatch.kit.db import discard_changes
+from upwatch.kit.errors import ProblemError, ValidationFailed, field_errors
+from upwatch.models import User
+from upwatch.runtime import Runtime
+
+SESSION_COOKIE: Final = "upwatch_session"
+FLASH_COOKIE: Final = "upwatch_flash"
+
+
+class Answer(Exception):
+    """A response decided before (or instead of) the page's own: sent as it is."""
+
+    def __init__(self, response: Response) -> None:
+        super().__init__(response.status_code)
+        self.response = response
+
+
+async def send_answer(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, Answer)
+    return exc.response
+
+
+def secure(request: Request) -> bool:
+    return request.url.scheme == "https"
+
+
+def html(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
+    flash = request.cookies.get(FLASH_COOKIE)
+    for name, empty in (("me", None), ("csrf", ""), ("section", ""), ("errors", {})):
+        context.setdefault(name, empty)
+    context.setdefault("form", {})
+    response = HTMLResponse(page(template, flash=flash, **context), status_code=status)
+    response.headers["Content-Security-Policy"] = POLICY
+    response.headers["Cache-Control"] = "no-store"
+    response.headers["Referrer-Policy"] = "same-origin"
+    if flash:
+        response.delete_cookie(FLASH_COOKIE, path="/app")
+    return response
+
+
+def fragment(template: str, **context: Any) -> HTMLResponse:
+    return HTMLResponse(page(template, **context), headers={"Cache-Control": "no-store"})
+
+
+def redirect(request: Request, url: str, flash: str | None = None) -> RedirectResponse:
+    response = RedirectResponse(url, status_code=303)
+    if flash:
+        response.set_cookie(
+            FLASH_COOKIE,
+            flash,
+            path="/app",
+            httponly=True,
+            samesite="lax",
+            secure=secure(request),
+            max_age=60,
+        )
+    return response
+
+
+def errors_of(exc: ProblemError | ValidationError) -> dict[str, str]:
+    """The API's problem document as messages by form field ("" for the page)."""
+    if isinstance(exc, ValidationError):
+        return {e.field: e.message for e in field_errors(exc.errors())}
+    if isinstance(exc, ValidationFailed) and exc.errors:
+        return {e.field: e.message for e in exc.errors}
+    return {"": exc.detail or exc.title}
+
+
+def status_of(exc: ProblemError | ValidationError) -> int:
+    return exc.status if isinstance(exc, ProblemError) else 422
+
+
+async def read_form(request: Request) -> dict[str, str]:
+    form = await request.form()
+    return {key: value for key, value in form.items() if isinstance(value, str)}
+
+
+@dataclass(frozen=True)
+class Page:
+    """One request from a signed-in visitor."""
+
+    request: Request
+    session: AsyncSession
+    runtime: Runtime
+    visitor: SignedIn
+
+    @property
+    def user(self) -> User:
+        return self.visitor.user
+
+    def html(self, template: str, status: int = 200, **context: Any) -> HTMLResponse:
+        me, csrf = self.visitor.user, self.visitor.csrf
+        return html(self.request, template, status, me=me, csrf=csrf, **context)
+
+    def redirect(self, url: str, flash: str | None = None) -> RedirectResponse:
+        return redirect(self.request, url, flash)
+
+    def not_found(self, what: str) -> NoReturn:
+        raise Answer(
+            self.html(
+                "error.html",
+                404,
+                title="Not found",
+                detail=f"There is no such {what}, or it is not in your projects.",
+            )
+        )
+
+    async def form(self) -> dict[str, str]:
+        """The posted form, once it is known to come from this session's pages."""
+        form = await read_form(self.request)
+        if not same_token(form.get("csrf"), self.visitor.csrf):
+            raise Answer(
+                self.html(
+                    "error.html",
+                    403,
+                    title="The form has expired",
+                    detail="This form was not sent from the console page it belongs to (or "
+                    "that page is too old). Reload the page and try again.",
+                )
+            )
+        return form
+
+    def refused(self, exc: ProblemError | ValidationError, what: str) -> tuple[int, dict[str, str]]:
+        """Keep nothing of a refused action; its status and errors by field to show with the
+        form again (a 404 answers with the not-found page at once)."""
+        discard_changes(self.session)
+        if isinstance(exc, ProblemError) and exc.status == 404:
+            self.not_found(what)
+        return status_of(exc), errors_of(exc)
+
+
+async def visitor_of(request: Request, session: Session, runtime: RuntimeDep) -> SignedIn | None:
+    return await ConsoleSessions(session, runtime).resolve(request.cookies.get(SESSION_COOKIE))
+
+
+Visitor = Annotated[SignedIn | None, Depends(visitor_of)]
+
+
+async def _page(request: Request, session: Session, runtime: RuntimeDep, visitor: Visitor) -> Page:
+    if visitor is None:
+        raise Answer(redirect(request, "/app/login", "Sign in to continue."))
+    return Page(request, session, runtime, visitor)
+
+
+async def _fragment_page(
+    request: Request, session: Session, runtime: RuntimeDep, visitor: Visitor
+) -> Page:
+    # The script asks for fragments; without a session it gets no page to swap in.
+    if visitor is None:
+        raise Answer(Response(status_code=401))
+    return Page(request, session, runtime, visitor)
+
+
+SignedInPage = Annotated[Page, Depends(_page)]
+FragmentPage = Annotated[Page, Depends(_fragment_page)]

@@ -1,0 +1,257 @@
+"""Signing up, in and out; forgotten passwords; invitations; the links the e-mails carry.
+
+Before there is a session, the sign-in forms carry a CSRF token of their own, also set as a
+SameSite=Strict cookie (double submit).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, BackgroundTasks, Request
+from fastapi.responses import RedirectResponse, Response
+from pydantic import ValidationError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from upwatch.accounts.schemas import ResetPasswordRequest, SignupRequest
+from upwatch.accounts.service import AccountService, accept_reset_request, send_reset_link
+from upwatch.console.endpoints.page import (
+    SESSION_COOKIE,
+    Answer,
+    SignedInPage,
+    Visitor,
+    errors_of,
+    html,
+    read_form,
+    redirect,
+    secure,
+    status_of,
+)
+from upwatch.console.service import ConsoleSessions, SignedIn, new_csrf_token, same_token
+from upwatch.dependencies import ClientAddress, RuntimeDep, Session
+from upwatch.kit.db import discard_changes
+from upwatch.kit.errors import NotFound, ProblemError, ValidationFailed
+from upwatch.models import User
+from upwatch.projects.service import ProjectService, accept_invitation
+from upwatch.runtime import Runtime
+
+FORM_COOKIE: Final = "upwatch_form"  # the sign-in forms' CSRF token, before any session
+SIGN_IN: Final = ("login.html", "Sign in")
+SIGN_UP: Final = ("signup.html", "Create an account")
+FORGOT: Final = ("forgot.html", "Forgot your password?")
+RESET: Final = ("reset.html", "Choose a new password")
+
+router = APIRouter(prefix="/app")
+# The e-mails link to these paths (contract §4 fixes the reset link); the console serves them.
+links = APIRouter(include_in_schema=False)
+
+
+def _sign_in_page(
+    request: Request, which: tuple[str, str], status: int = 200, **context: Any
+) -> Response:
+    template, title = which
+    token = request.cookies.get(FORM_COOKIE) or new_csrf_token()
+    response = html(request, template, status, title=title, csrf=token, **context)
+    response.set_cookie(
+        FORM_COOKIE, token, path="/app", httponly=True, samesite="strict", secure=secure(request)
+    )
+    return response
+
+
+async def _sign_in_form(request: Request, which: tuple[str, str]) -> dict[str, str]:
+    """The posted form, once its token matches the form cookie's."""
+    form = await read_form(request)
+    if not same_token(form.get("csrf"), request.cookies.get(FORM_COOKIE) or ""):
+        refused = {"": "Reload and retry."}
+        raise Answer(_sign_in_page(request, which, 403, form=form, errors=refused))
+    return form
+
+
+def _form_again(
+    request: Request,
+    session: AsyncSession,
+    which: tuple[str, str],
+    form: dict[str, str],
+    exc: ProblemError | ValidationError,
+) -> Response:
+    discard_changes(session)
+    return _sign_in_page(request, which, status_of(exc), form=form, errors=errors_of(exc))
+
+
+async def _start_session(
+    request: Request, session: AsyncSession, runtime: Runtime, user: User, flash: str
+) -> RedirectResponse:
+    token = await ConsoleSessions(session, runtime).open(user)
+    response = redirect(request, "/app/monitors", flash)
+    response.set_cookie(
+        SESSION_COOKIE,
+        token,
+        path="/app",
+        httponly=True,
+        samesite="lax",
+        secure=secure(request),
+        max_age=14 * 24 * 3600,
+    )
+    response.delete_cookie(FORM_COOKIE, path="/app")
+    return response
+
+
+async def _join(
+    session: AsyncSession, runtime: Runtime, user: User, token: str | None
+) -> str | None:
+    """Accept the invitation the sign-in form carried; what to say, or None without one."""
+    if not token:
+        return None
+    try:
+        project_id = await accept_invitation(session, runtime, user, token)
+    except NotFound:
+        raise ValidationFailed.on(
+            "", "this invitation is not for this account, or it was used already"
+        ) from None
+    project = await ProjectService(session, runtime).visible(user, project_id)
+    return f"You joined {project.project.name}."
+
+
+@router.get("")
+async def home(request: Request, visitor: Visitor) -> Response:
+    return redirect(request, "/app/monitors" if visitor else "/app/login")
+
+
+@router.get("/login")
+async def login_page(request: Request, visitor: Visitor) -> Response:
+    if visitor:
+        return redirect(request, "/app/monitors")
+    invitation = request.query_params.get("invitation", "")
+    return _sign_in_page(request, SIGN_IN, form={"invitation": invitation})
+
+
+@router.post("/login")
+async def login(
+    request: Request, session: Session, runtime: RuntimeDep, client: ClientAddress
+) -> Response:
+    form = await _sign_in_form(request, SIGN_IN)
+    try:
+        user = await AccountService(session, runtime).login(
+            form.get("email", ""), form.get("password", ""), client
+        )
+        joined = await _join(session, runtime, user, form.get("invitation"))
+    except ProblemError as exc:
+        return _form_again(request, session, SIGN_IN, form, exc)
+    return await _start_session(request, session, runtime, user, joined or "Signed in.")
+
+
+@router.get("/signup")
+async def signup_page(request: Request, visitor: Visitor) -> Response:
+    if visitor:
+        return redirect(request, "/app/monitors")
+    invitation = request.query_params.get("invitation", "")
+    return _sign_in_page(request, SIGN_UP, form={"invitation": invitation})
+
+
+@router.post("/signup")
+async def signup(request: Request, session: Session, runtime: RuntimeDep) -> Response:
+    form = await _sign_in_form(request, SIGN_UP)
+    fields = {k: form[k] for k in ("email", "password", "firstName") if form.get(k)}
+    if form.get("invitation"):
+        fields["invitationToken"] = form["invitation"]
+    try:
+        user = await AccountService(session, runtime).signup(SignupRequest(**fields))
+        joined = await _join(session, runtime, user, form.get("invitation"))
+    except (ProblemError, ValidationError) as exc:
+        return _form_again(request, session, SIGN_UP, form, exc)
+    welcome = "Welcome to Upwatch." + (f" {joined}" if joined else "")
+    return await _start_session(request, session, runtime, user, welcome)
+
+
+@router.post("/logout")
+async def logout(page: SignedInPage) -> Response:
+    await page.form()
+    token = page.request.cookies.get(SESSION_COOKIE)
+    await ConsoleSessions(page.session, page.runtime).close(token)
+    response = page.redirect("/app/login", "Signed out.")
+    response.delete_cookie(SESSION_COOKIE, path="/app")
+    return response
+
+
+@links.get("/reset-password")
+async def reset_link(request: Request) -> Response:
+    return redirect(request, f"/app/reset-password?{request.url.query}")
+
+
+@links.get("/invitations/accept")
+async def invitation_link(request: Request) -> Response:
+    return redirect(request, f"/app/invitations/accept?{request.url.query}")
+
+
+@router.get("/forgot-password")
+async def forgot_page(request: Request) -> Response:
+    return _sign_in_page(request, FORGOT)
+
+
+@router.post("/forgot-password")
+async def forgot(
+    request: Request, runtime: RuntimeDep, client: ClientAddress, background: BackgroundTasks
+) -> Response:
+    form = await _sign_in_form(request, FORGOT)
+    email = form.get("email", "")[:320]
+    # The same answer whether or not the account exists, as the API gives.
+    if email and await accept_reset_request(runtime, email, client):
+        background.add_task(send_reset_link, runtime, email)
+    return redirect(
+        request, "/app/login", "If an account exists for this address, a reset link was sent."
+    )
+
+
+@router.get("/reset-password")
+async def reset_page(request: Request) -> Response:
+    token = request.query_params.get("token", "")
+    return _sign_in_page(request, RESET, form={"token": token})
+
+
+@router.post("/reset-password")
+async def reset(request: Request, session: Session, runtime: RuntimeDep) -> Response:
+    form = await _sign_in_form(request, RESET)
+    try:
+        body = ResetPasswordRequest(
+            token=form.get("token", ""), newPassword=form.get("password", "")
+        )
+        await AccountService(session, runtime).reset_password(body.token, body.newPassword)
+    except (ProblemError, ValidationError) as exc:
+        discard_changes(session)
+        errors = {"password" if k == "newPassword" else k: v for k, v in errors_of(exc).items()}
+        return _sign_in_page(request, RESET, status_of(exc), form=form, errors=errors)
+    return redirect(request, "/app/login", "Password changed: sign in with the new one.")
+
+
+def _invitation_page(
+    request: Request, visitor: SignedIn | None, token: str, status: int = 200, **more: Any
+) -> Response:
+    return html(
+        request,
+        "invitation.html",
+        status,
+        title="Join a project",
+        me=visitor.user if visitor else None,
+        csrf=visitor.csrf if visitor else "",
+        token=token,
+        query=urlencode({"invitation": token}),
+        **more,
+    )
+
+
+@router.get("/invitations/accept")
+async def invitation_page(request: Request, visitor: Visitor) -> Response:
+    return _invitation_page(request, visitor, request.query_params.get("token", ""))
+
+
+@router.post("/invitations/accept")
+async def accept(page: SignedInPage) -> Response:
+    form = await page.form()
+    try:
+        joined = await _join(page.session, page.runtime, page.user, form.get("token"))
+    except ProblemError as exc:
+        status, errors = page.refused(exc, "invitation")
+        token = form.get("token", "")
+        return _invitation_page(page.request, page.visitor, token, status, errors=errors)
+    return page.redirect("/app/projects", joined)
