@@ -13,6 +13,7 @@ import pytest
 from fastapi import FastAPI
 
 from tests.conftest import PASSWORD, Cast, Mailbox
+from tests.console.forms import csrf_of, signed_in
 from tests.factories import Target, create_monitor, ingest
 from upwatch.kit.clock import ManualClock
 
@@ -22,27 +23,12 @@ def settings_overrides() -> dict[str, Any]:
     return {"allow_private_targets": True}
 
 
-def csrf_of(page: httpx.Response) -> str:
-    found = re.search(r'name="csrf" value="([^"]+)"', page.text)
-    assert found, page.text
-    return found.group(1)
-
-
-async def signed_in(client: httpx.AsyncClient, email: str, password: str = PASSWORD) -> str:
-    """Signs ``client`` in through the form; the session's CSRF token."""
-    form = await client.get("/app/login")
-    done = await client.post(
-        "/app/login", data={"email": email, "password": password, "csrf": csrf_of(form)}
-    )
-    assert done.status_code == 303, done.text
-    assert done.headers["location"] == "/app/monitors"
-    return csrf_of(await client.get("/app/monitors"))
-
-
 async def test_signing_in_sets_an_http_only_lax_session_cookie(
     client: httpx.AsyncClient, cast: Cast
 ) -> None:
-    assert (await client.get("/app/monitors")).headers["location"] == "/app/login"
+    assert (await client.get("/app")).headers["location"] == "/app/login"
+    asked = await client.get("/app/monitors")
+    assert asked.headers["location"] == "/app/login?next=%2Fapp%2Fmonitors"
     form = await client.get("/app/login")
     assert form.status_code == 200
     assert "script-src 'self'" in form.headers["content-security-policy"]
@@ -58,6 +44,29 @@ async def test_signing_in_sets_an_http_only_lax_session_cookie(
     listed = await client.get("/app/monitors")
     assert listed.status_code == 200
     assert cast.alice.email in listed.text
+
+
+async def test_signing_in_returns_to_the_console_page_asked_for_and_nowhere_else(
+    client: httpx.AsyncClient, cast: Cast
+) -> None:
+    for wanted, landing in (
+        ("/app/incidents", "/app/incidents"),
+        ("//evil.example/app/", "/app/monitors"),
+        ("https://evil.example/", "/app/monitors"),
+        ("/app/\\evil.example", "/app/monitors"),
+    ):
+        client.cookies.clear()
+        form = await client.get("/app/login", params={"next": wanted})
+        done = await client.post(
+            "/app/login",
+            data={
+                "email": cast.alice.email,
+                "password": PASSWORD,
+                "csrf": csrf_of(form),
+                "next": wanted,
+            },
+        )
+        assert done.headers["location"] == landing, wanted
 
 
 async def test_a_wrong_password_is_named_on_the_form_and_signs_no_one_in(

@@ -168,10 +168,11 @@ async def test_an_outage_opens_one_incident_alerts_each_enabled_provider_once_an
     assert opened["failure"]["kind"] == "status_code"
     assert opened["failure"]["statusCode"] == 503
     assert opened["incident"]["id"] == incident["id"]
-    # A page a person can open without a token (the API document at the incident operation).
+    # A page a person can open in a browser: the console's, after signing in if need be.
     link = opened["incident"]["url"]
-    assert link == f"http://upwatch.test/docs?incident={incident['id']}#/incidents/getIncident"
-    assert (await client.get(link)).status_code == 200
+    assert link == f"http://upwatch.test/app/incidents/{incident['id']}"
+    opening = await client.get(link)
+    assert opening.headers["location"] == f"/app/login?next=%2Fapp%2Fincidents%2F{incident['id']}"
     assert opened["incident"]["startedAt"] == incident["startedAt"]
     assert "DOWN: Checkout" in receiver.to("/slack")[0].json()["text"]
     assert mailbox.to("oncall@example.com")[0]["Subject"] == "DOWN: Checkout"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta, tzinfo
 from typing import Final
 
 from markupsafe import Markup, escape
@@ -33,16 +33,23 @@ class Point:
     p95: float | None
 
 
-def hourly(times: Iterable[tuple[datetime, float]], now: datetime) -> list[Point]:
-    """The last 24 hours' median and p95 per hour, oldest first (an hour without checks has
-    neither)."""
-    start = now.replace(minute=0, second=0, microsecond=0) - timedelta(hours=23)
+def hourly(
+    times: Iterable[tuple[datetime, float]], now: datetime, zone: tzinfo = UTC
+) -> list[Point]:
+    """The last 24 hours' median and p95 per hour of ``zone``'s clock, oldest first (an hour
+    without checks has neither)."""
+    local = now.astimezone(zone).replace(minute=0, second=0, microsecond=0)
+    # Counted in UTC: adding hours to a local time would skip or repeat one at a DST change.
+    start = local.astimezone(UTC) - timedelta(hours=23)
     hours: dict[int, Histogram] = defaultdict(Histogram)
     for moment, ms in times:
         slot = int((moment - start).total_seconds() // 3600)
         if 0 <= slot < 24:
             hours[slot].add(ms)
-    return [_point((start + timedelta(hours=n)).strftime("%H:00"), hours.get(n)) for n in range(24)]
+    return [
+        _point((start + timedelta(hours=n)).astimezone(zone).strftime("%H:00"), hours.get(n))
+        for n in range(24)
+    ]
 
 
 def daily(buckets: Iterable[tuple[str, int, int]], first: date, days: int) -> list[Point]:

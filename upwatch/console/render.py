@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import Any, Final
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, pass_context
+from jinja2.runtime import Context
 
 TEMPLATES: Final = Path(__file__).parent / "templates"
 STATIC: Final = Path(__file__).parent / "static"
@@ -17,10 +19,24 @@ POLICY: Final = (
 )
 
 
-def when(moment: datetime | None) -> str:
+def zone_of(name: str) -> tzinfo:
+    try:
+        return ZoneInfo(name)
+    except (ValueError, ZoneInfoNotFoundError):
+        return UTC
+
+
+def local_time(moment: datetime | None, zone: str = "UTC") -> str:
+    """A moment in the visitor's time zone (their settings), named."""
     if moment is None:
         return "never"
-    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    shown = moment.astimezone(zone_of(zone))
+    return shown.strftime("%Y-%m-%d %H:%M:%S ") + (shown.tzname() or zone)
+
+
+@pass_context
+def when(context: Context, moment: datetime | None) -> str:
+    return local_time(moment, context.get("zone") or "UTC")
 
 
 def percent(value: float | None) -> str:

@@ -55,6 +55,9 @@ class ContactService(DomainService):
         items = await self.submissions.newest_first(limit, offset)
         return list(items), await self.submissions.count()
 
+    async def get(self, submission_id: str) -> ContactSubmission | None:
+        return await self.submissions.get(submission_id)
+
     async def follow_up(self, submission_id: str, body: ContactUpdate) -> ContactSubmission:
         submission = await self.submissions.get(submission_id)
         if submission is None:

@@ -56,10 +56,9 @@ def automatic_title(monitor: Monitor) -> str:
 
 
 def incident_link(public_url: str, incident_id: str) -> str:
-    """A page a person can open from an alert: the API document at the incident operation
-    (``GET /incidents/{id}`` itself would answer a browser 401). The web console's incident
-    page replaces it once the console exists."""
-    return f"{public_url}/docs?incident={incident_id}#/incidents/getIncident"
+    """A page a person can open from an alert: the web console's incident page (``GET
+    /incidents/{id}`` itself would answer a browser 401)."""
+    return f"{public_url}/app/incidents/{incident_id}"
 
 
 class IncidentAutomation:

@@ -88,7 +88,7 @@ class ProjectService(DomainService):
             await self.limits.require(owner_id, "teamMembers", len(team))
 
         now = self.runtime.clock.now()
-        link = f"{self.runtime.settings.public_url}/projects/{project.id}"
+        link = f"{self.runtime.settings.public_url}/app/projects/{project.id}"
         inviter = f"{caller.first_name} {caller.last_name}".strip() or caller.email
         # Only a verified address is proof of who holds it; anyone may register an address
         # unverified, so such an account is invited by token like an address with no account.

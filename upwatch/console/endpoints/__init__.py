@@ -16,14 +16,35 @@ from typing import Final
 from fastapi import APIRouter, FastAPI
 from fastapi.responses import FileResponse, Response
 
-from upwatch.console.endpoints import incidents, monitors, projects, signin
+from upwatch.console.endpoints import (
+    account,
+    admin,
+    incidents,
+    maintenance,
+    monitors,
+    notifications,
+    projects,
+    signin,
+    statuspages,
+)
 from upwatch.console.endpoints.page import Answer, send_answer
 from upwatch.console.render import STATIC
 
 STATIC_FILES: Final = {"console.js": "text/javascript", "console.css": "text/css"}
 
 router = APIRouter(include_in_schema=False)
-for group in (signin, projects, monitors, incidents):
+GROUPS: Final = (
+    signin,
+    projects,
+    monitors,
+    incidents,
+    notifications,
+    statuspages,
+    maintenance,
+    account,
+    admin,
+)
+for group in GROUPS:
     router.include_router(group.router)
 links = signin.links
 

@@ -8,7 +8,7 @@ from fastapi import APIRouter
 from fastapi.responses import Response
 from pydantic import ValidationError
 
-from upwatch.console.endpoints.page import FragmentPage, Page, SignedInPage, fragment
+from upwatch.console.endpoints.page import FragmentPage, Page, SignedInPage
 from upwatch.incidents.repository import IncidentRepository
 from upwatch.incidents.schemas import IncidentPatch, IncidentUpdateCreate
 from upwatch.incidents.service import IncidentService
@@ -31,7 +31,7 @@ async def incidents_page(page: SignedInPage) -> Response:
 
 @router.get("/incidents/rows")
 async def incident_rows(page: FragmentPage) -> Response:
-    return fragment("_incident_rows.html", incidents=await _incidents(page))
+    return page.fragment("_incident_rows.html", incidents=await _incidents(page))
 
 
 async def _incident_page(

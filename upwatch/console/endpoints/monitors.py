@@ -11,8 +11,9 @@ from fastapi.responses import Response
 from pydantic import TypeAdapter, ValidationError
 
 from upwatch.console import charts
-from upwatch.console.endpoints.page import Answer, FragmentPage, Page, SignedInPage, fragment
+from upwatch.console.endpoints.page import Answer, FragmentPage, Page, SignedInPage
 from upwatch.console.endpoints.projects import projects_of
+from upwatch.console.render import zone_of
 from upwatch.kit.errors import ProblemError
 from upwatch.monitors import dashboard, statistics
 from upwatch.monitors.repository import MonitorRepository
@@ -88,7 +89,7 @@ async def monitor_rows(page: FragmentPage) -> Response:
     query = _monitor_query(page)
     rows = await _monitor_rows(page, query)
     filtered = bool(query["project"] or query["status"])
-    return fragment("_monitor_rows.html", rows=rows, filtered=filtered)
+    return page.fragment("_monitor_rows.html", rows=rows, filtered=filtered)
 
 
 async def _new_monitor_page(page: Page, status: int = 200, **context: Any) -> Response:
@@ -161,7 +162,7 @@ async def _history(page: Page, monitor_id: str, span: str) -> dict[str, Any]:
     now = page.runtime.clock.now()
     if span == "24h":
         times = await repository.timed_response_times(monitor_id, statistics.since_24h(now))
-        points = charts.hourly(times, now)
+        points = charts.hourly(times, now, zone_of(page.zone))
     else:
         days = charts.RANGES[span]
         first = now.date() - timedelta(days=days - 1)
@@ -195,7 +196,7 @@ async def monitor_state(monitor_id: str, page: FragmentPage) -> Response:
         state = await _monitor_state(page, monitor_id)
     except Answer:
         return Response(status_code=404)
-    return fragment("_monitor_state.html", **state)
+    return page.fragment("_monitor_state.html", **state)
 
 
 @router.post("/monitors/{monitor_id}/check")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Annotated, Any, Final, NoReturn
+from urllib.parse import urlencode
 
 from fastapi import Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -48,9 +49,10 @@ def secure(request: Request) -> bool:
 
 def html(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
     flash = request.cookies.get(FLASH_COOKIE)
-    for name, empty in (("me", None), ("csrf", ""), ("section", ""), ("errors", {})):
+    for name, empty in (("me", None), ("csrf", ""), ("section", ""), ("zone", "UTC")):
         context.setdefault(name, empty)
     context.setdefault("form", {})
+    context.setdefault("errors", {})
     response = HTMLResponse(page(template, flash=flash, **context), status_code=status)
     response.headers["Content-Security-Policy"] = POLICY
     response.headers["Cache-Control"] = "no-store"
@@ -92,6 +94,14 @@ def status_of(exc: ProblemError | ValidationError) -> int:
     return exc.status if isinstance(exc, ProblemError) else 422
 
 
+def after_sign_in(wanted: str | None) -> str:
+    """Where to go once signed in: the console page asked for (a path under /app/ only, so
+    the parameter cannot send anyone elsewhere), else the monitors."""
+    if wanted and wanted.startswith("/app/") and "//" not in wanted and "\\" not in wanted:
+        return wanted
+    return "/app/monitors"
+
+
 async def read_form(request: Request) -> dict[str, str]:
     form = await request.form()
     return {key: value for key, value in form.items() if isinstance(value, str)}
@@ -110,9 +120,19 @@ class Page:
     def user(self) -> User:
         return self.visitor.user
 
+    @property
+    def zone(self) -> str:
+        """The visitor's time zone (their settings): every time on their pages is in it."""
+        return str((self.user.settings or {}).get("timezone") or "UTC")
+
     def html(self, template: str, status: int = 200, **context: Any) -> HTMLResponse:
         me, csrf = self.visitor.user, self.visitor.csrf
+        context.setdefault("zone", self.zone)
         return html(self.request, template, status, me=me, csrf=csrf, **context)
+
+    def fragment(self, template: str, **context: Any) -> HTMLResponse:
+        """A part of a page the script swaps in."""
+        return fragment(template, zone=self.zone, **context)
 
     def redirect(self, url: str, flash: str | None = None) -> RedirectResponse:
         return redirect(self.request, url, flash)
@@ -160,7 +180,8 @@ Visitor = Annotated[SignedIn | None, Depends(visitor_of)]
 
 async def _page(request: Request, session: Session, runtime: RuntimeDep, visitor: Visitor) -> Page:
     if visitor is None:
-        raise Answer(redirect(request, "/app/login", "Sign in to continue."))
+        back = urlencode({"next": request.url.path}) if request.method == "GET" else ""
+        raise Answer(redirect(request, f"/app/login?{back}".rstrip("?"), "Sign in to continue."))
     return Page(request, session, runtime, visitor)
 
 

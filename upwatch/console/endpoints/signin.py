@@ -7,7 +7,7 @@ SameSite=Strict cookie (double submit).
 from __future__ import annotations
 
 from typing import Any, Final
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from fastapi import APIRouter, BackgroundTasks, Request
 from fastapi.responses import RedirectResponse, Response
@@ -21,6 +21,7 @@ from upwatch.console.endpoints.page import (
     Answer,
     SignedInPage,
     Visitor,
+    after_sign_in,
     errors_of,
     html,
     read_form,
@@ -80,10 +81,15 @@ def _form_again(
 
 
 async def _start_session(
-    request: Request, session: AsyncSession, runtime: Runtime, user: User, flash: str
+    request: Request,
+    session: AsyncSession,
+    runtime: Runtime,
+    user: User,
+    flash: str,
+    wanted: str | None = None,
 ) -> RedirectResponse:
     token = await ConsoleSessions(session, runtime).open(user)
-    response = redirect(request, "/app/monitors", flash)
+    response = redirect(request, after_sign_in(wanted), flash)
     response.set_cookie(
         SESSION_COOKIE,
         token,
@@ -120,10 +126,11 @@ async def home(request: Request, visitor: Visitor) -> Response:
 
 @router.get("/login")
 async def login_page(request: Request, visitor: Visitor) -> Response:
+    wanted = request.query_params.get("next", "")
     if visitor:
-        return redirect(request, "/app/monitors")
+        return redirect(request, after_sign_in(wanted))
     invitation = request.query_params.get("invitation", "")
-    return _sign_in_page(request, SIGN_IN, form={"invitation": invitation})
+    return _sign_in_page(request, SIGN_IN, form={"invitation": invitation, "next": wanted})
 
 
 @router.post("/login")
@@ -138,7 +145,8 @@ async def login(
         joined = await _join(session, runtime, user, form.get("invitation"))
     except ProblemError as exc:
         return _form_again(request, session, SIGN_IN, form, exc)
-    return await _start_session(request, session, runtime, user, joined or "Signed in.")
+    flash = joined or "Signed in."
+    return await _start_session(request, session, runtime, user, flash, form.get("next"))
 
 
 @router.get("/signup")
@@ -182,6 +190,12 @@ async def reset_link(request: Request) -> Response:
 @links.get("/invitations/accept")
 async def invitation_link(request: Request) -> Response:
     return redirect(request, f"/app/invitations/accept?{request.url.query}")
+
+
+@links.get("/contact/{submission_id}")
+async def contact_link(submission_id: str, request: Request) -> Response:
+    """The operators' e-mail about a contact submission links here (``PATCH`` is the API's)."""
+    return redirect(request, f"/app/admin/contact/{quote(submission_id, safe='')}")
 
 
 @router.get("/forgot-password")

@@ -1,0 +1,26 @@
+"""Filling in the console's forms as a browser would: the CSRF token, signing in."""
+
+from __future__ import annotations
+
+import re
+
+import httpx
+
+from tests.conftest import PASSWORD
+
+
+def csrf_of(page: httpx.Response) -> str:
+    found = re.search(r'name="csrf" value="([^"]+)"', page.text)
+    assert found, page.text
+    return found.group(1)
+
+
+async def signed_in(client: httpx.AsyncClient, email: str, password: str = PASSWORD) -> str:
+    """Signs ``client`` in through the form; the session's CSRF token."""
+    form = await client.get("/app/login")
+    done = await client.post(
+        "/app/login", data={"email": email, "password": password, "csrf": csrf_of(form)}
+    )
+    assert done.status_code == 303, done.text
+    assert done.headers["location"] == "/app/monitors"
+    return csrf_of(await client.get("/app/monitors"))

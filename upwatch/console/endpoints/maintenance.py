@@ -1,0 +1,94 @@
+"""Maintenance windows: the list with what is on now and next, a new window, delete."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from fastapi import APIRouter
+from fastapi.responses import Response
+from pydantic import ValidationError
+
+from upwatch.console.endpoints.page import Page, SignedInPage
+from upwatch.console.endpoints.projects import projects_of
+from upwatch.kit.errors import ProblemError
+from upwatch.maintenance.repository import MaintenanceRepository
+from upwatch.maintenance.schemas import MaintenanceWindowCreate
+from upwatch.maintenance.service import MaintenanceService
+from upwatch.monitors.repository import MonitorRepository
+
+router = APIRouter(prefix="/app")
+
+
+async def _windows_page(page: Page, status: int = 200, **context: Any) -> Response:
+    windows, _total = await MaintenanceRepository(page.session).visible_to(page.user, None, 500, 0)
+    shown = await MaintenanceService(page.session, page.runtime).shown(windows)
+    projects = await projects_of(page)
+    monitors = await MonitorRepository(page.session).visible_all(page.user)
+    context.setdefault("chosen", [])
+    return page.html(
+        "maintenance.html",
+        status,
+        title="Maintenance windows",
+        section="maintenance",
+        windows=shown,
+        projects=projects,
+        project_names={a.project.id: a.project.name for a in projects},
+        monitors=monitors,
+        monitor_names={m.id: m.name for m in monitors},
+        **context,
+    )
+
+
+@router.get("/maintenance")
+async def maintenance_page(page: SignedInPage) -> Response:
+    return await _windows_page(page)
+
+
+def _instant(local: str, zone: str) -> str:
+    """A browser's ``datetime-local`` value read in ``zone``, as ISO text with its offset;
+    anything else as it came, for the API's own check to name."""
+    try:
+        moment = datetime.fromisoformat(local)
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=ZoneInfo(zone))
+    except (ValueError, ZoneInfoNotFoundError):
+        return local
+    return moment.isoformat()
+
+
+@router.post("/maintenance")
+async def create_window(page: SignedInPage) -> Response:
+    form = await page.form()
+    chosen = [str(v) for v in (await page.request.form()).getlist("monitorIds")]
+    zone = form.get("timezone") or "UTC"
+    body: dict[str, Any] = {
+        "projectId": form.get("projectId", ""),
+        "title": form.get("title", ""),
+        "startsAt": _instant(form.get("startsAt", ""), zone),
+        "endsAt": _instant(form.get("endsAt", ""), zone),
+        "timezone": zone,
+        "monitorIds": chosen or None,
+    }
+    if form.get("rrule"):
+        body["rrule"] = form["rrule"]
+    try:
+        window = await MaintenanceService(page.session, page.runtime).create(
+            page.user, MaintenanceWindowCreate(**body)
+        )
+    except (ProblemError, ValidationError) as exc:
+        status, errors = page.refused(exc, "project")
+        return await _windows_page(page, status, form=form, chosen=chosen, errors=errors)
+    return page.redirect("/app/maintenance", f"Maintenance window {window.title} planned.")
+
+
+@router.post("/maintenance/{window_id}/delete")
+async def delete_window(window_id: str, page: SignedInPage) -> Response:
+    await page.form()
+    try:
+        await MaintenanceService(page.session, page.runtime).delete(page.user, window_id)
+    except ProblemError as exc:
+        page.refused(exc, "maintenance window")
+        return page.redirect("/app/maintenance", f"Not deleted: {exc.detail}")
+    return page.redirect("/app/maintenance", "Maintenance window deleted.")

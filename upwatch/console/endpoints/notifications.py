@@ -1,0 +1,159 @@
+"""Notification providers: the list, a new provider by type, "send test", delete."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from fastapi import APIRouter
+from fastapi.responses import Response
+from pydantic import TypeAdapter, ValidationError
+
+from upwatch.console.endpoints.page import Page, SignedInPage
+from upwatch.console.endpoints.projects import projects_of
+from upwatch.kit.errors import ProblemError
+from upwatch.notifications.repository import ProviderRepository
+from upwatch.notifications.schemas import ProviderCreate, ProviderOut
+from upwatch.notifications.service import ProviderService
+
+# Each channel's config fields as the form asks for them: (name, label, input type). The
+# names are the API's, under "config.", so its errors land next to the right field.
+_TWILIO: Final = (
+    ("to", "Send to (E.164, e.g. +15551234567)", "tel"),
+    ("from", "Send from (E.164)", "tel"),
+    ("accountSid", "Twilio account SID", "text"),
+    ("authToken", "Twilio auth token", "password"),
+)
+_CHAT: Final = (("webhookUrl", "Incoming webhook URL", "url"),)
+CHANNELS: Final[dict[str, tuple[str, tuple[tuple[str, str, str], ...]]]] = {
+    "email": ("E-mail", (("to", "Send to (addresses, separated by commas)", "text"),)),
+    "slack": ("Slack", _CHAT),
+    "discord": ("Discord", _CHAT),
+    "teams": ("Microsoft Teams", _CHAT),
+    "webhook": ("Webhook", (("url", "URL", "url"), ("secret", "Signing secret", "password"))),
+    "telegram": (
+        "Telegram",
+        (("botToken", "Bot token", "password"), ("chatId", "Chat id or @channel", "text")),
+    ),
+    "pagerduty": ("PagerDuty", (("routingKey", "Routing key", "password"),)),
+    "sms": ("SMS (Twilio)", _TWILIO),
+    "whatsapp": ("WhatsApp (Twilio)", _TWILIO),
+}
+OPTIONAL: Final = {("webhook", "secret")}
+
+router = APIRouter(prefix="/app")
+_NEW_PROVIDER: TypeAdapter[Any] = TypeAdapter(ProviderCreate)
+
+
+def destination(provider: Any) -> str:
+    """Where a provider sends, as the API shows it (secrets masked)."""
+    config = ProviderOut.model_validate(provider).config
+    for key in ("to", "url", "webhookUrl", "chatId"):
+        if config.get(key):
+            value = config[key]
+            return ", ".join(value) if isinstance(value, list) else str(value)
+    return "-"
+
+
+@router.get("/notifications")
+async def providers_page(page: SignedInPage) -> Response:
+    providers, _total = await ProviderRepository(page.session).visible_to(page.user, None, 500, 0)
+    names = {a.project.id: a.project.name for a in await projects_of(page)}
+    return page.html(
+        "notifications.html",
+        title="Notifications",
+        section="notifications",
+        providers=providers,
+        project_names=names,
+        channels=CHANNELS,
+        destination=destination,
+    )
+
+
+def _channel(page: Page, form: dict[str, str] | None = None) -> str:
+    chosen = (form or {}).get("type") or page.request.query_params.get("type", "email")
+    return chosen if chosen in CHANNELS else "email"
+
+
+async def _new_provider_page(
+    page: Page, channel: str, status: int = 200, **context: Any
+) -> Response:
+    return page.html(
+        "notification_new.html",
+        status,
+        title="New notification provider",
+        section="notifications",
+        channel=channel,
+        channels=CHANNELS,
+        projects=await projects_of(page),
+        **context,
+    )
+
+
+@router.get("/notifications/new")
+async def new_provider_page(page: SignedInPage) -> Response:
+    return await _new_provider_page(page, _channel(page))
+
+
+def _provider_body(channel: str, form: dict[str, str]) -> dict[str, Any]:
+    config: dict[str, Any] = {}
+    for name, _label, _kind in CHANNELS[channel][1]:
+        value = form.get(f"config.{name}", "").strip()
+        if not value and (channel, name) in OPTIONAL:
+            continue
+        config[name] = (
+            [a.strip() for a in value.split(",") if a.strip()] if (channel == "email") else value
+        )
+    return {
+        "projectId": form.get("projectId", ""),
+        "name": form.get("name", ""),
+        "type": channel,
+        "config": config,
+    }
+
+
+@router.post("/notifications/new")
+async def create_provider(page: SignedInPage) -> Response:
+    form = await page.form()
+    channel = _channel(page, form)
+    try:
+        body = _NEW_PROVIDER.validate_python(_provider_body(channel, form))
+        provider = await ProviderService(page.session, page.runtime).create(page.user, body)
+    except (ProblemError, ValidationError) as exc:
+        status, errors = page.refused(exc, "project")
+        # Secrets are never sent back into a page.
+        kept = {k: v for k, v in form.items() if not _is_secret(channel, k)}
+        return await _new_provider_page(page, channel, status, form=kept, errors=errors)
+    return page.redirect("/app/notifications", f"{provider.name} added: send it a test.")
+
+
+def _is_secret(channel: str, field: str) -> bool:
+    return any(
+        f"config.{name}" == field and kind == "password" for name, _l, kind in CHANNELS[channel][1]
+    )
+
+
+@router.post("/notifications/{provider_id}/test")
+async def test_provider(provider_id: str, page: SignedInPage) -> Response:
+    await page.form()
+    try:
+        sent = await ProviderService(page.session, page.runtime).test(page.user, provider_id)
+    except ProblemError as exc:
+        page.refused(exc, "notification provider")
+        return page.redirect("/app/notifications", f"No test sent: {exc.detail}")
+    if sent:
+        return page.redirect("/app/notifications", "Test message sent.")
+    return page.redirect(
+        "/app/notifications",
+        "The test message could not be delivered; the error is in the alert history.",
+    )
+
+
+@router.post("/notifications/{provider_id}/delete")
+async def delete_provider(provider_id: str, page: SignedInPage) -> Response:
+    await page.form()
+    try:
+        await ProviderService(page.session, page.runtime).delete(page.user, provider_id)
+    except ProblemError as exc:
+        page.refused(exc, "notification provider")
+        return page.redirect("/app/notifications", f"Not deleted: {exc.detail}")
+    return page.redirect("/app/notifications", "Provider deleted.")

@@ -1,0 +1,192 @@
+"""Status pages: the list, a new page, the component editor, the page's message, a preview."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+from fastapi.responses import HTMLResponse, Response
+from pydantic import ValidationError
+
+from upwatch.console.endpoints.page import Page, SignedInPage
+from upwatch.console.endpoints.projects import projects_of
+from upwatch.console.render import POLICY
+from upwatch.kit.errors import ProblemError
+from upwatch.monitors.repository import MonitorRepository
+from upwatch.statuspages import render, snapshot
+from upwatch.statuspages.schemas import (
+    ComponentCreate,
+    ComponentUpdate,
+    StatusMessageIn,
+    StatusPageCreate,
+)
+from upwatch.statuspages.service import StatusPageService
+
+router = APIRouter(prefix="/app")
+
+
+async def _pages_page(page: Page, status: int = 200, **context: Any) -> Response:
+    pages, _total = await StatusPageService(page.session, page.runtime).listed(
+        page.user, None, 500, 0
+    )
+    projects = await projects_of(page)
+    return page.html(
+        "status_pages.html",
+        status,
+        title="Status pages",
+        section="status-pages",
+        pages=pages,
+        projects=projects,
+        project_names={a.project.id: a.project.name for a in projects},
+        **context,
+    )
+
+
+@router.get("/status-pages")
+async def status_pages(page: SignedInPage) -> Response:
+    return await _pages_page(page)
+
+
+@router.post("/status-pages")
+async def create_status_page(page: SignedInPage) -> Response:
+    form = await page.form()
+    try:
+        body = StatusPageCreate(
+            projectId=form.get("projectId", ""),
+            name=form.get("name", ""),
+            slug=form.get("slug", ""),
+            isPublic=form.get("isPublic") == "on",
+        )
+        made = await StatusPageService(page.session, page.runtime).create(page.user, body)
+    except (ProblemError, ValidationError) as exc:
+        status, errors = page.refused(exc, "project")
+        return await _pages_page(page, status, form=form, errors=errors)
+    return page.redirect(f"/app/status-pages/{made.id}", f"Status page {made.name} created.")
+
+
+async def _editor(page: Page, page_id: str, status: int = 200, **context: Any) -> Response:
+    service = StatusPageService(page.session, page.runtime)
+    try:
+        status_page = await service.visible(page.user, page_id)
+    except ProblemError:
+        page.not_found("status page")
+    components, messages, statuses = await service.shown([status_page])
+    shown = components[status_page.id]
+    on_page = {c.monitor_id for c in shown}
+    monitors = await MonitorRepository(page.session).visible_all(page.user, status_page.project_id)
+    return page.html(
+        "status_page.html",
+        status,
+        title=status_page.name,
+        section="status-pages",
+        status_page=status_page,
+        components=shown,
+        statuses=statuses,
+        message=messages.get(status_page.id),
+        addable=[m for m in monitors if m.id not in on_page],
+        **context,
+    )
+
+
+@router.get("/status-pages/{page_id}")
+async def status_page_editor(page_id: str, page: SignedInPage) -> Response:
+    return await _editor(page, page_id)
+
+
+@router.post("/status-pages/{page_id}/components")
+async def add_component(page_id: str, page: SignedInPage) -> Response:
+    form = await page.form()
+    service = StatusPageService(page.session, page.runtime)
+    try:
+        body = ComponentCreate(monitorId=form.get("monitorId", ""), name=form.get("name") or None)
+        await service.add_component(page.user, page_id, body)
+    except (ProblemError, ValidationError) as exc:
+        status, errors = page.refused(exc, "status page")
+        return await _editor(page, page_id, status, form=form, errors=errors)
+    return page.redirect(f"/app/status-pages/{page_id}", "Component added.")
+
+
+@router.post("/status-pages/{page_id}/components/{component_id}")
+async def change_component(page_id: str, component_id: str, page: SignedInPage) -> Response:
+    """Rename a component, move it up or down a place, or remove it (the button pressed)."""
+    form = await page.form()
+    service = StatusPageService(page.session, page.runtime)
+    action = form.get("action", "rename")
+    try:
+        if action == "remove":
+            await service.delete_component(page.user, page_id, component_id)
+            done = "Component removed."
+        elif action in {"up", "down"}:
+            done = await _move(page, service, page_id, component_id, action)
+        else:
+            body = ComponentUpdate(name=form.get("name", ""))
+            await service.update_component(page.user, page_id, component_id, body)
+            done = "Component renamed."
+    except (ProblemError, ValidationError) as exc:
+        status, errors = page.refused(exc, "component")
+        errors = {f"name-{component_id}" if k == "name" else k: v for k, v in errors.items()}
+        return await _editor(page, page_id, status, errors=errors)
+    return page.redirect(f"/app/status-pages/{page_id}", done)
+
+
+async def _move(
+    page: Page, service: StatusPageService, page_id: str, component_id: str, way: str
+) -> str:
+    """Swap a component with its neighbour: the positions are renumbered 0, 1, 2... first, so
+    pages whose components share a position (set through the API) move predictably."""
+    status_page = await service.visible(page.user, page_id)
+    components, _m, _s = await service.shown([status_page])
+    order = [c.id for c in components[status_page.id]]
+    if component_id not in order:
+        page.not_found("component")
+    at = order.index(component_id)
+    other = at - 1 if way == "up" else at + 1
+    if not 0 <= other < len(order):
+        return "Already there."
+    order[at], order[other] = order[other], order[at]
+    for position, moved in enumerate(order):
+        await service.update_component(page.user, page_id, moved, ComponentUpdate(order=position))
+    return "Component moved."
+
+
+@router.post("/status-pages/{page_id}/message")
+async def post_message(page_id: str, page: SignedInPage) -> Response:
+    form = await page.form()
+    service = StatusPageService(page.session, page.runtime)
+    try:
+        body = StatusMessageIn(message=form.get("message", ""))
+        await service.post_message(page.user, page_id, body)
+    except (ProblemError, ValidationError) as exc:
+        status, errors = page.refused(exc, "status page")
+        return await _editor(page, page_id, status, form=form, errors=errors)
+    done = "Message posted." if body.message else "Message cleared."
+    return page.redirect(f"/app/status-pages/{page_id}", done)
+
+
+@router.post("/status-pages/{page_id}/delete")
+async def delete_status_page(page_id: str, page: SignedInPage) -> Response:
+    await page.form()
+    try:
+        await StatusPageService(page.session, page.runtime).delete(page.user, page_id)
+    except ProblemError as exc:
+        page.refused(exc, "status page")
+        return page.redirect(f"/app/status-pages/{page_id}", f"Not deleted: {exc.detail}")
+    return page.redirect("/app/status-pages", "Status page deleted.")
+
+
+@router.get("/status-pages/{page_id}/preview")
+async def preview(page_id: str, page: SignedInPage) -> Response:
+    """The page as visitors will see it, private ones too; without the owner's own CSS and
+    script, which the console's policy does not run."""
+    service = StatusPageService(page.session, page.runtime)
+    try:
+        status_page = await service.visible(page.user, page_id)
+    except ProblemError:
+        page.not_found("status page")
+    public = await snapshot.build(page.session, status_page, page.runtime.clock.now())
+    headers = {
+        "Content-Security-Policy": POLICY,
+        "Cache-Control": "no-store",
+        "X-Robots-Tag": "noindex",
+    }
+    return HTMLResponse(render.html(public, "", ""), headers=headers)
