@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import shutil
+from pathlib import Path
+from typing import Any
 
 import pytest
 from selenium import webdriver
@@ -15,6 +17,11 @@ CHROMIUM = os.environ.get("UPWATCH_TEST_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("UPWATCH_TEST_CHROMEDRIVER", "/usr/bin/chromedriver")
 # How long a page may take to load and settle in a loaded browser (a bound, not a speed).
 BROWSER_SECONDS = float(os.environ.get("UPWATCH_TEST_BROWSER_SECONDS", "30"))
+
+
+AXE = Path(__file__).resolve().parent.parent / "node_modules" / "axe-core" / "axe.min.js"
+# What an accessibility check may not find on a page (axe-core's impact levels).
+BLOCKING_IMPACTS = frozenset({"serious", "critical"})
 
 
 def require_browser() -> None:
@@ -53,3 +60,28 @@ def start_browser(javascript: bool) -> WebDriver:
     driver = webdriver.Chrome(options=options, service=Service(executable_path=CHROMEDRIVER))
     driver.set_page_load_timeout(BROWSER_SECONDS)
     return driver
+
+
+def accessibility_violations(driver: WebDriver) -> list[str]:
+    """axe-core's serious and critical findings on the page ``driver`` shows, one line each
+    (rule, impact, the elements it names). axe-core is an npm package (package.json;
+    scripts/install dev installs it); without it the check fails in CI and skips elsewhere."""
+    if not AXE.is_file():
+        reason = f"needs axe-core at {AXE}: npm ci (scripts/install dev runs it)"
+        if os.environ.get("UPWATCH_REQUIRE_BROWSER") == "1":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    # WebDriver's own script channel is not subject to the page's script policy.
+    driver.execute_script(AXE.read_text())
+    found: list[dict[str, Any]] = driver.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "axe.run(document, {resultTypes: ['violations']})"
+        ".then(r => done(r.violations), e => done([{id: 'axe-error', impact: 'critical',"
+        " help: String(e), nodes: []}]));"
+    )
+    return [
+        f"{v['id']} ({v['impact']}): {v['help']} at "
+        + ", ".join(str(n.get("target")) for n in v.get("nodes", [])[:5])
+        for v in found
+        if v.get("impact") in BLOCKING_IMPACTS
+    ]

@@ -19,7 +19,12 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from tests.browser import BROWSER_SECONDS, require_browser, start_browser
+from tests.browser import (
+    BROWSER_SECONDS,
+    accessibility_violations,
+    require_browser,
+    start_browser,
+)
 from tests.conftest import PASSWORD
 from tests.factories import FAST_PLANS
 from tests.live_server import LiveServer, ThreadedTarget, clean_env
@@ -61,6 +66,18 @@ def wait_for(browser: WebDriver, condition: Callable[[WebDriver], object]) -> No
         poll_frequency=0.2,
         ignored_exceptions=(NoSuchElementException, StaleElementReferenceException),
     ).until(condition)
+
+
+def reload_until(browser: WebDriver, condition: Callable[[WebDriver], bool]) -> None:
+    """Without JavaScript a page changes only when reloaded: reload until it shows."""
+
+    def reloaded(b: WebDriver) -> bool:
+        if condition(b):
+            return True
+        b.refresh()
+        return False
+
+    wait_for(browser, reloaded)
 
 
 def fill(browser: WebDriver, **fields: str) -> None:
@@ -182,7 +199,8 @@ def test_every_step_works_with_javascript_off(server: LiveServer, target: Thread
         browser.find_element(By.LINK_TEXT, "Monitors").click()
         fill(browser, status="down", sort="status")
         submit(browser, "form.filters")
-        wait_for(browser, lambda b: row_status(b, "Catalogue") == "down")
+        # The monitor turns down once the failure is confirmed (its next scheduled check).
+        reload_until(browser, lambda b: row_status(b, "Catalogue") == "down")
 
         browser.find_element(By.LINK_TEXT, "Incidents").click()
         click(browser, "#incident-rows a")
@@ -199,5 +217,47 @@ def test_every_step_works_with_javascript_off(server: LiveServer, target: Thread
         wait_for(browser, lambda b: flash(b) == "Signed out.")
         browser.get(f"{server.url}/app/monitors")
         assert "Sign in" in browser.find_element(By.TAG_NAME, "h1").text
+    finally:
+        browser.quit()
+
+
+def test_the_main_pages_have_no_serious_accessibility_violations(
+    server: LiveServer, target: ThreadedTarget
+) -> None:
+    browser = start_browser(javascript=True)
+    shots = os.environ.get("UPWATCH_SCREENSHOT_DIR")
+    try:
+        for page in ("login", "signup", "forgot-password"):
+            browser.get(f"{server.url}/app/{page}")
+            assert accessibility_violations(browser) == [], page
+        sign_up_and_make_a_monitor(
+            browser, server, "a11y@example.com", f"{target.base}/health", "Search"
+        )
+        wait_for(browser, lambda b: len(b.find_elements(By.CSS_SELECTOR, ".chart, .chart-empty")))
+        checked = {"monitor page": accessibility_violations(browser)}
+
+        browser.find_element(By.LINK_TEXT, "Status pages").click()
+        fill(browser, name="Search status", slug="search-a11y")
+        submit(browser)
+        wait_for(browser, lambda b: "Status page Search status created." in flash(b))
+        submit(browser, "form[action$='/components']")
+        wait_for(browser, lambda b: flash(b) == "Component added.")
+        checked["status page editor"] = accessibility_violations(browser)
+        if shots:
+            browser.save_screenshot(str(Path(shots) / "console-status-page.png"))
+        browser.find_element(By.LINK_TEXT, "Preview").click()
+        checked["status page preview"] = accessibility_violations(browser)
+
+        for link in ("Monitors", "Incidents", "Notifications", "Maintenance", "Projects", "Plan"):
+            browser.get(f"{server.url}/app/monitors")
+            browser.find_element(By.LINK_TEXT, link).click()
+            checked[link] = accessibility_violations(browser)
+        browser.find_element(By.LINK_TEXT, "Settings").click()
+        checked["settings"] = accessibility_violations(browser)
+        browser.get(f"{server.url}/app/notifications/new?type=webhook")
+        checked["new provider"] = accessibility_violations(browser)
+        if shots:
+            browser.save_screenshot(str(Path(shots) / "console-notifications.png"))
+        assert {page: found for page, found in checked.items() if found} == {}
     finally:
         browser.quit()

@@ -71,20 +71,28 @@ def _point(label: str, histogram: Histogram | None) -> Point:
     return Point(label, histogram.quantile(0.5), histogram.quantile(0.95))
 
 
-def _path(values: Sequence[float | None], top: float) -> str:
-    """An SVG path through the known values; a gap where a value is missing."""
+def _coordinates(values: Sequence[float | None], top: float) -> list[tuple[float, float] | None]:
     inner_w, inner_h = WIDTH - PAD_LEFT - 8, HEIGHT - PAD_BOTTOM - 8
     step = inner_w / max(len(values) - 1, 1)
-    parts, pen_down = [], False
-    for n, value in enumerate(values):
-        if value is None:
+    return [
+        None if value is None else (PAD_LEFT + n * step, 8 + inner_h - (value / top) * inner_h)
+        for n, value in enumerate(values)
+    ]
+
+
+def _line(values: Sequence[float | None], top: float, name: str) -> str:
+    """A path through the known values, lifted where one is missing, and a dot on each (an
+    hour alone between gaps still shows)."""
+    parts, dots, pen_down = [], [], False
+    for point in _coordinates(values, top):
+        if point is None:
             pen_down = False
             continue
-        x = PAD_LEFT + n * step
-        y = 8 + inner_h - (value / top) * inner_h
+        x, y = point
         parts.append(f"{'L' if pen_down else 'M'}{x:.1f},{y:.1f}")
+        dots.append(f'<circle class="{name}" cx="{x:.1f}" cy="{y:.1f}" r="2.5"/>')
         pen_down = True
-    return " ".join(parts)
+    return f'<path class="{name}" d="{" ".join(parts)}"/>' + "".join(dots)
 
 
 def _nice_top(value: float) -> float:
@@ -132,8 +140,8 @@ def chart(points: Sequence[Point]) -> Markup:
         f'<text class="tick" x="{PAD_LEFT}" y="{HEIGHT - 4}">{escape(points[0].label)}</text>',
         f'<text class="tick" x="{WIDTH - 8}" y="{HEIGHT - 4}" text-anchor="end">'
         f"{escape(points[-1].label)}</text>",
-        f'<path class="p95" d="{_path([p.p95 for p in points], top)}"/>',
-        f'<path class="p50" d="{_path([p.p50 for p in points], top)}"/>',
+        _line([p.p95 for p in points], top, "p95"),
+        _line([p.p50 for p in points], top, "p50"),
         "</svg>",
     ]
     # Safe: every text in it is ours (figures, dates, hours), escaped all the same.

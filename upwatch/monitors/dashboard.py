@@ -42,17 +42,23 @@ async def last_24h(
     return figures, latest
 
 
-async def uptime_24h(
+async def counted_24h(
     session: AsyncSession, monitor_ids: Sequence[str], now: datetime
-) -> dict[str, float | None]:
-    """Each monitor's uptime over the last 24 hours, its regions together: from the grouped
-    counts alone, without the response times ``last_24h`` reads for its percentiles."""
+) -> dict[str, Figures]:
+    """Each monitor's last 24 hours, its regions together: from the grouped counts alone,
+    without the response times ``last_24h`` reads for its percentiles."""
     counts: dict[str, list[tuple[str, int]]] = defaultdict(list)
     since = statistics.since_24h(now)
     rows = await MonitorRepository(session).counts_since(monitor_ids, since)
     for monitor_id, _region, status, checks, _at in rows:
         counts[monitor_id].append((status, checks))
-    return {m: statistics.from_counts(parts, []).uptime for m, parts in counts.items()}
+    return {m: statistics.from_counts(parts, []) for m, parts in counts.items()}
+
+
+async def uptime_24h(
+    session: AsyncSession, monitor_ids: Sequence[str], now: datetime
+) -> dict[str, float | None]:
+    return {m: f.uptime for m, f in (await counted_24h(session, monitor_ids, now)).items()}
 
 
 def _merge(parts: Sequence[Figures]) -> Figures:
@@ -97,15 +103,27 @@ async def monitor_regions(
 
 
 async def dashboard(
-    session: AsyncSession, caller: User, now: datetime, project_id: str | None = None
+    session: AsyncSession,
+    caller: User,
+    now: datetime,
+    project_id: str | None = None,
+    *,
+    performance_wanted: bool = True,
 ) -> tuple[list[DashboardUptimeItem], list[DashboardPerformanceItem]]:
+    """The uptime and performance rows of the caller's monitors. Without
+    ``performance_wanted`` the last day is read as grouped counts alone (the uptime rows need
+    no response time), and the performance rows are left empty."""
     repository = MonitorRepository(session)
     monitors = await repository.visible_all(caller, project_id)
     ids = [m.id for m in monitors]
-    figures, _latest = await last_24h(session, ids, now)
     per_monitor: dict[str, list[Figures]] = defaultdict(list)
-    for (monitor_id, _region), part in figures.items():
-        per_monitor[monitor_id].append(part)
+    if performance_wanted:
+        figures, _latest = await last_24h(session, ids, now)
+        for (monitor_id, _region), part in figures.items():
+            per_monitor[monitor_id].append(part)
+    else:
+        for monitor_id, counted in (await counted_24h(session, ids, now)).items():
+            per_monitor[monitor_id].append(counted)
     days: dict[str, dict[str, Figures]] = {"7d": {}, "30d": {}}
     for period in days:
         by_monitor: dict[str, list[DailyAggregate]] = defaultdict(list)
@@ -127,6 +145,8 @@ async def dashboard(
                 lastCheckedAt=monitor.last_checked_at,
             )
         )
+        if not performance_wanted:
+            continue
         performance.append(
             DashboardPerformanceItem(
                 monitorId=monitor.id,

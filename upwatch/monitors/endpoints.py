@@ -344,7 +344,9 @@ async def dashboard_uptime(
 ) -> list[DashboardUptimeItem]:
     """One item per monitor the caller can see: status and uptime over 24 h, 7 and 30 days;
     `projectId` narrows to one project."""
-    uptime, _ = await dashboard.dashboard(session, user, runtime.clock.now(), projectId)
+    uptime, _ = await dashboard.dashboard(
+        session, user, runtime.clock.now(), projectId, performance_wanted=False
+    )
     return uptime
 
 
