@@ -2,7 +2,9 @@
 
 Sets up, in a fresh SQLite file or PostgreSQL database: one account (self-hosted plans, no
 limits) with one project of ``--monitors`` HTTP monitors, 24 hours of results for each at
-``--every`` seconds (one region), and ``--incidents`` incidents. Signs in through the
+``--every`` seconds (one region) and 90 days of day counts and histograms, ``--incidents``
+incidents, ``--providers`` notification providers, a status page of ``--components``
+components and ``--windows`` maintenance windows. Signs in through the
 console's form, then requests each page ``--requests`` times in turn (after one warm-up each)
 through the app in this process (no network: the figure is the server's own time) and prints
 each page's median, p95 and largest time in ms. Exits 2 when a page's p95 is 100 ms or more.
@@ -31,7 +33,12 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from upwatch.app import create_app
 from upwatch.config import Settings
-from upwatch.models import CheckResult, Region
+from upwatch.kit.histogram import Histogram
+from upwatch.models import CheckResult, DailyAggregate, HistogramBucket, Region
+
+# The status-page benchmark's settings, shared.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from statuspage import settings_for as page_bench_settings
 
 PASSWORD = "correct horse battery"
 ADMIN_POSTGRES = "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -39,18 +46,8 @@ TARGET_MS = 100.0
 
 
 def settings_for(database_url: str, data_dir: Path) -> Settings:
-    return Settings(
-        _env_file=None,  # type: ignore[call-arg]
-        database_url=database_url,
-        data_dir=data_dir,
-        secret_key="bench-secret-key-that-is-long-enough-for-hs256",
-        engine=False,
-        edition="selfhosted",
-        api_metering=False,
-        argon2_time_cost=1,
-        argon2_memory_kib=64,
-        argon2_parallelism=1,
-    )
+    # The status-page bench's settings, on a self-hosted service (no plan limits).
+    return page_bench_settings(database_url, data_dir).model_copy(update={"edition": "selfhosted"})
 
 
 async def seed(api: httpx.AsyncClient, settings: Settings, args: argparse.Namespace) -> None:
@@ -79,6 +76,43 @@ async def seed(api: httpx.AsyncClient, settings: Settings, args: argparse.Namesp
             headers=headers,
             json={"projectId": project, "monitorId": ids[n % len(ids)], "title": f"Outage {n}"},
         )
+    for n in range(args.providers):
+        await api.post(
+            "/notification-providers",
+            headers=headers,
+            json={
+                "projectId": project,
+                "name": f"On call {n}",
+                "type": "email",
+                "config": {"to": [f"oncall-{n}@example.com"]},
+            },
+        )
+    page = (
+        await api.post(
+            "/status-pages",
+            headers=headers,
+            json={"projectId": project, "name": "Shop status", "slug": "shop-bench"},
+        )
+    ).json()
+    for monitor_id in ids[: args.components]:
+        await api.post(
+            f"/status-pages/{page['id']}/components",
+            headers=headers,
+            json={"monitorId": monitor_id},
+        )
+    soon = datetime.now(UTC) + timedelta(days=1)
+    for n in range(args.windows):
+        await api.post(
+            "/maintenance-windows",
+            headers=headers,
+            json={
+                "projectId": project,
+                "title": f"Upgrade {n}",
+                "startsAt": (soon + timedelta(days=n)).isoformat(),
+                "endsAt": (soon + timedelta(days=n, hours=2)).isoformat(),
+                "monitorIds": ids[n : n + 5],
+            },
+        )
     engine = create_async_engine(settings.sqlalchemy_url)
     now = datetime.now(UTC)
     async with engine.begin() as connection:
@@ -105,6 +139,44 @@ async def seed(api: httpx.AsyncClient, settings: Settings, args: argparse.Namesp
                 for i in range(points)
             ]
             await connection.execute(insert(CheckResult), rows)
+        # 90 days of day counts and response-time histograms, as the ingester keeps them
+        # (the monitor page's 7 to 90 day chart and its bars read these).
+        histogram = Histogram([80.0 + (i % 17) * 3 for i in range(points)]).buckets()
+        for monitor_id in ids:
+            days = [(now.date() - timedelta(days=d)).isoformat() for d in range(90)]
+            await connection.execute(
+                insert(DailyAggregate),
+                [
+                    {
+                        "monitor_id": monitor_id,
+                        "region_id": region,
+                        "day": day,
+                        "total": points,
+                        "up": points - points // 50,
+                        "down": points // 50,
+                        "degraded": 0,
+                        "response_ms_sum": points * 104.0,
+                        "response_count": points,
+                        "response_ms_min": 80.0,
+                        "response_ms_max": 128.0,
+                    }
+                    for day in days
+                ],
+            )
+            await connection.execute(
+                insert(HistogramBucket),
+                [
+                    {
+                        "monitor_id": monitor_id,
+                        "region_id": region,
+                        "day": day,
+                        "bucket": b,
+                        "count": c,
+                    }
+                    for day in days
+                    for b, c in histogram
+                ],
+            )
     await engine.dispose()
 
 
@@ -130,14 +202,25 @@ async def measure(args: argparse.Namespace, database_url: str, data_dir: Path) -
             incident = re.search(r'href="/app/incidents/([0-9a-f]{32})"', incidents.text)
             assert monitor
             assert incident
+            pages_list = await api.get("/app/status-pages")
+            status_page = re.search(r'href="/app/status-pages/([0-9a-f]{32})"', pages_list.text)
+            assert status_page
             pages = {
                 "monitors list": "/app/monitors",
                 "monitors rows (live refresh)": "/app/monitors/rows",
                 "monitor page": f"/app/monitors/{monitor.group(1)}",
                 "monitor state (live refresh)": f"/app/monitors/{monitor.group(1)}/state",
+                "monitor page, 90 days": f"/app/monitors/{monitor.group(1)}?range=90d",
                 "incidents list": "/app/incidents",
                 "incident page": f"/app/incidents/{incident.group(1)}",
                 "projects": "/app/projects",
+                "notifications": "/app/notifications",
+                "status pages": "/app/status-pages",
+                "status page editor": f"/app/status-pages/{status_page.group(1)}",
+                "status page preview": f"/app/status-pages/{status_page.group(1)}/preview",
+                "maintenance": "/app/maintenance",
+                "plan and usage": "/app/plan",
+                "settings": "/app/settings",
             }
             times: dict[str, list[float]] = {name: [] for name in pages}
             for path in pages.values():
@@ -165,6 +248,9 @@ async def main() -> int:
     parser.add_argument("--monitors", type=int, default=250)
     parser.add_argument("--every", type=int, default=300, help="seconds between results")
     parser.add_argument("--incidents", type=int, default=50)
+    parser.add_argument("--providers", type=int, default=10)
+    parser.add_argument("--components", type=int, default=50, help="on one status page")
+    parser.add_argument("--windows", type=int, default=20, help="maintenance windows")
     parser.add_argument("--requests", type=int, default=40)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:

@@ -30,6 +30,7 @@ from _pytest.faulthandler import fault_handler_stderr_fd_key
 from aiosmtpd.controller import Controller
 from asgi_lifespan import LifespanManager
 from fastapi import FastAPI
+from hypothesis import settings as hypothesis_settings
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
@@ -40,6 +41,11 @@ from upwatch.kit.clock import ManualClock
 from upwatch.kit.db import Base
 from upwatch.migrations import upgrade
 from upwatch.runtime import Runtime
+
+# No test fails on time (docs/testing.md): Hypothesis' per-example deadline is a speed check,
+# and on a loaded 2-core machine an example took 377 ms against its 200 ms (CI, 2026-11-25).
+hypothesis_settings.register_profile("upwatch", deadline=None)
+hypothesis_settings.load_profile("upwatch")
 
 BACKEND = os.environ.get("UPWATCH_TEST_BACKEND", "sqlite")
 POSTGRES_URL = os.environ.get(
