@@ -13,7 +13,7 @@ from typing import Any, Protocol
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.kit.errors import ServiceUnavailable
-from upwatch.models import CheckResult, Monitor, NotificationProvider
+from upwatch.models import CheckResult, Monitor, NotificationProvider, StatusPage
 
 
 class MonitorChanges(Protocol):
@@ -25,6 +25,10 @@ class StatusPageChanges(Protocol):
     def changed(self, page_id: str) -> None:
         """A status page, its components or its message changed (after commit): its public
         snapshot is built again on the next visit."""
+
+    async def preview(self, session: AsyncSession, page: StatusPage) -> bytes:
+        """The page's HTML as visitors would see it now, public or not (the console's
+        preview), without the owner's CSS and script."""
 
 
 class CheckRunner(Protocol):

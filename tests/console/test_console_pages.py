@@ -181,9 +181,10 @@ async def test_a_monitor_page_charts_its_response_times_and_the_list_draws_spark
         client, cast.alice, cast.project_id, name="Checkout", url=target.url, intervalSeconds=300
     )
     now = clock.now()
-    for n in range(30):  # the last hour's checks, and two days ago
-        await ingest(app.state.engine, monitor["id"], now - timedelta(minutes=n), True, 20.0 + n)
+    # A failed check two days ago, then the last half hour's, in the order they were made.
     await ingest(app.state.engine, monitor["id"], now - timedelta(days=2), False)
+    for n in reversed(range(30)):
+        await ingest(app.state.engine, monitor["id"], now - timedelta(minutes=n), True, 20.0 + n)
     await signed_in(client, cast.alice.email)
 
     day = await client.get(f"/app/monitors/{monitor['id']}")

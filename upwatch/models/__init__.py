@@ -7,10 +7,12 @@ from upwatch.models.incident import Incident, IncidentUpdate
 from upwatch.models.mail import MailMessage
 from upwatch.models.maintenance import MaintenanceWindow, MaintenanceWindowMonitor
 from upwatch.models.monitor import (
+    RECENT_TIMES,
     CheckResult,
     CheckTiming,
     DailyAggregate,
     HistogramBucket,
+    HourlyCount,
     Monitor,
     Region,
 )
@@ -29,6 +31,7 @@ from upwatch.models.usage import ApiUsage
 from upwatch.models.user import User
 
 __all__ = [
+    "RECENT_TIMES",
     "Alert",
     "AlertAttempt",
     "ApiKey",
@@ -40,6 +43,7 @@ __all__ = [
     "DailyAggregate",
     "EscalationPolicy",
     "HistogramBucket",
+    "HourlyCount",
     "Incident",
     "IncidentDay",
     "IncidentUpdate",

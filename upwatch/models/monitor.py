@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import (
@@ -69,6 +69,10 @@ class Monitor(IdMixin, TimestampMixin, Base):
     # The status machine's memory (per-region failure counts), owned by the ingester.
     state: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     last_checked_at: Mapped[datetime | None]
+    # The response times of its last checks (RECENT_TIMES, oldest first; null where a check
+    # had none), kept by the ingester with the state: the console's sparklines read them
+    # with the monitor instead of searching its results.
+    recent_ms: Mapped[list[float | None] | None] = mapped_column(JSON)
     heartbeat_token: Mapped[str | None] = mapped_column(String(64), unique=True)
     # Heartbeats: a cron schedule in ``timezone`` instead of a fixed interval, how late a ping
     # may be, and the job's own start and failure reports.
@@ -91,6 +95,9 @@ class Monitor(IdMixin, TimestampMixin, Base):
     # Config as code (kit/declared.py): the file's key, and its secrets' references.
     key: Mapped[str | None] = mapped_column(String(64))
     secret_refs: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+
+
+RECENT_TIMES = 20
 
 
 class CheckResult(Base):
@@ -168,6 +175,30 @@ class DailyAggregate(Base):
     maintenance_up: Mapped[int] = mapped_column(Integer, default=0)
     maintenance_down: Mapped[int] = mapped_column(Integer, default=0)
     maintenance_degraded: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class HourlyCount(Base):
+    """Per monitor, region and UTC hour ("2026-11-25T14"): how many checks and of which
+    outcome. Added to in SQL like the day counts; kept about three days (the retention job),
+    so a 24-hour uptime reads at most 25 rows per monitor and region, and raw results only
+    for the part of an hour where its window begins."""
+
+    __tablename__ = "hourly_counts"
+
+    monitor_id: Mapped[str] = mapped_column(
+        String(32), ForeignKey("monitors.id", ondelete="CASCADE"), primary_key=True
+    )
+    region_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    hour: Mapped[str] = mapped_column(String(13), primary_key=True)
+    total: Mapped[int] = mapped_column(Integer, default=0)
+    up: Mapped[int] = mapped_column(Integer, default=0)
+    down: Mapped[int] = mapped_column(Integer, default=0)
+    degraded: Mapped[int] = mapped_column(Integer, default=0)
+
+    @staticmethod
+    def key_of(moment: datetime) -> str:
+        """The UTC hour ``moment`` falls in, as stored ("2026-11-25T14")."""
+        return moment.astimezone(UTC).strftime("%Y-%m-%dT%H")
 
 
 class HistogramBucket(Base):

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.engine.status import decode_state, region_status, settings_of
-from upwatch.models import DailyAggregate, Monitor, User
+from upwatch.models import DailyAggregate, HourlyCount, Monitor, User
 from upwatch.monitors import statistics
 from upwatch.monitors.repository import MonitorRepository, RegionRepository
 from upwatch.monitors.schemas import (
@@ -45,13 +45,22 @@ async def last_24h(
 async def counted_24h(
     session: AsyncSession, monitor_ids: Sequence[str], now: datetime
 ) -> dict[str, Figures]:
-    """Each monitor's last 24 hours, its regions together: from the grouped counts alone,
-    without the response times ``last_24h`` reads for its percentiles."""
-    counts: dict[str, list[tuple[str, int]]] = defaultdict(list)
+    """Each monitor's last 24 hours, its regions together, from counts alone (no response
+    time): the whole hours from the stored hour counts, and the raw results only of the
+    part of an hour where the window begins. Exact, and it reads at most 25 rows per monitor
+    and region plus an hour of results, however often the monitors are checked."""
+    repository = MonitorRepository(session)
     since = statistics.since_24h(now)
-    rows = await MonitorRepository(session).counts_since(monitor_ids, since)
-    for monitor_id, _region, status, checks, _at in rows:
+    whole_from = since.replace(minute=0, second=0, microsecond=0) + timedelta(hours=1)
+    counts: dict[str, list[tuple[str, int]]] = defaultdict(list)
+    for monitor_id, _region, status, checks, _at in await repository.counts_since(
+        monitor_ids, since, whole_from
+    ):
         counts[monitor_id].append((status, checks))
+    for monitor_id, _total, up, down, degraded in await repository.hour_counts(
+        monitor_ids, HourlyCount.key_of(whole_from)
+    ):
+        counts[monitor_id] += [("up", up), ("down", down), ("degraded", degraded)]
     return {m: statistics.from_counts(parts, []) for m, parts in counts.items()}
 
 

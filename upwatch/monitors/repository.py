@@ -14,6 +14,7 @@ from upwatch.models import (
     CheckTiming,
     DailyAggregate,
     HistogramBucket,
+    HourlyCount,
     Incident,
     Monitor,
     Project,
@@ -78,7 +79,7 @@ class MonitorRepository:
     async def delete(self, monitor: Monitor) -> None:
         results = select(CheckResult.id).where(CheckResult.monitor_id == monitor.id)
         await self.session.execute(delete(CheckTiming).where(CheckTiming.result_id.in_(results)))
-        for model in (CheckResult, DailyAggregate, HistogramBucket):
+        for model in (CheckResult, DailyAggregate, HistogramBucket, HourlyCount):
             await self.session.execute(delete(model).where(model.monitor_id == monitor.id))
         await self.session.delete(monitor)
         await self.session.flush()
@@ -127,36 +128,6 @@ class MonitorRepository:
         )
         return (await self.session.scalars(query)).all()
 
-    async def recent_times(
-        self, monitor_ids: Sequence[str], per_monitor: int, since: datetime
-    ) -> dict[str, list[float | None]]:
-        """Each monitor's response times of its last ``per_monitor`` results since ``since``,
-        oldest first: one query for a whole list's sparklines."""
-        if not monitor_ids:
-            return {}
-        rank = (
-            func.row_number()
-            .over(
-                partition_by=CheckResult.monitor_id,
-                order_by=(CheckResult.checked_at.desc(), CheckResult.id.desc()),
-            )
-            .label("rank")
-        )
-        ranked = (
-            select(CheckResult.monitor_id, CheckResult.response_time_ms, rank)
-            .where(CheckResult.monitor_id.in_(monitor_ids), CheckResult.checked_at >= since)
-            .subquery()
-        )
-        rows = await self.session.execute(
-            select(ranked.c.monitor_id, ranked.c.response_time_ms)
-            .where(ranked.c.rank <= per_monitor)
-            .order_by(ranked.c.monitor_id, ranked.c.rank.desc())
-        )
-        times: dict[str, list[float | None]] = {}
-        for monitor_id, ms in rows.all():
-            times.setdefault(monitor_id, []).append(ms)
-        return times
-
     async def timings(self, result_ids: Sequence[int]) -> dict[int, CheckTiming]:
         """The measured phases of these results, by result id (results without none)."""
         if not result_ids:
@@ -186,22 +157,60 @@ class MonitorRepository:
             query = query.where(Monitor.project_id == project_id)
         return (await self.session.scalars(query.order_by(Monitor.created_at, Monitor.id))).all()
 
+    async def listed(
+        self, caller: User, project_id: str | None, status: str | None
+    ) -> Sequence[tuple[str, str, str, datetime | None, list[float | None] | None]]:
+        """(id, name, status, last check, recent response times) of the monitors the caller
+        lists, as ``visible_all`` finds them: the columns of a list, without whole monitors."""
+        query = select(
+            Monitor.id, Monitor.name, Monitor.status, Monitor.last_checked_at, Monitor.recent_ms
+        ).where(Monitor.project_id.in_(readable_project_ids(caller)))
+        if project_id is not None:
+            query = query.where(Monitor.project_id == project_id)
+        if status is not None:
+            query = query.where(Monitor.status == status)
+        rows = await self.session.execute(query.order_by(Monitor.created_at, Monitor.id))
+        return [(i, n, s, t, r) for i, n, s, t, r in rows.all()]
+
     async def counts_since(
-        self, monitor_ids: Sequence[str], since: datetime
+        self, monitor_ids: Sequence[str], since: datetime, until: datetime | None = None
     ) -> Sequence[tuple[str, str, str, int, datetime]]:
-        """(monitor, region, status, checks, latest check) since ``since``, counted in SQL."""
+        """(monitor, region, status, checks, latest check) from ``since`` (until before
+        ``until``, when given), counted in SQL."""
+        query = select(
+            CheckResult.monitor_id,
+            CheckResult.region_id,
+            CheckResult.status,
+            func.count(),
+            func.max(CheckResult.checked_at),
+        ).where(CheckResult.monitor_id.in_(monitor_ids), CheckResult.checked_at >= since)
+        if until is not None:
+            query = query.where(CheckResult.checked_at < until)
         rows = await self.session.execute(
-            select(
-                CheckResult.monitor_id,
-                CheckResult.region_id,
-                CheckResult.status,
-                func.count(),
-                func.max(CheckResult.checked_at),
-            )
-            .where(CheckResult.monitor_id.in_(monitor_ids), CheckResult.checked_at >= since)
-            .group_by(CheckResult.monitor_id, CheckResult.region_id, CheckResult.status)
+            query.group_by(CheckResult.monitor_id, CheckResult.region_id, CheckResult.status)
         )
         return [(m, r, s, int(n), t) for m, r, s, n, t in rows.all()]
+
+    async def hour_counts(
+        self, monitor_ids: Sequence[str], first_hour: str
+    ) -> list[tuple[str, int, int, int, int]]:
+        """(monitor, total, up, down, degraded) of the hours from ``first_hour`` on, summed
+        over hours and regions in SQL."""
+        if not monitor_ids:
+            return []
+        hours = HourlyCount
+        rows = await self.session.execute(
+            select(
+                hours.monitor_id,
+                func.sum(hours.total),
+                func.sum(hours.up),
+                func.sum(hours.down),
+                func.sum(hours.degraded),
+            )
+            .where(hours.monitor_id.in_(monitor_ids), hours.hour >= first_hour)
+            .group_by(hours.monitor_id)
+        )
+        return [(m, int(t), int(u), int(d), int(g)) for m, t, u, d, g in rows.all()]
 
     async def response_times_since(
         self, monitor_ids: Sequence[str], since: datetime

@@ -26,7 +26,7 @@ from upwatch.kit.mail import Mailer
 from upwatch.kit.metrics import Metrics
 from upwatch.kit.plans import PlanCatalog
 from upwatch.kit.progress import progress
-from upwatch.models import RetentionNotice, User
+from upwatch.models import HourlyCount, RetentionNotice, User
 from upwatch.retention import rules
 from upwatch.retention.repository import RetentionRepository
 from upwatch.retention.service import RESULT_BYTES, stored_bytes
@@ -37,6 +37,8 @@ log = logging.getLogger(__name__)
 PURGE_ORDER = ("monitoring_data", "check_results", "alert_history", "incident_data")
 # Purged notices are kept a while (nobody lists them; they mark what was announced).
 PURGED_NOTICES_KEPT = timedelta(days=35)
+# Hour counts are read for 24-hour figures only; a day more covers clocks and late results.
+HOUR_COUNTS_KEPT = timedelta(days=2)
 OWNERS_PER_QUERY = 100
 WORDS = {
     "check_results": "check results",
@@ -144,6 +146,13 @@ class RetentionJob:
                     owner_id, aggregates_before.isoformat()
                 )
                 await session.commit()
+
+        async with self.database.worksession() as session:
+            await self._hold(session, owner_id, token)
+            await RetentionRepository(session).purge_hours(
+                owner_id, HourlyCount.key_of(now - HOUR_COUNTS_KEPT)
+            )
+            await session.commit()
 
         async with self.database.workreader() as session:
             by_day = await RetentionRepository(session).result_rows_by_day(owner_id, kept_from)

@@ -33,6 +33,7 @@ from upwatch.models import (
     CheckTiming,
     DailyAggregate,
     HistogramBucket,
+    HourlyCount,
     Incident,
     IncidentDay,
     IncidentUpdate,
@@ -364,6 +365,15 @@ class RetentionRepository:
                 )
             )
         return len(gone)
+
+    async def purge_hours(self, owner_id: str, before_hour: str) -> int:
+        """Hour counts of hours before ``before_hour`` (only the last day's are read)."""
+        result = await self.session.execute(
+            delete(HourlyCount)
+            .where(HourlyCount.monitor_id.in_(_monitors(owner_id)), HourlyCount.hour < before_hour)
+            .execution_options(**_NO_SYNC)
+        )
+        return _rowcount(result)
 
     async def purge_days(self, owner_id: str, before_day: str) -> int:
         """Daily aggregates, histograms and incident days of days before ``before_day``."""

@@ -373,6 +373,25 @@ class Snapshots:
             del self._building[slug]
         return built
 
+    async def preview(self, session: AsyncSession, page: StatusPage) -> bytes:
+        """``page`` as visitors would see it now, public or not, for its members (the
+        console's preview): built each time, with the day bars this process keeps."""
+        public = await self._public(session, page)
+        return render.html(public, "", "")
+
+    async def _public(self, session: AsyncSession, page: StatusPage) -> PublicStatusPage:
+        if page.id not in self._bars and len(self._bars) > 10_000:
+            self._bars.clear()  # pages deleted long ago leave their bars behind
+            self._read_all_at.clear()
+        bars = self._bars.setdefault(page.id, {})
+        # Every day's counts again now and then; in between, today's and yesterday's.
+        read_all = time.monotonic() - self._read_all_at.get(page.id, -FULL_READ_SECONDS)
+        recent_only = read_all < FULL_READ_SECONDS
+        public = await build(session, page, self.clock.now(), bars, recent_only=recent_only)
+        if not recent_only:
+            self._read_all_at[page.id] = time.monotonic()
+        return public
+
     async def _build(self, slug: str) -> Snapshot | None:
         changes = self._changes
         async with self.sessions() as session:
@@ -380,16 +399,7 @@ class Snapshots:
             if page is None or not page.is_public:
                 self._pages.pop(slug, None)
                 return None
-            if page.id not in self._bars and len(self._bars) > 10_000:
-                self._bars.clear()  # pages deleted long ago leave their bars behind
-                self._read_all_at.clear()
-            bars = self._bars.setdefault(page.id, {})
-            # Every day's counts again now and then; in between, today's and yesterday's.
-            read_all = time.monotonic() - self._read_all_at.get(page.id, -FULL_READ_SECONDS)
-            recent_only = read_all < FULL_READ_SECONDS
-            public = await build(session, page, self.clock.now(), bars, recent_only=recent_only)
-            if not recent_only:
-                self._read_all_at[page.id] = time.monotonic()
+            public = await self._public(session, page)
         self.builds += 1
         body = public.model_dump_json().encode()
         # ``updatedAt`` is the last field: the tag covers everything before it.

@@ -13,7 +13,6 @@ from upwatch.console.endpoints.projects import projects_of
 from upwatch.console.render import POLICY
 from upwatch.kit.errors import ProblemError
 from upwatch.monitors.repository import MonitorRepository
-from upwatch.statuspages import render, snapshot
 from upwatch.statuspages.schemas import (
     ComponentCreate,
     ComponentUpdate,
@@ -183,10 +182,10 @@ async def preview(page_id: str, page: SignedInPage) -> Response:
         status_page = await service.visible(page.user, page_id)
     except ProblemError:
         page.not_found("status page")
-    public = await snapshot.build(page.session, status_page, page.runtime.clock.now())
+    body = await page.runtime.status_pages.preview(page.session, status_page)
     headers = {
         "Content-Security-Policy": POLICY,
         "Cache-Control": "no-store",
         "X-Robots-Tag": "noindex",
     }
-    return HTMLResponse(render.html(public, "", ""), headers=headers)
+    return HTMLResponse(body, headers=headers)
