@@ -25,6 +25,18 @@ def settings_overrides() -> dict[str, Any]:
     return {"allow_private_targets": True}
 
 
+async def unchecked_monitor(client: httpx.AsyncClient, cast: Cast, name: str) -> dict[str, Any]:
+    """Alice's monitor of a closed local port, due only in five minutes."""
+    return await create_monitor(
+        client,
+        cast.alice,
+        cast.project_id,
+        name=name,
+        url="http://127.0.0.1:9/",
+        intervalSeconds=300,
+    )
+
+
 async def test_a_provider_is_added_tested_over_real_smtp_and_deleted(
     client: httpx.AsyncClient, cast: Cast, mailbox: Mailbox
 ) -> None:
@@ -100,22 +112,8 @@ async def test_a_refused_provider_form_never_shows_the_secret_again(
 async def test_a_status_page_is_made_edited_and_previewed_while_private(
     client: httpx.AsyncClient, cast: Cast
 ) -> None:
-    first = await create_monitor(
-        client,
-        cast.alice,
-        cast.project_id,
-        name="API",
-        url="http://127.0.0.1:9/",
-        intervalSeconds=300,
-    )
-    await create_monitor(
-        client,
-        cast.alice,
-        cast.project_id,
-        name="Web",
-        url="http://127.0.0.1:9/",
-        intervalSeconds=300,
-    )
+    first = await unchecked_monitor(client, cast, "API")
+    await unchecked_monitor(client, cast, "Web")
     csrf = await signed_in(client, cast.alice.email)
     made = await client.post(
         "/app/status-pages",
@@ -185,14 +183,7 @@ async def test_a_status_page_is_made_edited_and_previewed_while_private(
 async def test_a_maintenance_window_is_planned_in_the_visitors_time_zone(
     client: httpx.AsyncClient, cast: Cast, clock: ManualClock
 ) -> None:
-    monitor = await create_monitor(
-        client,
-        cast.alice,
-        cast.project_id,
-        name="API",
-        url="http://127.0.0.1:9/",
-        intervalSeconds=300,
-    )
+    monitor = await unchecked_monitor(client, cast, "API")
     csrf = await signed_in(client, cast.alice.email)
     saved = await client.post(
         "/app/settings",
