@@ -54,6 +54,9 @@ async def test_signing_in_returns_to_the_console_page_asked_for_and_nowhere_else
         ("//evil.example/app/", "/app/monitors"),
         ("https://evil.example/", "/app/monitors"),
         ("/app/\\evil.example", "/app/monitors"),
+        ("/app/../s/evil", "/app/monitors"),
+        ("/app/%2e%2e/s/evil", "/app/monitors"),
+        ("/app/incidents?x=//evil.example", "/app/monitors"),
     ):
         client.cookies.clear()
         form = await client.get("/app/login", params={"next": wanted})
@@ -67,6 +70,29 @@ async def test_signing_in_returns_to_the_console_page_asked_for_and_nowhere_else
             },
         )
         assert done.headers["location"] == landing, wanted
+
+
+async def test_names_in_any_script_and_odd_tokens_get_pages_not_errors(
+    client: httpx.AsyncClient, cast: Cast
+) -> None:
+    csrf = await signed_in(client, cast.alice.email)
+    made = await client.post(
+        "/app/monitors/new",
+        data={
+            "csrf": csrf,
+            "projectId": cast.project_id,
+            "name": "监控 Überwachung",
+            "type": "tcp",
+            "host": "127.0.0.1",
+            "port": "9",
+            "intervalSeconds": "300",
+        },
+    )
+    assert made.status_code == 303, made.text
+    page = await client.get(made.headers["location"])
+    assert "Monitor 监控 Überwachung created." in page.text
+    odd = await client.post("/app/projects", data={"csrf": "jeton-ünïcode-监控", "name": "X"})
+    assert odd.status_code == 403
 
 
 async def test_a_wrong_password_is_named_on_the_form_and_signs_no_one_in(

@@ -107,6 +107,19 @@ async def test_a_refused_provider_form_never_shows_the_secret_again(
     assert 'id="e-config.chatId"' in refused.text
     assert token not in refused.text
     assert 'value="Chat"' in refused.text  # the rest of the form is kept
+    hook = "https://hooks.slack.com/services/T000/B000/s3cr3tpath"
+    slack = await client.post(
+        "/app/notifications/new",
+        data={
+            "csrf": csrf,
+            "type": "slack",
+            "projectId": cast.project_id,
+            "name": "",  # refused, for its name
+            "config.webhookUrl": hook,
+        },
+    )
+    assert slack.status_code == 422
+    assert hook not in slack.text  # a chat hook's URL is its secret, as the API masks it
 
 
 async def test_a_status_page_is_made_edited_and_previewed_while_private(

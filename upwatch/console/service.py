@@ -32,7 +32,8 @@ class SignedIn:
 
 def same_token(given: str | None, expected: str) -> bool:
     """A CSRF token compared in constant time."""
-    return bool(given) and hmac.compare_digest(str(given), expected)
+    # As bytes: compare_digest refuses a str with characters beyond ASCII.
+    return bool(given) and hmac.compare_digest(str(given).encode(), expected.encode())
 
 
 def new_csrf_token() -> str:

@@ -11,6 +11,7 @@ from pydantic import TypeAdapter, ValidationError
 from upwatch.console.endpoints.page import Page, SignedInPage
 from upwatch.console.endpoints.projects import projects_of
 from upwatch.kit.errors import ProblemError
+from upwatch.notifications.channels import REGISTRY
 from upwatch.notifications.repository import ProviderRepository
 from upwatch.notifications.schemas import ProviderCreate, ProviderOut
 from upwatch.notifications.service import ProviderService
@@ -127,9 +128,8 @@ async def create_provider(page: SignedInPage) -> Response:
 
 
 def _is_secret(channel: str, field: str) -> bool:
-    return any(
-        f"config.{name}" == field and kind == "password" for name, _l, kind in CHANNELS[channel][1]
-    )
+    """A field the API masks (the channel's own list: chat webhook URLs are secrets too)."""
+    return REGISTRY[channel].is_secret_path(field)
 
 
 @router.post("/notifications/{provider_id}/test")

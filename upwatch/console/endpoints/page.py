@@ -9,9 +9,10 @@ sends that response.
 
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass
 from typing import Annotated, Any, Final, NoReturn
-from urllib.parse import urlencode
+from urllib.parse import quote, unquote, urlencode, urlsplit
 
 from fastapi import Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -48,7 +49,8 @@ def secure(request: Request) -> bool:
 
 
 def html(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
-    flash = request.cookies.get(FLASH_COOKIE)
+    kept = request.cookies.get(FLASH_COOKIE)
+    flash = unquote(kept) if kept else None
     for name, empty in (("me", None), ("csrf", ""), ("section", ""), ("zone", "UTC")):
         context.setdefault(name, empty)
     context.setdefault("form", {})
@@ -57,7 +59,7 @@ def html(request: Request, template: str, status: int = 200, **context: Any) -> 
     response.headers["Content-Security-Policy"] = POLICY
     response.headers["Cache-Control"] = "no-store"
     response.headers["Referrer-Policy"] = "same-origin"
-    if flash:
+    if kept:
         response.delete_cookie(FLASH_COOKIE, path="/app")
     return response
 
@@ -69,9 +71,11 @@ def fragment(template: str, **context: Any) -> HTMLResponse:
 def redirect(request: Request, url: str, flash: str | None = None) -> RedirectResponse:
     response = RedirectResponse(url, status_code=303)
     if flash:
+        # Percent-encoded: a cookie carries Latin-1 only, and the message may name a project
+        # or monitor in any script.
         response.set_cookie(
             FLASH_COOKIE,
-            flash,
+            quote(flash),
             path="/app",
             httponly=True,
             samesite="lax",
@@ -95,11 +99,17 @@ def status_of(exc: ProblemError | ValidationError) -> int:
 
 
 def after_sign_in(wanted: str | None) -> str:
-    """Where to go once signed in: the console page asked for (a path under /app/ only, so
-    the parameter cannot send anyone elsewhere), else the monitors."""
-    if wanted and wanted.startswith("/app/") and "//" not in wanted and "\\" not in wanted:
-        return wanted
-    return "/app/monitors"
+    """Where to go once signed in: the console page asked for, else the monitors. Only a
+    plain path under /app/ is followed (no host, no encoding, no dot segments, nothing a
+    browser could resolve elsewhere), so the parameter cannot send anyone off the console."""
+    if not wanted or any(c in wanted for c in "%\\") or not wanted.isprintable():
+        return "/app/monitors"
+    parts = urlsplit(wanted)
+    if parts.scheme or parts.netloc or parts.query or parts.fragment:
+        return "/app/monitors"
+    if not parts.path.startswith("/app/") or posixpath.normpath(parts.path) != parts.path:
+        return "/app/monitors"
+    return parts.path
 
 
 async def read_form(request: Request) -> dict[str, str]:
