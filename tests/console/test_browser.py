@@ -1,11 +1,12 @@
 """The web console in headless Chromium against a real `upwatch serve` and a real target: a
 team lead signs up, makes a project and an HTTP monitor, sees it up, sees it turn down and its
 incident appear without reloading when the target fails, acknowledges it, sees it resolve
-when the target is back, and invites a member. Then the same with JavaScript off (pages
-reloaded by hand).
+when the target is back, invites a member, and sees the same form refused without its CSRF
+token. Then the same with JavaScript off (pages reloaded by hand). Then axe-core on every main
+page.
 
-Set UPWATCH_SCREENSHOT_DIR to keep the monitors list and a monitor page there
-(docs/console-monitors.png and docs/console-monitor.png are made so)."""
+Set UPWATCH_SCREENSHOT_DIR to keep the screenshots of docs/console.md there (docs/ is made so).
+"""
 
 from __future__ import annotations
 
@@ -179,6 +180,19 @@ def test_a_team_lead_sees_a_monitor_go_down_and_its_incident_live_and_handles_it
         submit(browser, "form[action$='/invite']")
         wait_for(browser, lambda b: flash(b) == "Invitation sent to teammate@example.com.")
         assert "teammate@example.com" in browser.find_element(By.TAG_NAME, "table").text
+
+        # The same form without its CSRF token (as another site's page would post it).
+        browser.execute_script(
+            "document.querySelector(\"form[action$='/invite'] input[name=csrf]\").remove();"
+        )
+        fill(browser, email="intruder@example.com")
+        submit(browser, "form[action$='/invite']")
+        wait_for(
+            browser, lambda b: "The form has expired" in b.find_element(By.TAG_NAME, "h1").text
+        )
+        browser.back()
+        browser.refresh()
+        assert "intruder@example.com" not in browser.find_element(By.TAG_NAME, "table").text
     finally:
         browser.quit()
 
