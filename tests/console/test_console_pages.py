@@ -219,6 +219,9 @@ async def test_a_monitor_page_charts_its_response_times_and_the_list_draws_spark
     assert re.search(r'<path class="p95" d="M[0-9.]+,[0-9.]+', day.text)
     assert "Median response time from" in day.text
     assert "over 24 hours" in day.text
+    regions = day.text[day.text.index("Regions, last 24 hours") :]
+    assert "(local)" in regions
+    assert "<td>30</td>" in regions  # the last day's checks; the one of two days ago is out
     week = await client.get(f"/app/monitors/{monitor['id']}?range=7d")
     assert 'aria-current="true">7d<' in week.text
     assert "over 7 days" in week.text

@@ -15,9 +15,10 @@ from upwatch.console.endpoints.page import Answer, FragmentPage, Page, SignedInP
 from upwatch.console.endpoints.projects import projects_of
 from upwatch.console.render import local_time, percent, sparkline, zone_of
 from upwatch.kit.errors import ProblemError
+from upwatch.models import Monitor
 from upwatch.monitors import dashboard, statistics
-from upwatch.monitors.repository import MonitorRepository
-from upwatch.monitors.schemas import MonitorCreate
+from upwatch.monitors.repository import MonitorRepository, RegionRepository
+from upwatch.monitors.schemas import MonitorCreate, MonitorRegionStats
 from upwatch.monitors.service import MonitorService
 from upwatch.statuspages.repository import StatusPageRepository
 
@@ -181,13 +182,25 @@ async def _history(page: Page, monitor_id: str, span: str) -> dict[str, Any]:
     }
 
 
+async def _regions(page: Page, monitor: Monitor) -> list[MonitorRegionStats]:
+    """Each region's last 24 hours, as ``GET /monitors/{id}/regions`` gives them."""
+    now = page.runtime.clock.now()
+    online = await RegionRepository(page.session).online_ids(
+        now - timedelta(seconds=page.runtime.settings.region_online_seconds)
+    )
+    return (await dashboard.monitor_regions(page.session, monitor, online, now)).regions
+
+
 @router.get("/monitors/{monitor_id}")
 async def monitor_page(monitor_id: str, page: SignedInPage) -> Response:
     state = await _monitor_state(page, monitor_id)
     span = page.request.query_params.get("range", "24h")
     history = await _history(page, monitor_id, span if span in charts.RANGES else "24h")
+    regions = await _regions(page, state["monitor"])
     title = state["monitor"].name
-    return page.html("monitor.html", title=title, section="monitors", **state, **history)
+    return page.html(
+        "monitor.html", title=title, section="monitors", regions=regions, **state, **history
+    )
 
 
 @router.get("/monitors/{monitor_id}/state")
