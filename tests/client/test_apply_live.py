@@ -132,6 +132,24 @@ class Project:
         assert done.returncode == 0, done.stdout + done.stderr
         return done.stdout
 
+    def monitor_by_hand(self) -> dict[str, Any]:
+        """A monitor made through the API without a key: no file manages it."""
+        made = self.api.post(
+            "/monitors",
+            headers=self.headers,
+            json={
+                "projectId": self.project_id,
+                "name": "By hand",
+                "type": "tcp",
+                "host": "127.0.0.1",
+                "port": 9,
+                "intervalSeconds": 600,
+            },
+        )
+        assert made.status_code == 201, made.text
+        result: dict[str, Any] = made.json()
+        return result
+
     def state(self) -> dict[str, dict[str, dict[str, Any]]]:
         """Every object of the project by kind and key, as defined: without what checks and
         the clock change (status, last check, update time)."""
@@ -232,19 +250,7 @@ def test_an_edited_file_updates_exactly_what_changed(fresh: Project) -> None:
 def test_prune_deletes_what_the_file_dropped_and_only_with_prune(fresh: Project) -> None:
     fresh.apply(FILE)
     # An object made by hand has no key: apply never touches it, prune or not.
-    by_hand = fresh.api.post(
-        "/monitors",
-        headers=fresh.headers,
-        json={
-            "projectId": fresh.project_id,
-            "name": "By hand",
-            "type": "tcp",
-            "host": "127.0.0.1",
-            "port": 9,
-            "intervalSeconds": 600,
-        },
-    )
-    assert by_hand.status_code == 201, by_hand.text
+    by_hand = fresh.monitor_by_hand()
     smaller = copy.deepcopy(FILE)
     smaller["monitors"] = [m for m in smaller["monitors"] if m["key"] != "db"]
     smaller["monitors"][1].pop("dependsOn")
@@ -259,10 +265,10 @@ def test_prune_deletes_what_the_file_dropped_and_only_with_prune(fresh: Project)
         assert line in lines(pruned)
     assert "- maintenance window sundays: delete" in lines(pruned)
     state = fresh.state()
-    assert set(state["monitors"]) == {"api", "web", by_hand.json()["id"]}
+    assert set(state["monitors"]) == {"api", "web", by_hand["id"]}
     assert set(state["providers"]) == {"team"}
     assert state["maintenance"] == {}
-    fresh.api.delete(f"/monitors/{by_hand.json()['id']}", headers=fresh.headers)
+    fresh.api.delete(f"/monitors/{by_hand['id']}", headers=fresh.headers)
 
 
 def test_a_dry_run_prints_the_plan_and_changes_nothing(fresh: Project) -> None:
@@ -308,18 +314,7 @@ def test_secrets_and_monitors_set_by_hand_survive_an_export_and_its_apply(
         },
     )
     assert pager.status_code == 201, pager.text
-    by_hand = fresh.api.post(
-        "/monitors",
-        headers=fresh.headers,
-        json={
-            "projectId": fresh.project_id,
-            "name": "By hand",
-            "type": "tcp",
-            "host": "127.0.0.1",
-            "port": 9,
-            "intervalSeconds": 600,
-        },
-    ).json()
+    by_hand = fresh.monitor_by_hand()
     window = fresh.api.post(
         "/maintenance-windows",
         headers=fresh.headers,

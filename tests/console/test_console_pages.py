@@ -374,3 +374,14 @@ async def test_the_invitation_link_mailed_lets_the_invitee_sign_up_and_join(
     projects = await client.get("/app/projects")
     assert "Welcome to Upwatch. You joined Shop." in projects.text
     assert "Shop" in projects.text
+
+
+async def test_incident_links_of_alerts_sent_before_the_console_open_its_incident_page(
+    client: httpx.AsyncClient,
+) -> None:
+    earlier = await client.get("/docs?incident=inc42#/incidents/getIncident")
+    assert earlier.status_code == 303
+    assert earlier.headers["location"] == "/app/incidents/inc42"
+    odd = await client.get("/docs", params={"incident": "../x?y"})
+    assert odd.headers["location"] == "/app/incidents/..%2Fx%3Fy"
+    assert (await client.get("/docs")).status_code == 200  # the API document as before

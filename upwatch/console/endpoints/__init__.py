@@ -65,3 +65,4 @@ def install(app: FastAPI) -> None:
     app.include_router(router)
     app.include_router(links)
     app.add_exception_handler(Answer, send_answer)
+    app.add_middleware(signin.EarlierIncidentLinks)

@@ -7,12 +7,13 @@ SameSite=Strict cookie (double submit).
 from __future__ import annotations
 
 from typing import Any, Final
-from urllib.parse import quote, urlencode
+from urllib.parse import parse_qs, quote, urlencode
 
 from fastapi import APIRouter, BackgroundTasks, Request
 from fastapi.responses import RedirectResponse, Response
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from upwatch.accounts.schemas import ResetPasswordRequest, SignupRequest
 from upwatch.accounts.service import AccountService, accept_reset_request, send_reset_link
@@ -190,6 +191,24 @@ async def reset_link(request: Request) -> Response:
 @links.get("/invitations/accept")
 async def invitation_link(request: Request) -> Response:
     return redirect(request, f"/app/invitations/accept?{request.url.query}")
+
+
+class EarlierIncidentLinks:
+    """Alerts sent before the console existed link to ``/docs?incident={id}`` (the API
+    document at the incident operation); a browser following one now gets the console's
+    incident page. ``/docs`` itself is FastAPI's own route, so this stands before routing."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] == "/docs" and scope["method"] == "GET":
+            incident = parse_qs(scope["query_string"].decode("latin-1")).get("incident")
+            if incident and incident[0]:
+                target = f"/app/incidents/{quote(incident[0][:64], safe='')}"
+                await RedirectResponse(target, status_code=303)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
 @links.get("/contact/{submission_id}")
