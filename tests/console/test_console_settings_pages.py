@@ -287,7 +287,9 @@ async def test_only_administrators_reach_the_operators_pages(
     assert isinstance(body, bytes)
     link = re.search(r"http://[^/]+(/contact/\w+)", body.decode())
     assert link, body
-    followed = await client.get(link.group(1))
+    api_client = await client.get(link.group(1))
+    assert api_client.status_code == 405  # the API path: only PATCH, for all but browsers
+    followed = await client.get(link.group(1), headers={"Accept": "text/html,*/*;q=0.8"})
     assert followed.status_code == 303
     submission = await client.get(followed.headers["location"])
     assert "Pricing" in submission.text

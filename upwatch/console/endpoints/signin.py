@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Final
 from urllib.parse import parse_qs, quote, urlencode
 
-from fastapi import APIRouter, BackgroundTasks, Request
+from fastapi import APIRouter, BackgroundTasks, HTTPException, Request
 from fastapi.responses import RedirectResponse, Response
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -213,7 +213,11 @@ class EarlierIncidentLinks:
 
 @links.get("/contact/{submission_id}")
 async def contact_link(submission_id: str, request: Request) -> Response:
-    """The operators' e-mail about a contact submission links here (``PATCH`` is the API's)."""
+    """The operators' e-mail about a contact submission links here. A browser (it asks for
+    HTML) goes on to the console's page of it; to anything else this stays the API's path,
+    where only PATCH is allowed."""
+    if "text/html" not in request.headers.get("accept", ""):
+        raise HTTPException(status_code=405)
     return redirect(request, f"/app/admin/contact/{quote(submission_id, safe='')}")
 
 
