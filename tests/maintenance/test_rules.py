@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
-from dateutil.rrule import rrulestr
-from hypothesis import given
+from dateutil.rrule import rrule, rrulestr
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from upwatch.maintenance.rules import (
@@ -181,3 +182,176 @@ def test_a_schedule_that_cannot_work_is_refused_with_the_reason(
 ) -> None:
     with pytest.raises(BadSchedule, match=reason):
         validate(schedule)
+
+
+# Rules without COUNT (which the property tests above enumerate) and with every supported
+# part, started up to three years before the moments asked about: the rule, started near each
+# moment, must agree with dateutil walking it from startsAt.
+@st.composite
+def open_rules(draw: st.DrawFn) -> str:
+    frequency = draw(st.sampled_from(["HOURLY", "DAILY", "WEEKLY", "MONTHLY", "YEARLY"]))
+    parts = [f"FREQ={frequency}", f"INTERVAL={draw(st.integers(1, 7))}"]
+    days = ["MO", "TU", "WE", "TH", "FR", "SA", "SU"]
+    if draw(st.booleans()):
+        parts.append("WKST=" + draw(st.sampled_from(days)))
+    if draw(st.booleans()):
+        parts.append(
+            "BYMONTH="
+            + ",".join(map(str, draw(st.sets(st.integers(1, 12), min_size=1, max_size=3))))
+        )
+    if draw(st.booleans()):
+        parts.append(
+            "BYMONTHDAY="
+            + ",".join(map(str, draw(st.sets(st.integers(1, 28), min_size=1, max_size=3))))
+        )
+    elif draw(st.booleans()):
+        parts.append(
+            "BYDAY=" + ",".join(draw(st.sets(st.sampled_from(days), min_size=1, max_size=3)))
+        )
+    if draw(st.booleans()):
+        parts.append(
+            "BYHOUR="
+            + ",".join(map(str, draw(st.sets(st.integers(0, 23), min_size=1, max_size=3))))
+        )
+    if draw(st.booleans()):
+        parts.append(
+            "BYMINUTE="
+            + ",".join(map(str, draw(st.sets(st.integers(0, 59), min_size=1, max_size=2))))
+        )
+    if draw(st.booleans()):
+        parts.append("UNTIL=" + draw(st.sampled_from(["20270301T000000Z", "20290715T120000Z"])))
+    return ";".join(parts)
+
+
+@settings(max_examples=80)
+@given(
+    open_rules(),
+    st.datetimes(
+        min_value=datetime(2024, 1, 1),  # noqa: DTZ001 - hypothesis takes naive bounds
+        max_value=datetime(2027, 12, 31),  # noqa: DTZ001
+        timezones=st.just(UTC),
+    ),
+    st.integers(1, 3 * 24 * 60),
+    st.sampled_from(ZONES),
+    st.integers(0, 3 * 365 * 24 * 60),
+)
+def test_a_rule_started_near_the_moment_finds_what_walking_it_from_its_start_finds(
+    rule: str, start: datetime, minutes: int, timezone: str, later: int
+) -> None:
+    start = start.replace(microsecond=0)
+    schedule = Schedule(start, start + timedelta(minutes=minutes), rule, timezone)
+    try:
+        validate(schedule)
+    except BadSchedule:
+        assume(False)
+    moment = start + timedelta(minutes=later, seconds=later % 61)
+    walked = rrulestr(rule, dtstart=start.astimezone(ZoneInfo(timezone)))
+    last = walked.before(moment, inc=True)
+    covering = last is not None and moment < last + schedule.duration
+    expected = (
+        (last.astimezone(UTC), last.astimezone(UTC) + schedule.duration) if covering else None
+    )
+    assert occurrence_at(schedule, moment) == expected
+    ahead = walked.between(moment, moment + HORIZON)
+    assert next_start(schedule, moment) == (ahead[0].astimezone(UTC) if ahead else None)
+    since = moment - timedelta(days=3)
+    assert list(occurrences(schedule, since, moment)) == [
+        (s.astimezone(UTC), s.astimezone(UTC) + schedule.duration)
+        for s in walked.between(since - schedule.duration, moment, inc=True)
+        if s + schedule.duration > since and s < moment
+    ]
+
+
+@pytest.fixture
+def walked(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many occurrences dateutil produced: the work a schedule cost, counted rather than
+    timed."""
+    count = [0]
+    iterate = rrule._iter
+
+    def counting(self: rrule) -> Iterator[datetime]:
+        for found in iterate(self):
+            count[0] += 1
+            yield found
+
+    monkeypatch.setattr(rrule, "_iter", counting)
+    return count
+
+
+FAR_PAST = [
+    # The review's reproductions: walked from startsAt to now, 26 s and 150 s on the event loop.
+    Schedule(
+        datetime(1700, 1, 1, tzinfo=UTC), datetime(1700, 1, 1, 0, 30, tzinfo=UTC), "FREQ=HOURLY"
+    ),
+    Schedule(datetime(1, 1, 1, tzinfo=UTC), datetime(1, 1, 1, 0, 30, tzinfo=UTC), "FREQ=HOURLY"),
+    Schedule(
+        datetime(1, 1, 1, tzinfo=UTC),
+        datetime(1, 1, 31, tzinfo=UTC),
+        "FREQ=HOURLY;BYMINUTE=0,15,30,45",
+        "Asia/Kolkata",
+    ),
+    Schedule(
+        datetime(1, 1, 1, tzinfo=UTC), datetime(1, 1, 1, 1, tzinfo=UTC), "FREQ=DAILY;INTERVAL=7"
+    ),
+]
+
+
+@pytest.mark.parametrize("schedule", FAR_PAST, ids=lambda s: f"{s.starts_at.year}-{s.rrule}")
+def test_a_window_started_centuries_ago_costs_what_a_new_one_costs(
+    schedule: Schedule, walked: list[int]
+) -> None:
+    now = datetime(2026, 11, 26, 10, 7, tzinfo=UTC)
+    validate(schedule)
+    start = next_start(schedule, now)
+    assert start is not None
+    assert now < start <= now + timedelta(days=7)
+    assert active(schedule, start)
+    list(occurrences(schedule, now - timedelta(days=1), now))
+    # A few windows' length of quarter-hours (2,880 a month), against millions from startsAt.
+    assert walked[0] < 20_000
+
+
+def test_an_hourly_window_from_1700_is_on_at_half_past_midnight_every_hour_since() -> None:
+    schedule = FAR_PAST[0]
+    assert active(schedule, datetime(2026, 11, 26, 10, 29, 59, tzinfo=UTC))
+    assert not active(schedule, datetime(2026, 11, 26, 10, 30, tzinfo=UTC))
+    assert occurrence_at(schedule, datetime(2026, 11, 26, 10, 15, tzinfo=UTC)) == (
+        datetime(2026, 11, 26, 10, tzinfo=UTC),
+        datetime(2026, 11, 26, 10, 30, tzinfo=UTC),
+    )
+    assert next_start(schedule, datetime(2026, 11, 26, 10, 15, tzinfo=UTC)) == datetime(
+        2026, 11, 26, 11, tzinfo=UTC
+    )
+
+
+@pytest.mark.parametrize(
+    ("rule", "reason"),
+    [
+        ("FREQ=DAILY;BYMONTH=2;BYMONTHDAY=29;COUNT=1000", "within 50 years"),
+        ("FREQ=HOURLY;COUNT=1001", "COUNT must be between 1 and 1000"),
+        ("FREQ=HOURLY;BYMINUTE=0,10,20,30,40", "at most 4 minutes"),
+        ("FREQ=DAILY;COUNT=3;UNTIL=20300101T000000Z", "COUNT or UNTIL"),
+    ],
+)
+def test_a_rule_whose_walk_would_be_long_is_refused_after_little_work(
+    rule: str, reason: str, walked: list[int]
+) -> None:
+    start = datetime(2028, 1, 1, tzinfo=UTC)
+    with pytest.raises(BadSchedule, match=reason):
+        validate(Schedule(start, start + timedelta(minutes=30), rule))
+    assert walked[0] <= 1_000
+
+
+def test_a_count_series_is_followed_once_then_started_near_each_moment(walked: list[int]) -> None:
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    schedule = Schedule(start, start + timedelta(minutes=10), "FREQ=HOURLY;COUNT=1000")
+    validate(schedule)
+    done = walked[0]
+    last = start + timedelta(hours=999)
+    assert occurrence_at(schedule, last + timedelta(minutes=5)) == (
+        last,
+        last + timedelta(minutes=10),
+    )
+    assert not active(schedule, last + timedelta(hours=1, minutes=5))
+    assert next_start(schedule, last) is None
+    assert walked[0] - done < 100

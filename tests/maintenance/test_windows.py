@@ -235,3 +235,47 @@ async def test_a_monitor_failing_during_maintenance_opens_no_incident_until_the_
     assert sum(d.maintenance_total for d in days) == 5
     assert sum(d.maintenance_down for d in days) == 5
     assert sum(d.maintenance_up for d in days) == 0
+
+
+async def test_an_hourly_window_from_the_year_1700_is_saved_and_read_as_quickly_as_a_new_one(
+    client: httpx.AsyncClient, cast: Cast, clock: ManualClock
+) -> None:
+    """The review's reproduction: dateutil walked 2.8 million hours from startsAt on the event
+    loop (201 after 26 s, /readyz held as long). The rule now starts near the moment asked."""
+    window = await make_window(
+        client,
+        cast,
+        clock,
+        startsAt="1700-01-01T00:00:00Z",
+        endsAt="1700-01-01T00:30:00Z",
+        rrule="FREQ=HOURLY",
+    )
+    now = clock.now()
+    top = now.replace(minute=0, second=0, microsecond=0)
+    assert window["active"] is (now < top + timedelta(minutes=30))
+    assert window["nextStartsAt"] == iso(top + timedelta(hours=1))
+    listed = await client.get(
+        "/maintenance-windows", headers=cast.alice.headers, params={"projectId": cast.project_id}
+    )
+    assert listed.status_code == 200
+    assert [w["nextStartsAt"] for w in listed.json()] == [window["nextStartsAt"]]
+    ready = await client.get("/readyz")
+    assert ready.status_code == 200
+
+
+async def test_a_count_series_that_sparse_days_stretch_over_centuries_is_refused(
+    client: httpx.AsyncClient, cast: Cast
+) -> None:
+    answer = await client.post(
+        "/maintenance-windows",
+        headers=cast.alice.headers,
+        json={
+            "projectId": cast.project_id,
+            "title": "Leap days",
+            "startsAt": "2028-01-01T00:00:00Z",
+            "endsAt": "2028-01-01T00:30:00Z",
+            "rrule": "FREQ=DAILY;BYMONTH=2;BYMONTHDAY=29;COUNT=1000",
+        },
+    )
+    assert_problem(answer, 422)
+    assert "50 years" in answer.text
