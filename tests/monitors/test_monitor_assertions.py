@@ -59,3 +59,25 @@ async def test_an_assertion_that_cannot_work_is_refused_naming_the_field(
     ):  # fmt: skip
         refused = await client.post("/monitors", headers=cast.alice.headers, json={**base, **extra})
         assert field in assert_problem(refused, 422)["detail"], (extra, refused.text)
+
+
+async def test_a_list_of_costly_patterns_and_exploding_paths_is_refused_before_it_holds_the_api(
+    client: httpx.AsyncClient, cast: Cast, target: Target
+) -> None:
+    """The review's: 20 patterns of (?:a{316}){316} took 2.6 s to validate (80 ms each to
+    compile); $..*..*..* was saved in 55 ms and then held the probe worker for 22 s."""
+    base = {"projectId": cast.project_id, "name": "Shop", "type": "http", "url": target.url}
+    costly = {"source": "body", "operator": "matches", "value": "(?:a{316}){316}"}
+    medium = {"source": "body", "operator": "matches", "value": "(?:a{80}){80}"}
+    small = {"source": "body", "operator": "matches", "value": "ok"}
+    exploding = {"source": "json", "operator": "exists", "path": "$..*..*..*"}
+    for assertions, field in (
+        ([costly] * 20, "assertions.0.value"),
+        ([medium, medium], "assertions.1.value"),
+        ([small, small, small], "assertions.2.operator"),
+        ([small, exploding], "assertions.1.path"),
+    ):
+        refused = await client.post(
+            "/monitors", headers=cast.alice.headers, json={**base, "assertions": assertions}
+        )
+        assert field in assert_problem(refused, 422)["detail"], (assertions[-1], refused.text)

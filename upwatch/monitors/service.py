@@ -26,8 +26,8 @@ from upwatch.monitors import secrets, sla, statistics
 from upwatch.monitors.dependency_graph import cycle_through
 from upwatch.monitors.repository import MonitorRepository, RegionRepository, SlaRepository
 from upwatch.monitors.schemas import MonitorFields, MonitorUpdate, NewMonitor
-from upwatch.probes.assertions import BadAssertion, assertion_of
-from upwatch.probes.assertions import validate as validate_assertion
+from upwatch.probes.assertions import assertion_of
+from upwatch.probes.assertions import validate_all as validate_assertions
 from upwatch.probes.heartbeat import BadSchedule, validate_schedule, zone_of
 from upwatch.projects.repository import ProjectRepository
 from upwatch.runtime import DomainService, uses
@@ -120,11 +120,10 @@ class MonitorService(DomainService):
     def _check_assertions(monitor: Monitor) -> None:
         if monitor.assertions and monitor.type != "http":
             raise ValidationFailed.on("assertions", "only http monitors have them")
-        for index, stored in enumerate(monitor.assertions or []):
-            try:
-                validate_assertion(assertion_of(stored))
-            except BadAssertion as exc:
-                raise ValidationFailed.on(f"assertions.{index}.{exc.field}", str(exc)) from None
+        refused = validate_assertions([assertion_of(a) for a in monitor.assertions or []])
+        if refused is not None:
+            index, exc = refused
+            raise ValidationFailed.on(f"assertions.{index}.{exc.field}", str(exc))
 
     def _check_heartbeat(self, monitor: Monitor) -> None:
         """Schedules are for heartbeats, and must occur (read as they will be stored)."""

@@ -4,7 +4,9 @@ An assertion reads one value of the response (a JSONPath into the JSON body, a h
 body text, the response time, the status code) and compares it with an expected value. The
 first that does not hold fails the check with a message naming it and what was found. Patterns
 run with a time limit (the ``regex`` module): a pattern that backtracks for ever on some body
-fails its check instead of holding a worker.
+fails its check instead of holding a worker; JSONPaths spend a budget of values visited
+(``json_paths``). What one monitor's assertions may cost is bounded when they are saved: the
+patterns compiled, the descents of a path, the values a check visits.
 """
 
 from __future__ import annotations
@@ -13,10 +15,12 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Final, Literal, get_args
 
 import regex
-from jsonpath_ng.parser import parse as parse_jsonpath
+
+from upwatch.probes.json_paths import STEPS, BadPath, Budget, OverBudget, compiled, first
 
 Source = Literal["json", "header", "body", "responseTime", "statusCode"]
 Operator = Literal[
@@ -39,8 +43,11 @@ PRESENCE: Final = {"exists", "notExists"}
 # A pattern that has not answered in this long on a capped body fails its check; all the
 # patterns of one check share one budget of twice that.
 PATTERN_SECONDS: Final = 0.05
-# Counted repeats multiply what the pattern compiler builds: (?:x{4000}){4000} takes gigabytes.
-MOST_REPEATS: Final = 100_000
+# Patterns searched per check (and so kept per monitor).
+MOST_PATTERNS: Final = 2
+# Counted repeats multiply what the pattern compiler builds: (?:x{4000}){4000} takes gigabytes,
+# (?:a{316}){316} 80 ms. A monitor's patterns together may repeat this much (about 5 ms).
+MOST_REPEATS: Final = 10_000
 _COUNTED = regex.compile(r"\{(\d*),?(\d*)\}")
 # A number compared must be one JSON carries exactly everywhere.
 LARGEST_NUMBER: Final = 2**53
@@ -96,9 +103,9 @@ def validate(assertion: Assertion) -> None:
         raise BadAssertion("path", f"a {assertion.source} assertion has no path")
     if assertion.source == "json":
         try:
-            parse_jsonpath(assertion.path or "")
-        except Exception as exc:  # the parser raises its own types and plain ones
-            raise BadAssertion("path", f"not a JSONPath: {exc}") from None
+            compiled(assertion.path or "")
+        except BadPath as exc:
+            raise BadAssertion("path", str(exc)) from None
     if assertion.operator in PRESENCE:
         if assertion.source not in ("json", "header"):
             raise BadAssertion("operator", "exists and notExists are for json and header")
@@ -116,20 +123,62 @@ def validate(assertion: Assertion) -> None:
     if assertion.operator == "matches":
         if not isinstance(expected, str):
             raise BadAssertion("value", "matches needs a pattern (a string)")
-        repeats = 1
-        for low, high in _COUNTED.findall(expected):
-            repeats *= max(int(low or 0), int(high or 0), 1)
-        if repeats > MOST_REPEATS:
+        if repeats_of(expected) > MOST_REPEATS:
             raise BadAssertion(
                 "value", f"the pattern's counted repeats multiply to more than {MOST_REPEATS}"
             )
         try:
-            regex.compile(expected)
+            _pattern(expected)
         except regex.error as exc:
             raise BadAssertion("value", f"not a pattern: {exc}") from None
     text_like = isinstance(expected, str) or _number(expected)
     if assertion.source in ("header", "body") and not text_like:
         raise BadAssertion("value", f"a {assertion.source} is text: compare it with a string")
+
+
+def repeats_of(pattern: str) -> int:
+    """What the pattern's counted repeats multiply to: a bound on what compiling it builds."""
+    repeats = 1
+    for low, high in _COUNTED.findall(pattern):
+        repeats *= max(int(low or 0), int(high or 0), 1)
+        if repeats > MOST_REPEATS:  # big enough to refuse; stop before the number grows huge
+            break
+    return repeats
+
+
+def validate_all(assertions: Sequence[Assertion]) -> tuple[int, BadAssertion] | None:
+    """The first assertion (by index) that cannot be used, alone or beside the ones before it,
+    and why; None when all can. Each is validated, then what they cost together: patterns
+    compiled (each ``validate`` compiles one), so the API is not held by a list of them."""
+    patterns = 0
+    repeats = 0
+    for index, assertion in enumerate(assertions):
+        if assertion.operator == "matches":
+            patterns += 1
+            if patterns > MOST_PATTERNS:
+                return index, BadAssertion(
+                    "operator", f"at most {MOST_PATTERNS} matches assertions per monitor"
+                )
+            value = expected_of(assertion) if assertion.value is not None else None
+            if isinstance(value, str):
+                repeats += repeats_of(value)
+                if repeats > MOST_REPEATS:
+                    return index, BadAssertion(
+                        "value",
+                        f"the monitor's patterns' counted repeats add up to more than "
+                        f"{MOST_REPEATS}",
+                    )
+        try:
+            validate(assertion)
+        except BadAssertion as exc:
+            return index, exc
+    return None
+
+
+@lru_cache(maxsize=1024)
+def _pattern(text: str) -> regex.Pattern[str]:
+    """Compiled once per pattern, not once per check."""
+    return regex.compile(text)
 
 
 def _number(value: Any) -> bool:
@@ -159,6 +208,7 @@ class _Read:
         self.response = response
         self._text: str | None = None
         self._document: Any = _MISSING
+        self.budget = Budget()
 
     @property
     def text(self) -> str:
@@ -187,8 +237,8 @@ class _Read:
             return response.headers.get((assertion.path or "").lower(), _MISSING)
         if assertion.source == "body":
             return self.text
-        found = parse_jsonpath(assertion.path or "").find(self.document)
-        return found[0].value if found else _MISSING
+        found, value = first(assertion.path or "", self.document, self.budget)
+        return value if found else _MISSING
 
 
 class _Unreadable(Exception):
@@ -210,7 +260,7 @@ def _holds(operator: str, actual: Any, expected: Any) -> bool:
         return inside if operator == "contains" else not inside
     if operator == "matches":
         text = actual if isinstance(actual, str) else json.dumps(actual)
-        return regex.search(expected, text, timeout=PATTERN_SECONDS) is not None
+        return _pattern(expected).search(text, timeout=PATTERN_SECONDS) is not None
     number = _as_number(actual)
     if number is None:
         return False
@@ -280,8 +330,8 @@ def first_failure(assertions: Sequence[Assertion], response: Response) -> str | 
             return f"{label}: the body is larger than the probe reads"
         if assertion.operator == "matches":
             patterns += 1
-            if patterns > 2:
-                return f"{label}: at most two patterns are searched per check"
+            if patterns > MOST_PATTERNS:
+                return f"{label}: at most {MOST_PATTERNS} patterns are searched per check"
         try:
             actual = read.actual(assertion)
             held = _holds(assertion.operator, actual, expected_of(assertion))
@@ -289,6 +339,10 @@ def first_failure(assertions: Sequence[Assertion], response: Response) -> str | 
             return f"{label} failed: {exc}"
         except TimeoutError:
             return f"{label}: the pattern took longer than {PATTERN_SECONDS}s on this body"
+        except OverBudget:
+            return f"{label}: the JSONPath visited more than {STEPS} values of this body"
+        except BadPath as exc:  # saved before paths were bounded
+            return f"{label}: {exc}"
         except Exception as exc:  # a value no comparison can take must fail, not stop the probe
             return f"{label}: could not be evaluated ({type(exc).__name__})"
         if not held:

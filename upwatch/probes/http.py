@@ -208,7 +208,12 @@ async def probe_http(check: HttpCheck, session: aiohttp.ClientSession) -> Outcom
             response_time_ms=elapsed.total_ms or 0.0,
             body_complete=not body.exceeded_cap,
         )
-        failed = first_failure(check.assertions, answer)
+        if any(a.needs_body for a in check.assertions):
+            # Parsing the body and walking it is bounded, not free: off the loop, so other
+            # checks in flight keep their timings.
+            failed = await asyncio.to_thread(first_failure, check.assertions, answer)
+        else:
+            failed = first_failure(check.assertions, answer)
         if failed is not None:
             failure = ErrorKind.ASSERTION, failed
     return Outcome(
