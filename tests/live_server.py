@@ -128,11 +128,11 @@ async def watched_monitor(
 
 
 class ThreadedTarget:
-    """A real HTTP endpoint answering ``status`` (200) to any GET after ``delay`` seconds, from
-    threads of its own: a server process or a child's probes reach it while the test's event
-    loop is busy or blocked."""
+    """A real HTTP endpoint answering ``status`` (200) and ``body`` to any GET after ``delay``
+    seconds, from threads of its own: a server process or a child's probes reach it while the
+    test's event loop is busy or blocked."""
 
-    def __init__(self, delay: float = 0.0) -> None:
+    def __init__(self, delay: float = 0.0, body: bytes = b"ok") -> None:
         pause = delay
         self.status = 200  # what it answers; a test sets 500 to make it fail
         target = self
@@ -142,9 +142,9 @@ class ThreadedTarget:
                 if pause:
                     time.sleep(pause)
                 self.send_response(target.status)
-                self.send_header("Content-Length", "2")
+                self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
-                self.wfile.write(b"ok")
+                self.wfile.write(body)
 
             def log_message(self, *_args: object) -> None:
                 pass
