@@ -22,6 +22,7 @@ from upwatch.billing.metering import MemoryMeter, RedisMeter
 from upwatch.client.endpoints import router as config_schema_router
 from upwatch.config import Settings
 from upwatch.console.endpoints import install as install_console
+from upwatch.console.render import POLICY as CONSOLE_POLICY
 from upwatch.contact.endpoints import router as contact_router
 from upwatch.engine.changefeed import ChangeFeed
 from upwatch.engine.embedded import Engine
@@ -33,7 +34,7 @@ from upwatch.kit.boundary import RequestGuard
 from upwatch.kit.clock import Clock
 from upwatch.kit.db import Database
 from upwatch.kit.errors import install_error_handlers, install_redis_handlers
-from upwatch.kit.headers import SecurityHeaders
+from upwatch.kit.headers import SecurityHeaders, docs_policy
 from upwatch.kit.mail import Mailer
 from upwatch.kit.metrics import Metrics, MetricsMiddleware
 from upwatch.kit.net import NetworkGuard
@@ -314,7 +315,15 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
         retries=settings.conflict_retries,
         retry_seconds=settings.conflict_retry_seconds,
     )
-    app.add_middleware(SecurityHeaders)
+    docs = docs_policy(settings.public_url)
+    app.add_middleware(
+        SecurityHeaders,
+        policies={
+            "/app": CONSOLE_POLICY,
+            app.docs_url or "/docs": docs,
+            app.redoc_url or "/redoc": docs,
+        },
+    )
     # Public status pages from their snapshots, ahead of routing (statuspages/serving.py).
     app.add_middleware(PublicPages)
     app.add_middleware(MetricsMiddleware, metrics=metrics)

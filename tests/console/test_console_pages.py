@@ -15,6 +15,7 @@ from fastapi import FastAPI
 from tests.conftest import PASSWORD, Cast, Mailbox
 from tests.console.forms import csrf_of, signed_in
 from tests.factories import Target, create_monitor, ingest
+from upwatch.console.render import POLICY
 from upwatch.kit.clock import ManualClock
 
 
@@ -385,3 +386,27 @@ async def test_incident_links_of_alerts_sent_before_the_console_open_its_inciden
     odd = await client.get("/docs", params={"incident": "../x?y"})
     assert odd.headers["location"] == "/app/incidents/..%2Fx%3Fy"
     assert (await client.get("/docs")).status_code == 200  # the API document as before
+
+
+async def test_every_console_answer_fragments_included_carries_the_consoles_strict_policy(
+    client: httpx.AsyncClient, cast: Cast
+) -> None:
+    # A fragment asked for without a session: an empty 401.
+    assert (await client.get("/app/monitors/rows")).headers["content-security-policy"] == POLICY
+    await signed_in(client, cast.alice.email)
+    monitor = await create_monitor(
+        client, cast.alice, cast.project_id, url="https://shop.example/", intervalSeconds=300
+    )
+    for path in (
+        "/app/monitors/rows",
+        "/app/incidents/rows",
+        f"/app/monitors/{monitor['id']}/state",
+        f"/app/monitors/{'0' * 32}/state",
+        "/app/monitors",
+        "/app",
+        "/app/static/console.js",
+        "/app/no-such-page",
+    ):
+        answer = await client.get(path)
+        assert answer.headers["content-security-policy"] == POLICY, path
+        assert "unsafe-inline" not in answer.headers["content-security-policy"]

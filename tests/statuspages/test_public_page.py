@@ -13,9 +13,10 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from tests.conftest import Cast, assert_problem, eventually
+from tests.conftest import WAIT_SECONDS, Cast, assert_problem, eventually
 from tests.factories import add_component, create_monitor, create_page, ingest
 from upwatch.kit.clock import ManualClock
+from upwatch.statuspages import snapshot
 from upwatch.statuspages.repository import StatusPageRepository
 from upwatch.statuspages.snapshot import FULL_READ_SECONDS
 
@@ -309,3 +310,68 @@ class TestTheSnapshot:
             f"/status-pages/{page['id']}", headers=cast.alice.headers, json={"isPublic": False}
         )
         assert_problem(await client.get("/status-pages/public/slug/store"), 404)
+
+    async def test_a_page_made_private_during_a_rebuild_is_a_404_at_once_and_its_etag_no_304(
+        self, client: httpx.AsyncClient, cast: Cast, app: FastAPI, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        page = await create_page(client, cast.alice, cast.project_id, slug="shop")
+        snapshots = app.state.status_page_snapshots
+        etag = (await client.get("/status-pages/public/slug/shop")).headers["ETag"]
+        html_etag = (await client.get("/s/shop")).headers["ETag"]
+        # The next build reads the page while it is public, then waits for ``release``.
+        reading, release = asyncio.Event(), asyncio.Event()
+        original = snapshot.build
+
+        async def held(*args: Any, **kwargs: Any) -> Any:
+            built = await original(*args, **kwargs)
+            if not release.is_set():
+                reading.set()
+                await release.wait()
+            return built
+
+        monkeypatch.setattr(snapshot, "build", held)
+        # Stale: the next visit is served the old snapshot and starts a rebuild beside it.
+        stale = snapshots._pages["shop"]
+        snapshots._pages["shop"] = replace(stale, built_at=stale.built_at - 3600)
+        assert (await client.get("/status-pages/public/slug/shop")).status_code == 200
+        await asyncio.wait_for(reading.wait(), WAIT_SECONDS)
+        made_private = await client.patch(
+            f"/status-pages/{page['id']}", headers=cast.alice.headers, json={"isPublic": False}
+        )
+        assert made_private.status_code == 200
+        # Visits after the change arrive while the rebuild is still in flight.
+        waiting = []
+        get = snapshots.get
+
+        async def counted(slug: str) -> Any:
+            waiting.append(slug)
+            return await get(slug)
+
+        monkeypatch.setattr(snapshots, "get", counted)
+        visits = [
+            asyncio.create_task(
+                client.get("/status-pages/public/slug/shop", headers={"If-None-Match": etag})
+            ),
+            asyncio.create_task(client.get("/s/shop", headers={"If-None-Match": html_etag})),
+            asyncio.create_task(client.get("/s/shop")),
+        ]
+        await eventually(lambda: len(waiting) >= len(visits))
+        release.set()
+        for answer in await asyncio.gather(*visits):
+            assert_problem(answer, 404)
+        for path, tag in (("/status-pages/public/slug/shop", etag), ("/s/shop", html_etag)):
+            assert_problem(await client.get(path, headers={"If-None-Match": tag}), 404)
+
+    async def test_pages_are_built_again_once_when_the_counts_of_their_changes_are_forgotten(
+        self, client: httpx.AsyncClient, cast: Cast, app: FastAPI
+    ) -> None:
+        await create_page(client, cast.alice, cast.project_id, slug="shop")
+        snapshots = app.state.status_page_snapshots
+        await _public(client, "shop")
+        before = snapshots.builds
+        for n in range(100_002):  # other pages: the counts kept per page are forgotten once
+            snapshots.changed(f"other-{n}")
+        answer = await asyncio.wait_for(client.get("/status-pages/public/slug/shop"), WAIT_SECONDS)
+        assert answer.status_code == 200
+        await _public(client, "shop")
+        assert snapshots.builds == before + 1

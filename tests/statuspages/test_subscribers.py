@@ -4,6 +4,9 @@ throttling, and the owner's list."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import re
 from datetime import timedelta
 from email.message import Message
@@ -14,8 +17,9 @@ import pytest
 from fastapi import FastAPI
 
 from tests.conftest import Cast, Mailbox, assert_problem
-from tests.factories import add_component, create_monitor, create_page, ingest
+from tests.factories import add_component, create_incident, create_monitor, create_page, ingest
 from upwatch.kit.clock import ManualClock
+from upwatch.runtime import Runtime
 
 VISITOR = "visitor@example.org"
 
@@ -216,3 +220,113 @@ async def test_the_owner_removes_a_subscriber_and_charlie_cannot_see_them(
     assert removed.json() == {"id": subscriber["id"], "deleted": True}
     assert (await client.get(url, headers=cast.alice.headers)).json() == []
     assert_problem(await client.delete(f"{url}/{subscriber['id']}", headers=cast.bob.headers), 404)
+
+
+async def _bobs_links(client: httpx.AsyncClient, cast: Cast, mailbox: Mailbox) -> tuple[str, str]:
+    """A visitor confirmed on Bob's own public page: the confirm link and the unsubscribe
+    link mailed to them (paths with their queries)."""
+    created = await client.post("/projects", headers=cast.bob.headers, json={"name": "Bob's"})
+    assert created.status_code == 201, created.text
+    project_id = created.json()["id"]
+    page = await create_page(client, cast.bob, project_id, slug="bob-shop", name="Bob shop")
+    monitor = await create_monitor(
+        client,
+        cast.bob,
+        project_id,
+        url="https://bob.example/health",
+        intervalSeconds=300,
+        isActive=False,
+    )
+    await add_component(client, cast.bob, page["id"], monitor["id"])
+    await _subscribe(client, "bob-shop", VISITOR)
+    (confirmation,) = await mailbox.wait_for(VISITOR)
+    confirm = _link(confirmation, "confirm")
+    assert (await client.get(confirm)).status_code == 200
+    await create_incident(client, cast.bob, project_id, monitorId=monitor["id"])
+    _, notice = await mailbox.wait_for(VISITOR, count=2)
+    return confirm, _link(notice, "unsubscribe")
+
+
+async def test_a_non_ascii_token_on_confirm_and_unsubscribe_is_refused_not_a_500(
+    client: httpx.AsyncClient, cast: Cast, mailbox: Mailbox
+) -> None:
+    await create_page(client, cast.alice, cast.project_id, slug="shop")
+    await _subscribe(client, "shop", VISITOR)
+    (confirmation,) = await mailbox.wait_for(VISITOR)
+    link = _link(confirmation, "confirm")
+    subscriber_id = re.search(r"id=([0-9a-f]+)", link).group(1)  # type: ignore[union-attr]
+    for purpose in ("confirm", "unsubscribe"):
+        for method in ("GET", "POST") if purpose == "unsubscribe" else ("GET",):
+            ascii_token = await client.request(
+                method, f"/s/shop/{purpose}", params={"id": subscriber_id, "token": "A" * 43}
+            )
+            non_ascii = await client.request(
+                method, f"/s/shop/{purpose}", params={"id": subscriber_id, "token": "é" * 43}
+            )
+            assert assert_problem(non_ascii, 404) == assert_problem(ascii_token, 404)
+
+
+async def test_a_token_for_another_page_is_an_invalid_link_and_names_no_private_page(
+    client: httpx.AsyncClient, cast: Cast, mailbox: Mailbox
+) -> None:
+    await create_page(
+        client,
+        cast.alice,
+        cast.project_id,
+        slug="alice-private",
+        name="Alice private",
+        isPublic=False,
+    )
+    created = await client.post("/projects", headers=cast.charlie.headers, json={"name": "C"})
+    await create_page(client, cast.charlie, created.json()["id"], slug="charlie-shop")
+    confirm, unsubscribe = await _bobs_links(client, cast, mailbox)
+    for link in (confirm, unsubscribe):
+        path, query = link.split("?", 1)
+        wrong = re.sub(r"token=[^&]+", "token=" + "A" * 43, query)
+        answers = [
+            await client.get(f"/s/{slug}/{path.rsplit('/', 1)[1]}?{q}")
+            for slug in ("alice-private", "charlie-shop", "no-such-page")
+            for q in (query, wrong)
+        ]
+        bodies = [assert_problem(answer, 404) for answer in answers]
+        assert all(body == bodies[0] for body in bodies), bodies
+        assert not any(
+            name in answer.text for name in ("Alice private", "Shop status") for answer in answers
+        )
+    # Bob's visitor is still subscribed: nothing on Alice's pages touched them.
+    assert (await client.get(unsubscribe)).status_code == 200
+
+
+async def test_a_link_mailed_before_tokens_named_their_page_works_on_its_own_page_only(
+    client: httpx.AsyncClient, cast: Cast, mailbox: Mailbox, runtime: Runtime
+) -> None:
+    await create_page(client, cast.alice, cast.project_id, slug="alice-private", isPublic=False)
+    _, unsubscribe = await _bobs_links(client, cast, mailbox)
+    subscriber_id = re.search(r"id=([0-9a-f]+)", unsubscribe).group(1)  # type: ignore[union-attr]
+    # The token of such a link: the purpose and subscriber id, no page.
+    digest = hmac.new(
+        runtime.settings.signing_key.encode(),
+        f"unsubscribe:{subscriber_id}".encode(),
+        hashlib.sha256,
+    ).digest()
+    earlier = base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+    query = f"id={subscriber_id}&token={earlier}"
+    assert_problem(await client.get(f"/s/alice-private/unsubscribe?{query}"), 404)
+    gone = await client.get(f"/s/bob-shop/unsubscribe?{query}")
+    assert gone.status_code == 200
+    assert "Bob shop" in gone.text
+
+
+async def test_a_subscriber_can_leave_a_page_made_private_but_not_confirm_on_it(
+    client: httpx.AsyncClient, cast: Cast, mailbox: Mailbox
+) -> None:
+    confirm, unsubscribe = await _bobs_links(client, cast, mailbox)
+    (page,) = (await client.get("/status-pages", headers=cast.bob.headers)).json()
+    made_private = await client.patch(
+        f"/status-pages/{page['id']}", headers=cast.bob.headers, json={"isPublic": False}
+    )
+    assert made_private.status_code == 200
+    assert_problem(await client.get(confirm), 404)
+    assert (await client.get(unsubscribe)).status_code == 200
+    listed = await client.get(f"/status-pages/{page['id']}/subscribers", headers=cast.bob.headers)
+    assert listed.json() == []

@@ -191,3 +191,41 @@ async def test_badges_are_well_formed_svg_saying_the_status_and_the_uptime(
     root = ElementTree.fromstring(uptime.content)
     texts = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text")]
     assert texts == ["uptime 90d", "50.00%"]
+
+
+async def test_a_crafted_host_header_never_reaches_a_content_security_policy(
+    client: httpx.AsyncClient, cast: Cast
+) -> None:
+    await create_page(
+        client,
+        cast.alice,
+        cast.project_id,
+        slug="shop",
+        customJs="document.body.dataset.custom = 'ran';",
+        customDomain="status.shop.example",
+    )
+    crafted = "evil.test; script-src http://evil.test; sandbox allow-same-origin"
+    for path, host in (
+        ("/s/shop", crafted),
+        ("/s/shop", "evil.test"),
+        ("/", "status.shop.example:1 evil.test; sandbox allow-same-origin"),
+        ("/", "status.shop.example:1;sandbox allow-same-origin"),
+        ("/docs", crafted),
+        ("/redoc", crafted),
+    ):
+        answer = await client.get(path, headers={"Host": host})
+        assert answer.status_code == 200, (path, host)
+        policy = answer.headers["Content-Security-Policy"]
+        assert "evil" not in policy, (path, host)
+        assert "allow-same-origin" not in policy, (path, host)
+        assert ":1" not in policy, (path, host)
+    page = await client.get("/s/shop", headers={"Host": crafted})
+    assert (
+        "script-src http://upwatch.test/s/shop/custom.js;"
+        in page.headers["Content-Security-Policy"]
+    )
+    domain = await client.get("/", headers={"Host": "Status.Shop.Example:8443"})
+    assert (
+        "script-src http://status.shop.example/s/shop/custom.js;"
+        in domain.headers["Content-Security-Policy"]
+    )

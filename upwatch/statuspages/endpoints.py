@@ -34,7 +34,7 @@ from upwatch.statuspages.schemas import (
     SubscriberOut,
 )
 from upwatch.statuspages.service import StatusPageService
-from upwatch.statuspages.serving import Answer, answer
+from upwatch.statuspages.serving import Answer, answer, script_origin
 from upwatch.statuspages.snapshot import Snapshot, Snapshots
 from upwatch.statuspages.subscribers import VisitorSubscriptions
 
@@ -321,8 +321,9 @@ def _answered(reply: Answer) -> Response:
     return response
 
 
-def _origin(request: Request) -> str:
-    return f"{request.url.scheme}://{request.url.netloc}"
+def _origin(request: Request, snapshots: Snapshots, snapshot: Snapshot) -> str:
+    host = request.headers.get("host") or ""
+    return script_origin(snapshots.public_url, snapshot, host, request.url.scheme)
 
 
 @site.get("/s/{slug}")
@@ -333,7 +334,8 @@ async def status_page_html(
     if_none_match: IfNoneMatch = None,
 ) -> Response:
     snapshot = await _visible(snapshots, slug)
-    return _answered(answer(snapshot, True, _origin(request), snapshots.max_age, if_none_match))
+    origin = _origin(request, snapshots, snapshot)
+    return _answered(answer(snapshot, True, origin, snapshots.max_age, if_none_match))
 
 
 @site.get("/")
@@ -345,7 +347,8 @@ async def custom_domain_root(
     snapshot = await snapshots.for_domain(host) if host else None
     if snapshot is None:
         raise NotFound("nothing here: the API is described at /docs")
-    return _answered(answer(snapshot, True, _origin(request), snapshots.max_age, if_none_match))
+    origin = _origin(request, snapshots, snapshot)
+    return _answered(answer(snapshot, True, origin, snapshots.max_age, if_none_match))
 
 
 def _owner_file(content: str, media_type: str, max_age: float) -> Response:

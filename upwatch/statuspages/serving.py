@@ -27,11 +27,22 @@ DOMAIN_ROUTE = "/"
 DATA_POLICY = "default-src 'none'; frame-ancestors 'none'"
 
 
+def script_origin(public_url: str, snapshot: Snapshot, host: str, scheme: str) -> str:
+    """Where the page's custom.js is named in its policy: the page's own custom domain when
+    that is the host asked for, else the service's configured address. Never the ``Host``
+    header's text: the client writes it, and shared caches keep the answer it went into."""
+    name = host.rsplit(":", 1)[0].lower()
+    if snapshot.custom_domain is not None and name == snapshot.custom_domain:
+        return f"{'https' if scheme == 'https' else 'http'}://{snapshot.custom_domain}"
+    return public_url
+
+
 def page_policy(origin: str, snapshot: Snapshot) -> str:
     """The page's Content-Security-Policy: our stylesheet and the owner's, and as script only
     this page's own custom.js (by its full address, so another page's script cannot run
-    here). The sandbox gives the page an origin of its own: the owner's script cannot read
-    the service's cookies or call its API as the visitor."""
+    here; ``origin`` from ``script_origin``). The sandbox gives the page an origin of its
+    own: the owner's script cannot read the service's cookies or call its API as the
+    visitor."""
     script = f"{origin}/s/{snapshot.page.slug}/custom.js" if snapshot.custom_js else "'none'"
     return (
         f"default-src 'none'; style-src 'self'; img-src 'self' data:; script-src {script}; "
@@ -55,9 +66,7 @@ def answer(
     key = (html, origin if html and snapshot.custom_js else "")
     made = snapshot.answers.get(key)
     if made is None:
-        made = _headers(snapshot, html, origin, max_age)
-        if len(snapshot.answers) < 64:  # the Host header is the client's: keep a few
-            snapshot.answers[key] = made
+        made = snapshot.answers[key] = _headers(snapshot, html, origin, max_age)
     etag, not_modified, full = made
     if if_none_match is not None and etag in {t.strip() for t in if_none_match.split(",")}:
         return Answer(304, not_modified, b"")
@@ -135,7 +144,7 @@ class PublicPages:
         reply = answer(
             snapshot,
             html,
-            f"{scope.get('scheme', 'http')}://{host}",
+            script_origin(snapshots.public_url, snapshot, host, scope.get("scheme", "http")),
             snapshots.max_age,
             None if if_none_match is None else if_none_match.decode("latin-1"),
         )

@@ -3,8 +3,10 @@ or maximum age, whatever the number of visitors, and served as ready bytes with 
 
 A status page is read hardest during an outage, exactly when the database is busiest: a
 flood of visitors costs one build per page and age, not one per request. Changes made through
-this process's API (page, components, message) drop the snapshot at once; monitor states and
-incidents, which other processes change, show within the maximum age.
+this process's API (page, components, message) drop the snapshot at once, and no snapshot whose
+build began before such a change is served after it (a page made private is private from the
+moment its change commits); monitor states and incidents, which other processes change, show
+within the maximum age.
 """
 
 from __future__ import annotations
@@ -251,6 +253,8 @@ class Snapshot:
     custom_js: str
     custom_domain: str | None
     built_at: float  # monotonic seconds
+    # ``Snapshots``' change count when its build began: what it read is no older.
+    generation: int
     # Response headers made for it, by form and origin (statuspages/serving.py).
     answers: dict[tuple[bool, str], Any] = field(default_factory=dict, compare=False)
 
@@ -282,13 +286,21 @@ class Snapshots:
         self._refreshing: set[asyncio.Task[Snapshot | None]] = set()
         self._bars: dict[str, DayBars] = {}
         self._read_all_at: dict[str, float] = {}
-        # Counts changes: a build that began before one is served once but not kept.
+        # Counts changes, and the count at each page's last one: a snapshot whose build
+        # began before its page's last change may show what that change undid (a page made
+        # private), so it is neither kept nor served.
         self._changes = 0
+        self._changed_at: dict[str, int] = {}
+        self._forgotten = 0  # builds begun before this count predate a forgotten change
         self.builds = 0
 
     def changed(self, page_id: str) -> None:
         """The page, its components or its message changed (after commit)."""
         self._changes += 1
+        if len(self._changed_at) > 100_000:
+            self._changed_at.clear()
+            self._forgotten = self._changes
+        self._changed_at[page_id] = self._changes
         self._unknown_domains.clear()  # the change may have given a page its domain
         for slug, snapshot in list(self._pages.items()):
             if snapshot.page_id == page_id:
@@ -319,7 +331,22 @@ class Snapshots:
             return None
         return snapshot
 
+    def _current(self, snapshot: Snapshot) -> bool:
+        """No change to its page committed after its build began."""
+        changed_at = max(self._forgotten, self._changed_at.get(snapshot.page_id, 0))
+        return changed_at <= snapshot.generation
+
     async def get(self, slug: str) -> Snapshot | None:
+        while True:
+            snapshot = await self._get(slug)
+            if snapshot is None or self._current(snapshot):
+                return snapshot
+            # Built before its page's last change (a build in flight then, whose waiters
+            # resume after it, or one kept from before the counts were forgotten): built again.
+            if self._pages.get(slug) is snapshot:
+                del self._pages[slug]
+
+    async def _get(self, slug: str) -> Snapshot | None:
         snapshot = self._pages.get(slug)
         if snapshot is not None:
             if time.monotonic() - snapshot.built_at < self.max_age:
@@ -393,7 +420,21 @@ class Snapshots:
         return public
 
     async def _build(self, slug: str) -> Snapshot | None:
-        changes = self._changes
+        while True:
+            snapshot = await self._build_once(slug)
+            if snapshot is None or self._current(snapshot):
+                break
+            # The page changed while this build read it: read it again.
+        if snapshot is not None:
+            self._pages[slug] = snapshot
+            if snapshot.custom_domain is not None:
+                if len(self._domains) > 100_000:
+                    self._domains.clear()
+                self._domains[snapshot.custom_domain] = slug
+        return snapshot
+
+    async def _build_once(self, slug: str) -> Snapshot | None:
+        generation = self._changes
         async with self.sessions() as session:
             page = await StatusPageRepository(session).by_slug(slug)
             if page is None or not page.is_public:
@@ -420,12 +461,6 @@ class Snapshots:
             custom_js=page.custom_js,
             custom_domain=page.custom_domain,
             built_at=time.monotonic(),
+            generation=generation,
         )
-        if changes != self._changes:
-            return snapshot
-        self._pages[slug] = snapshot
-        if page.custom_domain is not None:
-            if len(self._domains) > 100_000:
-                self._domains.clear()
-            self._domains[page.custom_domain] = slug
         return snapshot

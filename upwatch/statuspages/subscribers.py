@@ -1,9 +1,11 @@
 """Visitors' e-mail subscriptions to a status page: double opt-in, incident notices through
 the mail outbox, one-click unsubscribe (RFC 8058).
 
-The links in these e-mails carry tokens derived from the subscriber's id and the service's
-signing key (HMAC-SHA256), one per purpose: nothing secret is stored, a token fits one
-subscriber and one purpose only, and deleting the subscriber voids its confirmation link.
+The links in these e-mails carry tokens derived from the page's id, the subscriber's id and
+the service's signing key (HMAC-SHA256), one per purpose: nothing secret is stored, a token
+fits one page, one subscriber and one purpose only, and deleting the subscriber voids its
+confirmation link. A link that does not fit answers the same whether its page is missing,
+private or someone else's, so a token for one page reveals nothing about another.
 """
 
 from __future__ import annotations
@@ -29,13 +31,28 @@ NOTICE_CATEGORY = "status_page_notice"
 CONFIRM_CATEGORY = "status_page_subscription"
 
 
-def link_token(key: str, purpose: Purpose, subscriber_id: str) -> str:
-    digest = hmac.new(key.encode(), f"{purpose}:{subscriber_id}".encode(), hashlib.sha256)
+def _signed(key: str, message: str) -> str:
+    digest = hmac.new(key.encode(), message.encode(), hashlib.sha256)
     return base64.urlsafe_b64encode(digest.digest()).rstrip(b"=").decode()
 
 
-def token_fits(key: str, purpose: Purpose, subscriber_id: str, token: str) -> bool:
-    return hmac.compare_digest(link_token(key, purpose, subscriber_id), token)
+def link_token(key: str, purpose: Purpose, page_id: str, subscriber_id: str) -> str:
+    return _signed(key, f"{purpose}:{page_id}:{subscriber_id}")
+
+
+def _same(expected: str, given: str) -> bool:
+    # As bytes: compare_digest raises on a str with characters beyond ASCII.
+    return hmac.compare_digest(expected.encode(), given.encode())
+
+
+def token_fits(key: str, purpose: Purpose, page_id: str, subscriber_id: str, token: str) -> bool:
+    return _same(link_token(key, purpose, page_id, subscriber_id), token)
+
+
+def earlier_token_fits(key: str, purpose: Purpose, subscriber_id: str, token: str) -> bool:
+    """A token of the links mailed before tokens named their page. It names no page, so it
+    counts only for a subscriber of the page in the link (the caller checks that)."""
+    return _same(_signed(key, f"{purpose}:{subscriber_id}"), token)
 
 
 class Links:
@@ -47,7 +64,7 @@ class Links:
         return f"{self.public_url}/s/{page.slug}"
 
     def of(self, purpose: Purpose, page: StatusPage, subscriber_id: str) -> str:
-        token = link_token(self.key, purpose, subscriber_id)
+        token = link_token(self.key, purpose, page.id, subscriber_id)
         return f"{self.page(page)}/{purpose}?id={subscriber_id}&token={token}"
 
 
@@ -154,16 +171,27 @@ class VisitorSubscriptions(DomainService):
         )
 
     async def _subscriber(
-        self, slug: str, subscriber_id: str, token: str, purpose: Purpose
+        self, slug: str, subscriber_id: str, token: str, purpose: Purpose, public_only: bool
     ) -> tuple[StatusPage, StatusPageSubscriber | None]:
+        """The page in the link and its subscriber, when the token was made for both. A
+        missing page, a private one (``public_only``) and a token made for another page or
+        subscriber are one answer, which names no page."""
+        invalid = NotFound("this link is not valid")
         page = await self.pages.by_slug(slug)
+        if page is None or (public_only and not page.is_public):
+            raise invalid
+        subscriber = await self.pages.subscriber(page.id, subscriber_id)
         key = self.runtime.settings.signing_key
-        if page is None or not token_fits(key, purpose, subscriber_id, token):
-            raise NotFound("this link is not valid")
-        return page, await self.pages.subscriber(page.id, subscriber_id)
+        if not (
+            token_fits(key, purpose, page.id, subscriber_id, token)
+            or (subscriber is not None and earlier_token_fits(key, purpose, subscriber_id, token))
+        ):
+            raise invalid
+        return page, subscriber
 
     async def confirm(self, slug: str, subscriber_id: str, token: str) -> StatusPage:
-        page, subscriber = await self._subscriber(slug, subscriber_id, token, "confirm")
+        # A private page takes no subscribers (as ``subscribe``).
+        page, subscriber = await self._subscriber(slug, subscriber_id, token, "confirm", True)
         if subscriber is None:
             raise NotFound("this subscription was removed; subscribe again")
         if subscriber.confirmed_at is None:
@@ -172,8 +200,9 @@ class VisitorSubscriptions(DomainService):
         return page
 
     async def unsubscribe(self, slug: str, subscriber_id: str, token: str) -> StatusPage:
-        """Idempotent: a second click finds nothing to remove and says the same."""
-        page, subscriber = await self._subscriber(slug, subscriber_id, token, "unsubscribe")
+        """Idempotent: a second click finds nothing to remove and says the same. Works on a
+        page made private since: leaving needs no public page."""
+        page, subscriber = await self._subscriber(slug, subscriber_id, token, "unsubscribe", False)
         if subscriber is not None:
             await self.pages.delete(subscriber)
         return page

@@ -65,7 +65,8 @@ def html(request: Request, template: str, status: int = 200, **context: Any) -> 
 
 
 def fragment(template: str, **context: Any) -> HTMLResponse:
-    return HTMLResponse(page(template, **context), headers={"Cache-Control": "no-store"})
+    headers = {"Content-Security-Policy": POLICY, "Cache-Control": "no-store"}
+    return HTMLResponse(page(template, **context), headers=headers)
 
 
 def redirect(request: Request, url: str, flash: str | None = None) -> RedirectResponse:
