@@ -149,7 +149,12 @@ class ThreadedTarget:
             def log_message(self, *_args: object) -> None:
                 pass
 
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Ok)
+        class Server(http.server.ThreadingHTTPServer):
+            # socketserver listens with a backlog of 5: more connections at once wait for a
+            # SYN retry (a second), which a test would read as the probe's time.
+            request_queue_size = 128
+
+        self.server = Server(("127.0.0.1", 0), Ok)
         self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
 
     def start(self) -> ThreadedTarget:

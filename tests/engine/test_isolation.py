@@ -18,6 +18,7 @@ from tests.live_server import ThreadedTarget
 from upwatch.engine.broker import CheckJob, CheckReport, MemoryBroker
 from upwatch.engine.workerprocess import WorkerProcess
 from upwatch.probes.assertions import Assertion
+from upwatch.probes.json_paths import STEPS
 
 # Settings, not speeds: what a loaded machine may still be held to (the bound is 1 s).
 LATE = float(os.environ.get("UPWATCH_TEST_LATENESS_SECONDS", "1"))
@@ -55,19 +56,15 @@ def spread(jobs: list[CheckJob], seconds: float) -> list[CheckJob]:
     ]
 
 
-async def run(jobs: list[CheckJob]) -> list[CheckReport]:
-    broker = MemoryBroker()
-    worker = WorkerProcess(broker, config(concurrency=50))
-    async with running(worker):
-        for one in jobs:
-            assert await broker.publish_job(one)
-        return await results(broker, len(jobs))
+async def checked(broker: MemoryBroker, jobs: list[CheckJob]) -> list[CheckReport]:
+    for one in jobs:
+        assert await broker.publish_job(one)
+    return await results(broker, len(jobs))
 
 
 async def test_a_monitor_spending_its_whole_budget_leaves_100_others_on_time_and_their_times_true(
     ordinary_target: str, heavy_target: str
 ) -> None:
-    alone = await run(spread([job(ordinary_target) for _ in range(ORDINARY)], 2.0))
     # Two costly monitors (one of each kind), each checked twice in the same two seconds (a
     # monitor is checked every 10 s at most often); each check costs its whole bound.
     costly_specs = [dataclasses.replace(job(heavy_target).spec, assertions=c) for c in COSTLY]
@@ -76,13 +73,20 @@ async def test_a_monitor_spending_its_whole_budget_leaves_100_others_on_time_and
     mixed = list(ordinary)
     for n, one in enumerate(costly):
         mixed.insert(n * (ORDINARY // len(costly) + 1), one)
-    beside = await run(spread(mixed, 2.0))
+
+    broker = MemoryBroker()
+    async with running(WorkerProcess(broker, config(concurrency=50))):
+        # The judging process starts on first use (seconds on a loaded machine): started
+        # before anything is measured, as it is after a worker's first minute.
+        await checked(broker, [dataclasses.replace(costly[0], due_at=time.time())])
+        alone = await checked(broker, spread([job(ordinary_target) for _ in range(ORDINARY)], 2.0))
+        beside = await checked(broker, spread(mixed, 2.0))
 
     costly_ids = {spec.id for spec in costly_specs}
     failed = [r for r in beside if r.monitor_id in costly_ids]
     assert len(failed) == len(costly)
     assert {r.outcome.error for r in failed} == {
-        "assertion 1 (json $..missing exists): the JSONPath visited more than 100000 values "
+        f"assertion 1 (json $..missing exists): the JSONPath visited more than {STEPS} values "
         "of this body",
         f"assertion 1 (body matches {COSTLY[1][0].value}): the pattern took longer than 0.05s "
         "on this body",
@@ -99,8 +103,10 @@ async def test_a_monitor_spending_its_whole_budget_leaves_100_others_on_time_and
 
     # Recorded times hold the target's 50 ms and little else, beside the costly ones as alone.
     assert min(times(kept)) >= DELAY * 1000
-    assert statistics.median(times(kept)) < statistics.median(times(alone)) + 20, (
-        f"alone {statistics.quantiles(times(alone), n=10)}, "
-        f"beside {statistics.quantiles(times(kept), n=10)}"
-    )
-    assert statistics.quantiles(times(kept), n=100)[94] < DELAY * 1000 + 50
+    spread_of = f"alone {quantiles(times(alone))}, beside {quantiles(times(kept))}"
+    assert statistics.median(times(kept)) < statistics.median(times(alone)) + 20, spread_of
+    assert quantiles(times(kept))[18] < quantiles(times(alone))[18] + 50, spread_of
+
+
+def quantiles(values: list[float]) -> list[float]:
+    return [round(q, 1) for q in statistics.quantiles(values, n=20)]

@@ -19,6 +19,7 @@ from tests.probes.test_probes_http import Target, check, serve
 from upwatch.engine.broker import CheckJob
 from upwatch.engine.wire import decode_job, encode_job
 from upwatch.kit.net import NetworkGuard
+from upwatch.probes import judging
 from upwatch.probes.assertions import (
     Assertion,
     BadAssertion,
@@ -228,3 +229,22 @@ def test_a_monitors_patterns_are_compiled_at_most_twice_however_many_it_lists(
     costly = [given_as(source="body", operator="matches", value="(?:a{316}){316}")] * 20
     assert validate_all(costly) == (0, ANY)
     assert len(compiled) <= 2  # refused by its repeats, before compiling
+
+
+async def test_a_judge_that_does_not_answer_in_time_fails_the_check_and_is_replaced(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rule = given_as(source="json", path="$.a", operator="equals", value=1)
+    assert await judging.judged([rule], response(b'{"a": 2}')) == (
+        "assertion 1 (json $.a equals 1) failed: got 2"
+    )
+    first = judging._pool
+    assert first is not None
+    monkeypatch.setattr(judging, "JUDGE_SECONDS", 0.0)
+    assert await judging.judged([rule], response(b'{"a": 1}')) == (
+        "the assertions were not judged within 0s"
+    )
+    assert judging._pool is None  # the next check starts a new judge
+    monkeypatch.undo()
+    assert await judging.judged([rule], response(b'{"a": 1}')) is None
+    assert judging._pool is not first

@@ -229,3 +229,17 @@ async def test_a_crafted_host_header_never_reaches_a_content_security_policy(
         "script-src http://status.shop.example/s/shop/custom.js;"
         in domain.headers["Content-Security-Policy"]
     )
+
+
+async def test_the_api_docs_load_their_scripts_from_the_plain_host_they_were_opened_at(
+    client: httpx.AsyncClient,
+) -> None:
+    """Opened at localhost while the public address says 127.0.0.1, the docs still run."""
+    for host, origin in (
+        ("localhost:8000", "http://localhost:8000"),
+        ("[::1]:8000", "http://[::1]:8000"),
+        ("localhost:8000/x", "http://upwatch.test"),
+    ):
+        answer = await client.get("/docs", headers={"Host": host})
+        policy = answer.headers["Content-Security-Policy"]
+        assert f"script-src {origin}/docs/assets/ " in policy, (host, policy)

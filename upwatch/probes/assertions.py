@@ -260,7 +260,8 @@ def _holds(operator: str, actual: Any, expected: Any) -> bool:
         return inside if operator == "contains" else not inside
     if operator == "matches":
         text = actual if isinstance(actual, str) else json.dumps(actual)
-        return _pattern(expected).search(text, timeout=PATTERN_SECONDS) is not None
+        found = _pattern(expected).search(text, timeout=PATTERN_SECONDS, concurrent=True)
+        return found is not None
     number = _as_number(actual)
     if number is None:
         return False

@@ -19,6 +19,7 @@ import aiohttp
 from upwatch.kit.net import ConnectionPhases, TargetRefused
 from upwatch.probes.assertions import Assertion, Response, first_failure
 from upwatch.probes.connect import CheckClock, Phase, classify
+from upwatch.probes.judging import judged
 from upwatch.probes.outcome import ErrorKind, Outcome, Timings
 from upwatch.probes.probe import ProbeKit
 from upwatch.probes.spec import CheckSpec
@@ -209,9 +210,9 @@ async def probe_http(check: HttpCheck, session: aiohttp.ClientSession) -> Outcom
             body_complete=not body.exceeded_cap,
         )
         if any(a.needs_body for a in check.assertions):
-            # Parsing the body and walking it is bounded, not free: off the loop, so other
-            # checks in flight keep their timings.
-            failed = await asyncio.to_thread(first_failure, check.assertions, answer)
+            # Parsing the body and walking it is bounded, not free: in another process, so
+            # other checks in flight keep their timings.
+            failed = await judged(check.assertions, answer)
         else:
             failed = first_failure(check.assertions, answer)
         if failed is not None:
