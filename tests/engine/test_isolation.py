@@ -22,6 +22,9 @@ from upwatch.probes.json_paths import STEPS
 
 # Settings, not speeds: what a loaded machine may still be held to (the issue's bound is 1 s).
 LATE = float(os.environ.get("UPWATCH_TEST_LATENESS_SECONDS", "1"))
+# How far the ordinary checks' recorded times may move beside the costly ones (median; three
+# times that at p95): a loaded machine's noise. Judged on the probe loop they moved 150-400 ms.
+MARGIN = float(os.environ.get("UPWATCH_TEST_TIMING_MARGIN_MS", "30"))
 ORDINARY = 100
 DELAY = 0.05  # the ordinary target answers after 50 ms
 # About 1 MiB of JSON (the probe's cap): walking it for a key it lacks spends the whole budget.
@@ -104,8 +107,8 @@ async def test_a_monitor_spending_its_whole_budget_leaves_100_others_on_time_and
     # Recorded times hold the target's 50 ms and little else, beside the costly ones as alone.
     assert min(times(kept)) >= DELAY * 1000
     spread_of = f"alone {quantiles(times(alone))}, beside {quantiles(times(kept))}"
-    assert statistics.median(times(kept)) < statistics.median(times(alone)) + 20, spread_of
-    assert quantiles(times(kept))[18] < quantiles(times(alone))[18] + 50, spread_of
+    assert statistics.median(times(kept)) < statistics.median(times(alone)) + MARGIN, spread_of
+    assert quantiles(times(kept))[18] < quantiles(times(alone))[18] + 3 * MARGIN, spread_of
 
 
 def quantiles(values: list[float]) -> list[float]:

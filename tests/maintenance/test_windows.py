@@ -278,4 +278,4 @@ async def test_a_count_series_that_sparse_days_stretch_over_centuries_is_refused
         },
     )
     assert_problem(answer, 422)
-    assert "50 years" in answer.text
+    assert "20 years" in answer.text

@@ -104,7 +104,7 @@ def _check_parts(body: str) -> dict[str, str]:
 # A COUNT is followed from startsAt, occurrence by occurrence, once per window (cached): the
 # bound keeps that walk short.
 MOST_COUNT = 1000
-LONGEST_SERIES = timedelta(days=18262)
+LONGEST_SERIES = timedelta(days=7305)
 # The rule's wall-clock step in dateutil's terms; the names of FREQ's values as RFC 5545 has them.
 _STEPS = {"YEARLY": YEARLY, "MONTHLY": MONTHLY, "WEEKLY": WEEKLY, "DAILY": DAILY, "HOURLY": HOURLY}
 _MARGIN = timedelta(hours=3)
@@ -247,7 +247,7 @@ def _compiled(text: str, first: datetime, timezone: str) -> _Rule:
             last = None
             for number, last in enumerate(rule, start=1):
                 if last > start + LONGEST_SERIES:
-                    raise BadSchedule("a COUNT series must end within 50 years; give UNTIL")
+                    raise BadSchedule("a COUNT series must end within 20 years; give UNTIL")
                 if number == MOST_COUNT:
                     break
             del explicit["COUNT"]
