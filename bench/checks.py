@@ -325,6 +325,7 @@ def start_service(
         UPWATCH_TARGETS_LOOPBACK_ONLY="true",
         UPWATCH_PLANS_FILE=str(plans),
         UPWATCH_API_METERING="false",
+        UPWATCH_METRICS_PUBLIC="true",  # scraped without a token
     )
     if database_url:
         env["UPWATCH_DATABASE_URL"] = database_url

@@ -384,6 +384,7 @@ def start_service(
         UPWATCH_ALLOW_PRIVATE_TARGETS="true",
         UPWATCH_TARGETS_LOOPBACK_ONLY="true",
         UPWATCH_API_METERING="false",
+        UPWATCH_METRICS_PUBLIC="true",  # scraped without a token
         **extra,
     )
     if store.url:

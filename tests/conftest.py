@@ -362,6 +362,9 @@ def make_settings(database_url: str, data_dir: Path, **overrides: Any) -> Settin
         "ingest_max_wait_seconds": 0.25,
         # The retention job runs on the test's calls (tests/retention), not on its own.
         "retention": False,
+        # Tests read /metrics without a token; the closed default has tests of its own
+        # (tests/operations/test_errors_and_operations.py).
+        "metrics_public": True,
     }
     values.update(overrides)
     return Settings(_env_file=None, **values)  # type: ignore[call-arg]

@@ -177,6 +177,9 @@ class Settings(BaseSettings):
     status_page_max_age_seconds: float = Field(default=5.0, ge=0, le=3600)
     # Set: /metrics answers only requests with "Authorization: Bearer <this token>".
     metrics_token: str = ""
+    # /metrics lists every tenant's monitor ids with their state: without a token it answers
+    # no one (401) unless the operator opens it to anyone who can reach it with this.
+    metrics_public: bool = False
 
     @field_validator("public_url", "telegram_api_url", "pagerduty_events_url", "twilio_api_url")
     @classmethod

@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 import httpx
 import pytest
 
-from tests.conftest import PASSWORD, Account, SignUp, assert_problem
+from tests.conftest import PASSWORD, Account, Cast, SignUp, assert_problem
 
 Promote = Callable[[Account, str], Awaitable[None]]
 
@@ -34,6 +34,23 @@ async def test_post_users_creates_an_account_with_201(client: httpx.AsyncClient)
         "/auth/login", json={"email": "carol@example.com", "password": PASSWORD}
     )
     assert login.status_code == 200
+
+
+async def test_post_users_refuses_an_api_key_like_every_other_users_route(
+    client: httpx.AsyncClient, cast: Cast, make_admin: Promote
+) -> None:
+    made = await client.post(
+        f"/projects/{cast.project_id}/api-keys",
+        headers=cast.alice.headers,
+        json={"name": "CI", "scope": "write"},
+    )
+    key = {"Authorization": f"Bearer {made.json()['key']}"}
+    await make_admin(cast.alice, "admin")  # not even an administrator's key
+    body = {"email": "dave@example.com", "password": PASSWORD}
+    refused = assert_problem(await client.post("/users", headers=key, json=body), 403)
+    assert refused == assert_problem(await client.get("/users/me", headers=key), 403)
+    # Nothing was created: the address is still free.
+    assert (await client.post("/users", json=body)).status_code == 201
 
 
 async def test_an_unauthenticated_post_users_asking_for_admin_gets_403(

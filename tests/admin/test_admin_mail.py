@@ -13,10 +13,12 @@ import pytest
 from sqlalchemy import select
 
 from tests.conftest import PASSWORD, Account, Mailbox, SignUp, assert_problem, eventually
+from tests.factories import create_page
 from upwatch.kit.logs import json_formatter
 from upwatch.kit.mail import SCRUBBED_BODY, masked_body
 from upwatch.models import MailMessage
 from upwatch.runtime import Runtime
+from upwatch.statuspages.subscribers import CONFIRM_CATEGORY, NOTICE_CATEGORY
 
 Promote = Callable[[Account, str], Awaitable[None]]
 
@@ -65,6 +67,47 @@ def test_only_tokens_in_sensitive_mail_are_masked_wherever_the_body_repeats_them
     reset = masked_body("password_reset", f"http://up.test/reset-password?token={token}")
     assert reset == "http://up.test/reset-password?token=****"
     assert masked_body("contact", body) == body
+
+
+async def test_status_page_subscribers_confirm_and_unsubscribe_tokens_are_masked_for_admins(
+    client: httpx.AsyncClient,
+    sign_up: SignUp,
+    make_admin: Promote,
+    mailbox: Mailbox,
+    runtime: Runtime,
+) -> None:
+    admin = await _admin(sign_up, make_admin)
+    alice = await sign_up("alice@example.com")
+    project = await client.post("/projects", headers=alice.headers, json={"name": "Shop"})
+    await create_page(client, alice, project.json()["id"], slug="shop")
+    visitor = "visitor@example.org"
+    subscribed = await client.post(
+        "/status-pages/public/slug/shop/subscribe", json={"email": visitor}
+    )
+    assert subscribed.status_code == 202, subscribed.text
+    [confirmation] = await mailbox.wait_for(visitor)
+    payload = confirmation.get_payload(decode=True)
+    assert isinstance(payload, bytes)
+    confirm = re.search(r"/confirm\?id=[\w-]+&token=([\w-]+)", payload.decode())
+    assert confirm, payload
+    # An incident notice as the status page writes it, with its one-click unsubscribe link.
+    unsubscribe = "uNsUbScRiBe-t0ken_0123456789abcdefghijklmnopq"
+    await _add_message(
+        runtime,
+        to_address=visitor,
+        subject="Shop status: Checkout is down",
+        body=f"Unsubscribe with one click: http://upwatch.test/s/shop/unsubscribe?id=s1&token={unsubscribe}\n",
+        category=NOTICE_CATEGORY,
+    )
+
+    response = await client.get("/admin/mail", headers=admin.headers)
+    assert response.status_code == 200, response.text
+    bodies = {m["category"]: m["body"] for m in response.json()}
+    assert "/confirm?id=" in bodies[CONFIRM_CATEGORY]
+    assert "&token=****" in bodies[CONFIRM_CATEGORY]
+    assert "/s/shop/unsubscribe?id=s1&token=****" in bodies[NOTICE_CATEGORY]
+    assert confirm.group(1) not in response.text
+    assert unsubscribe not in response.text
 
 
 async def test_the_outbox_view_needs_a_token_and_an_admin(

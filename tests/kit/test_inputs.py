@@ -3,10 +3,12 @@ version no longer knows (kit/inputs.py)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from pydantic import ValidationError
 
-from upwatch.kit.inputs import Input
+from upwatch.kit.inputs import MAX_OBJECT_DEPTH, Input, check_json_object
 
 
 class Switches(Input):
@@ -41,3 +43,23 @@ def test_stored_data_with_fields_this_version_does_not_know_still_loads() -> Non
 def test_stored_data_is_still_validated_field_by_field() -> None:
     with pytest.raises(ValidationError):
         Channel.from_stored({"url": 5, "note": "old"})
+
+
+def _nested(levels: int, inner: Any = None) -> Any:
+    """``levels`` objects and lists inside each other, built without recursion."""
+    value = inner
+    for level in range(levels):
+        value = {"a": value} if level % 2 else [value]
+    return value
+
+
+def test_a_free_form_object_within_the_depth_limit_is_accepted() -> None:
+    value = {"a": _nested(MAX_OBJECT_DEPTH - 1)}
+    assert check_json_object(value) is value
+
+
+@pytest.mark.parametrize("levels", [MAX_OBJECT_DEPTH, 350, 100_000])
+def test_a_free_form_object_nested_too_deep_is_refused_in_words_however_deep(levels: int) -> None:
+    # Deeper than Python's stack: the depth is measured without recursion.
+    with pytest.raises(ValueError, match=f"nested deeper than {MAX_OBJECT_DEPTH} levels"):
+        check_json_object({"a": _nested(levels)})

@@ -142,6 +142,42 @@ def test_a_public_url_passes_the_shape_check() -> None:
     STRICT.check_url("https://status.example.com:8443/health?full=1")
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://xn--a.com/",  # punycode that does not decode
+        "http://xn--a-ecp.com/",  # decodes, but does not encode back the same
+        "http://a..b/",
+        "http://.example.com/",
+        "http://\u2488.com/",  # "1." once normalised: an empty label
+        f"http://{'a' * 64}.com/",
+        f"http://{'a.' * 127}com/",
+        "http://ex%41mple.com/",
+    ],
+)
+def test_a_url_whose_host_is_no_domain_name_is_malformed_even_where_all_is_allowed(
+    url: str,
+) -> None:
+    for guard in (STRICT, LENIENT):
+        with pytest.raises(ValueError, match=r"^the host "):
+            guard.check_url(url)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://\u4f8b\u3048.jp/",
+        "http://xn--ls8h.la/",
+        "http://_dmarc.example.com/",
+        "http://example.com./",
+        f"http://{'a' * 63}.com/",
+        "http://[2606:4700::1111]/",
+    ],
+)
+def test_internationalised_and_unusual_but_valid_hosts_pass_the_shape_check(url: str) -> None:
+    STRICT.check_url(url)
+
+
 async def test_a_name_resolving_to_a_private_address_is_refused(
     dns_table: dict[str, list[str]],
 ) -> None:

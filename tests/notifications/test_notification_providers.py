@@ -343,6 +343,52 @@ async def test_quiet_hours_need_both_ends_and_are_stored_as_hh_mm(
         assert_problem(response, 422)
 
 
+@pytest.mark.parametrize(
+    ("ends", "missing"),
+    [
+        ({"quietHoursStart": None, "quietHoursEnd": "06:00"}, "quietHoursStart"),
+        ({"quietHoursEnd": "06:00"}, "quietHoursStart"),
+        ({"quietHoursStart": "22:00", "quietHoursEnd": None}, "quietHoursEnd"),
+        ({"quietHoursStart": "22:00"}, "quietHoursEnd"),
+    ],
+)
+async def test_quiet_hours_with_one_end_null_or_left_out_are_refused_alike_everywhere(
+    client: httpx.AsyncClient, cast: Cast, ends: dict[str, Any], missing: str
+) -> None:
+    # Contract §9: only one of start and end is a 422, never "no quiet hours" (a null end
+    # would otherwise silently drop the other).
+    created = await _create(client, cast.alice, cast.project_id, "email", **ends)
+    assert assert_problem(created, 422)["errors"] == [
+        {"field": missing, "message": "quiet hours need both a start and an end"}
+    ]
+    plain = await _provider(client, cast.alice, cast.project_id, "email")
+    patched = await client.patch(
+        f"/notification-providers/{plain['id']}", headers=cast.alice.headers, json=ends
+    )
+    assert assert_problem(patched, 422)["errors"][0]["field"] == missing
+    if None in ends.values():  # a null end removes it, so the other is left alone
+        quiet = await _provider(
+            client,
+            cast.alice,
+            cast.project_id,
+            "email",
+            quietHoursStart="22:00",
+            quietHoursEnd="06:00",
+        )
+        patched = await client.patch(
+            f"/notification-providers/{quiet['id']}", headers=cast.alice.headers, json=ends
+        )
+        assert assert_problem(patched, 422)["errors"][0]["field"] == missing
+    # The rule is published where the schema cannot say it.
+    document = (await client.get("/openapi.json")).json()
+    for method in ("post", "patch"):
+        path = "/notification-providers" if method == "post" else "/notification-providers/{id}"
+        assert "Quiet hours need both ends" in document["paths"][path][method]["description"]
+    fields = document["components"]["schemas"]["EmailProviderCreate"]["properties"]
+    assert "quietHoursEnd" in fields["quietHoursStart"]["description"]
+    assert "quietHoursStart" in fields["quietHoursEnd"]["description"]
+
+
 async def test_unknown_types_and_missing_fields_are_refused_with_422(
     client: httpx.AsyncClient, cast: Cast
 ) -> None:

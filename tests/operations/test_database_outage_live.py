@@ -92,6 +92,7 @@ async def test_checks_resume_and_the_api_answers_503_while_postgresql_restarts_o
         UPWATCH_ALLOW_PRIVATE_TARGETS="true",
         UPWATCH_ROLE_RESTART_MAX_SECONDS="2",
         UPWATCH_READY_STALL_SECONDS="5",
+        UPWATCH_METRICS_PUBLIC="true",  # read below without a token
     )
     server = LiveServer(tmp_path, env).start()
     try:

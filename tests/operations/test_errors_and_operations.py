@@ -10,6 +10,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from tests.conftest import SignUp, assert_problem, lifespan, make_settings
 from upwatch.app import create_app
+from upwatch.config import Settings
 from upwatch.kit.metrics import Metrics
 
 
@@ -112,7 +113,10 @@ def test_the_per_monitor_series_are_prometheus_text_its_own_parser_reads() -> No
 METRICS_TOKEN = "scrape-token-0123456789-ünïcode"
 
 
-@pytest.mark.parametrize("settings_overrides", [{"metrics_token": METRICS_TOKEN}])
+@pytest.mark.parametrize(
+    "settings_overrides",
+    [{"metrics_token": METRICS_TOKEN}, {"metrics_token": METRICS_TOKEN, "metrics_public": True}],
+)
 async def test_metrics_answer_only_the_bearer_token_when_one_is_set(
     client: httpx.AsyncClient,
 ) -> None:
@@ -132,14 +136,35 @@ async def test_metrics_answer_only_the_bearer_token_when_one_is_set(
     assert "upwatch_http_requests_total" in good.text
 
 
-async def test_metrics_are_open_without_a_token_and_document_the_optional_one(
+@pytest.mark.parametrize("settings_overrides", [{"metrics_public": False}])
+async def test_metrics_are_refused_when_no_token_is_set_and_they_are_not_opened(
+    client: httpx.AsyncClient, sign_up: SignUp
+) -> None:
+    # They list every tenant's monitors: closed unless the operator chooses otherwise.
+    assert Settings.model_fields["metrics_public"].default is False
+    assert Settings.model_fields["metrics_token"].default == ""
+    alice = await sign_up("alice@example.com")
+    for headers in ({}, {"Authorization": "Bearer anything"}, alice.headers):
+        response = await client.get("/metrics", headers=headers)
+        problem = assert_problem(response, 401)
+        assert "UPWATCH_METRICS_TOKEN" in problem["detail"]
+        assert "UPWATCH_METRICS_PUBLIC" in problem["detail"]
+        assert response.headers["WWW-Authenticate"] == "Bearer"
+        assert "upwatch_" not in response.text
+
+
+@pytest.mark.parametrize("settings_overrides", [{"metrics_public": True}])
+async def test_metrics_opened_by_the_operator_are_served_to_anyone_and_the_rule_is_documented(
     client: httpx.AsyncClient,
 ) -> None:
-    response = await client.get("/metrics", headers={"Authorization": "Bearer anything"})
-    assert response.status_code == 200
+    for headers in ({}, {"Authorization": "Bearer anything"}):
+        response = await client.get("/metrics", headers=headers)
+        assert response.status_code == 200
+        assert "upwatch_http_requests_total" in response.text
     document = (await client.get("/openapi.json")).json()
     operation = document["paths"]["/metrics"]["get"]
     assert "UPWATCH_METRICS_TOKEN" in operation["description"]
+    assert "UPWATCH_METRICS_PUBLIC" in operation["description"]
     assert "application/problem+json" in operation["responses"]["401"]["content"]
 
 

@@ -62,6 +62,48 @@ def test_an_access_line_is_written_with_its_token_masked_in_json() -> None:
     assert "s3cr3t" not in json.dumps(line)
 
 
+@pytest.mark.parametrize(
+    "name",
+    [
+        "api_key",
+        "apiKey",
+        "key",
+        "APIKEY",
+        "access_token",
+        "Token",
+        "password",
+        "PassWord",
+        "secret",
+        "client_secret",
+        "api%5Fkey",  # api_key with its underscore percent-encoded
+        "%41PI%4Bey",  # APIKey, letters percent-encoded
+        "pass+word",
+    ],
+)
+def test_sensitive_query_parameters_are_masked_in_the_access_line_whatever_their_spelling(
+    name: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    access = logging.getLogger("uvicorn.access")
+    mask = AccessTokenMask()
+    access.addFilter(mask)
+    try:
+        with caplog.at_level(logging.INFO, logger="uvicorn.access"):
+            # As uvicorn writes it: the path and the query string as the client sent them.
+            path = f"/monitors?projectId=p1&{name}=s3cr3t-V4lue&limit=5#{name}=s3cr3t-V4lue"
+            access.info('%s - "%s %s HTTP/%s" %d', "127.0.0.1:5000", "GET", path, "1.1", 200)
+    finally:
+        access.removeFilter(mask)
+    [record] = caplog.records
+    line = record.getMessage()
+    assert "s3cr3t" not in line
+    assert f"/monitors?projectId=p1&{name}=****&limit=5#{name}=****" in line
+
+
+def test_other_query_parameters_stay_as_sent_in_the_access_line() -> None:
+    path = "/monitors?projectId=p1&limit=5&offset=0&period=24h&tokenless&monkeys=3"
+    assert mask_tokens(path) == path
+
+
 class TestTheStoryOfAnOutage:
     @pytest.fixture
     def clock(self) -> Clock:

@@ -53,15 +53,17 @@ SEMANTIC_REJECTIONS: dict[tuple[str, str], str] = {
     "Projects and membership)",
     ("POST", "/users"): "an invitation token no invitation has is a 422 (docs/api.md, "
     "Projects and membership)",
-    ("PATCH", "/monitors/{id}"): "targets at internal addresses are refused, and what a "
+    ("PATCH", "/monitors/{id}"): "targets at internal addresses, or whose host is no domain "
+    "name, are refused, and what a "
     "monitor's type checks may not be null (contract §7); regions must exist, and masked "
     "secret headers do not follow `url` to another server (docs/api.md, Monitors); "
     "escalationPolicyId must be a policy of the monitor's project, dependsOn monitors of it "
     "without a cycle; a heartbeat schedule must occur; assertions must be ones that can be "
     "evaluated",
     ("POST", "/monitors"): "escalationPolicyId must be a policy of the monitor's project, "
-    "dependsOn monitors of it, a heartbeat schedule must occur, in a known time zone, and "
-    "assertions must be ones that can be evaluated (docs/api.md, Monitors)",
+    "dependsOn monitors of it, a heartbeat schedule must occur, in a known time zone, "
+    "assertions must be ones that can be evaluated, and a target's host must be an address "
+    "or a domain name DNS can look up (docs/api.md, Monitors)",
     ("POST", "/escalation-policies"): "every provider a step names must be a provider of the "
     "policy's project (docs/api.md, Escalation)",
     ("PATCH", "/escalation-policies/{id}"): "the same rule as creating a policy (docs/api.md, "
@@ -71,8 +73,11 @@ SEMANTIC_REJECTIONS: dict[tuple[str, str], str] = {
     "answers 409 (docs/api.md, Escalation)",
     ("PATCH", "/incidents/{id}"): "monitorId must be a monitor of the incident's project "
     "(contract §8)",
+    ("POST", "/notification-providers"): "URLs at internal addresses, or whose host is no "
+    "domain name, are refused; quiet hours need both ends: one null or left out while the "
+    "other is set is a 422 (contract §9)",
     ("PATCH", "/notification-providers/{id}"): "config is validated per type, URLs at "
-    "internal addresses are refused (contract §9)",
+    "internal addresses are refused, and quiet hours need both ends (contract §9)",
     ("PATCH", "/status-pages/{id}/status"): "componentIds must be components of the page "
     "(docs/api.md, Status pages)",
     ("GET", "/monitors/{id}/sla"): "`to` may not be before `from`, and a period spans at most "

@@ -10,7 +10,7 @@ import pytest
 
 from tests.conftest import Cast, assert_problem
 from tests.factories import create_monitor, create_provider
-from upwatch.kit.inputs import PATTERN_WORDS
+from upwatch.kit.inputs import MAX_OBJECT_DEPTH, PATTERN_WORDS
 
 MONITOR_TYPES = "http, tcp, dns, tls, heartbeat"
 HOOK = {"url": "https://hooks.example.com/upwatch"}
@@ -302,3 +302,98 @@ async def test_a_refused_private_webhook_address_names_the_setting_that_allows_i
     [error] = _errors(response)
     assert error["field"] == "config.url"
     assert "UPWATCH_ALLOW_PRIVATE_TARGETS=true" in error["message"]
+
+
+@pytest.mark.parametrize(
+    ("url", "words"),
+    [
+        ("http://xn--a.com/", "not a valid domain name"),
+        ("http://xn--a-ecp.com/", "not a valid domain name"),
+        ("http://a..b/", "an empty label"),
+        ("http://.example.com/", "an empty label"),
+        ("http://\u2488.com/", "an empty label"),  # ⒈ is "1." once normalised
+        (f"http://{'a' * 64}.com/", "longer than 63 characters"),
+        (f"http://{'a.' * 127}com/", "longer than 253 characters"),
+        ("http://ex%41mple.com/", "not a valid domain name"),
+    ],
+)
+async def test_a_url_whose_host_is_no_domain_name_is_a_422_naming_the_field(
+    client: httpx.AsyncClient, cast: Cast, url: str, words: str
+) -> None:
+    created = await _post_monitor(client, cast, type="http", url=url)
+    [error] = _errors(created)
+    assert error["field"] == "url"
+    assert words in error["message"]
+    monitor = await _monitor(client, cast)
+    changed = await client.patch(
+        f"/monitors/{monitor['id']}", headers=cast.alice.headers, json={"url": url}
+    )
+    assert [e["field"] for e in _errors(changed)] == ["url"]
+    hook = await client.post(
+        "/notification-providers",
+        headers=cast.alice.headers,
+        json={
+            "projectId": cast.project_id,
+            "name": "Hook",
+            "type": "webhook",
+            "config": {"url": url},
+        },
+    )
+    assert [e["field"] for e in _errors(hook)] == ["config.url"]
+
+
+async def test_a_host_that_is_no_domain_name_is_a_422_naming_the_host_field(
+    client: httpx.AsyncClient, cast: Cast
+) -> None:
+    response = await _post_monitor(client, cast, type="tcp", host="db..example.com", port=5432)
+    [error] = _errors(response)
+    assert error["field"] == "host"
+    assert "an empty label" in error["message"]
+
+
+# --- Deeply nested bodies ---------------------------------------------------------------
+
+
+def _nested_text(levels: int) -> str:
+    """JSON text of ``levels`` objects inside each other, written by hand: no encoder recurses."""
+    return '{"a":' * levels + "1" + "}" * levels
+
+
+async def _send(
+    client: httpx.AsyncClient, cast: Cast, method: str, path: str, text: str
+) -> httpx.Response:
+    headers = {**cast.alice.headers, "Content-Type": "application/json"}
+    return await client.request(method, path, headers=headers, content=text.encode())
+
+
+@pytest.mark.parametrize("levels", [MAX_OBJECT_DEPTH + 1, 500])
+async def test_a_config_object_nested_too_deep_is_a_422_naming_it_however_deep(
+    client: httpx.AsyncClient, cast: Cast, levels: int
+) -> None:
+    provider = await create_provider(
+        client, cast.alice.headers, cast.project_id, type="webhook", name="Hook", config=HOOK
+    )
+    deep = _nested_text(levels)
+    for method, path, text, field in (
+        ("PUT", "/users/settings", f'{{"slackConfig": {deep}}}', "slackConfig"),
+        ("PUT", "/users/me", f'{{"settings": {{"emailConfig": {deep}}}}}', "settings.emailConfig"),
+        ("PATCH", f"/notification-providers/{provider['id']}", f'{{"config": {deep}}}', "config"),
+    ):
+        response = await _send(client, cast, method, path, text)
+        assert _errors(response) == [
+            {"field": field, "message": f"nested deeper than {MAX_OBJECT_DEPTH} levels"}
+        ], path
+
+
+async def test_a_body_nested_deeper_than_any_parser_reads_is_a_400_on_every_endpoint(
+    client: httpx.AsyncClient, cast: Cast
+) -> None:
+    deep = _nested_text(100_000)
+    for method, path, text in (
+        ("PUT", "/users/settings", f'{{"slackConfig": {deep}}}'),
+        ("POST", "/notification-providers", f'{{"type": "webhook", "config": {deep}}}'),
+        ("POST", "/monitors", f'{{"projectId": "{cast.project_id}", "headers": {deep}}}'),
+        ("POST", "/auth/login", deep),
+    ):
+        problem = assert_problem(await _send(client, cast, method, path, text), 400)
+        assert problem["detail"] == "the request body nests too deeply to be read", path

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from tests.conftest import PASSWORD, Account, Cast, Mailbox, SignUp, assert_problem
-from tests.factories import create_monitor
+from tests.factories import create_incident, create_monitor, create_page, create_provider
 
 Promote = Callable[[Account, str], Awaitable[None]]
 Verify = Callable[[Account], Awaitable[None]]
@@ -548,3 +548,88 @@ async def test_deleting_an_account_removes_its_projects_and_memberships(
     assert (await client.get("/projects", headers=cast.bob.headers)).json() == []
     # Bob's own account is untouched, and he may delete his, leaving nothing behind either.
     assert (await client.delete("/users/me", headers=cast.bob.headers)).status_code == 200
+
+
+async def _fill(client: httpx.AsyncClient, account: Account, project_id: str, tag: str) -> None:
+    """One of each listed thing in the project, made by ``account``."""
+    headers = account.headers
+    await create_monitor(client, account, project_id, type="heartbeat", intervalSeconds=3600)
+    await create_incident(client, account, project_id)
+    await create_page(client, account, project_id, slug=f"status-{tag}")
+    provider = await create_provider(
+        client, headers, project_id, type="email", name="Team", config={"to": ["o@example.com"]}
+    )
+    for path, body in (
+        (
+            "/maintenance-windows",
+            {
+                "title": "Upgrade",
+                "startsAt": "2030-01-01T00:00:00Z",
+                "endsAt": "2030-01-01T01:00:00Z",
+            },
+        ),
+        (
+            "/escalation-policies",
+            {"name": "On call", "steps": [{"providerIds": [provider["id"]], "delayMinutes": 5}]},
+        ),
+    ):
+        made = await client.post(path, headers=headers, json={"projectId": project_id, **body})
+        assert made.status_code == 201, made.text
+
+
+async def test_an_api_key_lists_only_its_project_though_its_owner_belongs_to_another_tenants(
+    client: httpx.AsyncClient, cast: Cast, mailbox: Mailbox
+) -> None:
+    # Charlie's project, which Alice (the key's owner) joins as a member.
+    other = await client.post("/projects", headers=cast.charlie.headers, json={"name": "C"})
+    other_id = other.json()["id"]
+    invited = await client.post(
+        f"/projects/{other_id}/users",
+        headers=cast.charlie.headers,
+        json={"email": "alice@example.com"},
+    )
+    assert invited.status_code == 201, invited.text
+    await mailbox.wait_for(cast.alice.email)
+    accepted = await client.post(
+        "/projects/invitations/accept",
+        headers=cast.alice.headers,
+        json={"token": mailbox.invitation_token(cast.alice.email)},
+    )
+    assert accepted.status_code == 200, accepted.text
+    await _fill(client, cast.alice, cast.project_id, "alice")
+    await _fill(client, cast.charlie, other_id, "charlie")
+    made = await client.post(
+        f"/projects/{cast.project_id}/api-keys",
+        headers=cast.alice.headers,
+        json={"name": "CI", "scope": "read"},
+    )
+    key = {"Authorization": f"Bearer {made.json()['key']}"}
+
+    lists = [
+        "/projects",
+        "/monitors",
+        "/incidents",
+        "/status-pages",
+        "/notification-providers/user",
+        "/maintenance-windows",
+        "/escalation-policies",
+        "/dashboard/uptime",
+        "/dashboard/performance-metrics",
+    ]
+
+    def projects(rows: list[dict[str, str]]) -> list[str]:
+        return [row["projectId"] if "projectId" in row else row["id"] for row in rows]
+
+    for path in lists:
+        # Alice herself lists both projects' rows; her key, its own project's only.
+        mine = await client.get(path, headers=cast.alice.headers)
+        assert set(projects(mine.json())) == {cast.project_id, other_id}, path
+        listed = await client.get(path, headers=key)
+        assert listed.status_code == 200, listed.text
+        assert projects(listed.json()) == [cast.project_id], path
+        if "X-Total-Count" in listed.headers:
+            assert listed.headers["X-Total-Count"] == "1", path
+        if path != "/projects":
+            narrowed = await client.get(path, headers=key, params={"projectId": other_id})
+            assert narrowed.status_code in (200, 404), path
+            assert narrowed.status_code == 404 or narrowed.json() == [], path

@@ -96,22 +96,6 @@ async def _key_holder(
     return user
 
 
-async def _optional_user(
-    request: Request,
-    response: Response,
-    background: BackgroundTasks,
-    credentials: BearerCredentials,
-    key_credentials: KeyCredentials,
-    session: Session,
-    runtime: RuntimeDep,
-) -> User | None:
-    if credentials is None:
-        return None
-    return await _current_user(
-        request, response, background, credentials, key_credentials, session, runtime
-    )
-
-
 async def _person_user(
     request: Request,
     response: Response,
@@ -127,6 +111,20 @@ async def _person_user(
     return user
 
 
+async def _optional_person(
+    request: Request,
+    response: Response,
+    background: BackgroundTasks,
+    credentials: BearerCredentials,
+    session: Session,
+    runtime: RuntimeDep,
+) -> User | None:
+    """No token, or a person's own: an API key gets 403 like on every other /users route."""
+    if credentials is None:
+        return None
+    return await _person_user(request, response, background, credentials, session, runtime)
+
+
 async def _admin_user(user: Annotated[User, Depends(_person_user)]) -> User:
     if not user.is_admin:
         raise Forbidden("this operation is for administrators")
@@ -136,5 +134,6 @@ async def _admin_user(user: Annotated[User, Depends(_person_user)]) -> User:
 CurrentUser = Annotated[User, Depends(_current_user)]
 # A person's own session only (account, billing, membership): an API key gets 403.
 PersonUser = Annotated[User, Depends(_person_user)]
-OptionalUser = Annotated[User | None, Depends(_optional_user)]
+# No token at all, or a person's own (an API key gets 403).
+OptionalPerson = Annotated[User | None, Depends(_optional_person)]
 AdminUser = Annotated[User, Depends(_admin_user)]

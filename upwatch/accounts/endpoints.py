@@ -6,7 +6,7 @@ from fastapi import APIRouter, BackgroundTasks, status
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.accounts import preferences
-from upwatch.accounts.dependencies import OptionalUser, PersonUser
+from upwatch.accounts.dependencies import OptionalPerson, PersonUser
 from upwatch.accounts.schemas import (
     AuthResponse,
     CreatedUserOut,
@@ -135,13 +135,14 @@ async def reset_password(
     openapi_extra={"security": [{}, {"bearer": []}]},
 )
 async def create_user(
-    body: CreateUserRequest, session: Session, runtime: RuntimeDep, caller: OptionalUser
+    body: CreateUserRequest, session: Session, runtime: RuntimeDep, caller: OptionalPerson
 ) -> CreatedUserOut:
     """Create an account; without a password it is an OAuth-style account that cannot log
     in with one. Roles other than `user` and `isEmailVerified` need an admin token. An
     `invitationToken` that no pending invitation has is a 422 and creates no account.
     Without an admin token it is a sign-up, limited like `POST /auth/signup`
-    (`UPWATCH_SIGNUP`: 403 `signup-closed`)."""
+    (`UPWATCH_SIGNUP`: 403 `signup-closed`). An API key is refused (403), as on every
+    `/users` route."""
     user = await AccountService(session, runtime).create_user(body, caller)
     await _join_invited_project(session, runtime, user, body.invitationToken)
     return CreatedUserOut.model_validate(user)

@@ -40,8 +40,8 @@ async def list_mail(
 ) -> list[OutboxMailOut]:
     """The mail outbox, newest first (admin): every e-mail the service wrote, sent or not,
     with its delivery status. Without SMTP settings mail stays here unsent (and is written
-    to the log in full). Tokens in the links of password-reset and invitation mail are
-    masked."""
+    to the log in full). Tokens in the links of password-reset, invitation and status-page
+    subscription mail (confirm and unsubscribe links) are masked."""
     items, total = await AdminService(session, runtime).list_mail(page.limit, page.offset)
     page.total(total)
     return items

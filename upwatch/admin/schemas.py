@@ -27,9 +27,9 @@ class OutboxMailOut(RowOut):
     to: str = Field(description="The recipient's address")
     subject: str
     body: str = Field(
-        description="The text; in password-reset and invitation mail every token a link "
-        "carries is masked (`****`), and once such mail is delivered or failed its body is "
-        "removed"
+        description="The text; in password-reset, invitation and status-page subscription "
+        "mail (confirm and unsubscribe links) every token a link carries is masked (`****`), "
+        "and once reset or invitation mail is delivered or failed its body is removed"
     )
     category: str = Field(
         description="What the mail is about: password_reset, project_invitation, "

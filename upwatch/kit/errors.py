@@ -360,6 +360,9 @@ def install_error_handlers(app: FastAPI) -> None:
             error.status = exc.status_code
             error.slug = "http-" + str(exc.status_code)
             error.title = str(exc.detail)
+        elif isinstance(exc.__cause__, RecursionError):
+            # FastAPI's 400 for a body Python's JSON parser could not read: nested too deep.
+            error = cls("the request body nests too deeply to be read")
         else:
             detail = None if exc.detail in (cls.title, None) else str(exc.detail)
             error = cls(detail)

@@ -80,17 +80,25 @@ def _schema_extra(schema: dict[str, Any], _model: type[Any]) -> None:
     _document_no_nul(schema.get("properties", {}))
 
 
-def _depth(value: Any) -> int:
-    if isinstance(value, dict):
-        return 1 + max((_depth(v) for v in value.values()), default=0)
-    if isinstance(value, list):
-        return 1 + max((_depth(v) for v in value), default=0)
-    return 0
+def _nests_deeper(value: Any, limit: int) -> bool:
+    """Whether objects and lists nest more than ``limit`` levels in ``value``, measured level
+    by level without recursion: a request can nest deeper than Python's stack."""
+    level = [value]
+    for _ in range(limit + 1):
+        containers = [node for node in level if isinstance(node, dict | list)]
+        if not containers:
+            return False
+        level = [
+            child
+            for node in containers
+            for child in (node.values() if isinstance(node, dict) else node)
+        ]
+    return True
 
 
 def check_json_object(value: dict[str, Any]) -> dict[str, Any]:
     """A free-form object both databases can store: finite numbers, valid Unicode, bounded."""
-    if _depth(value) > MAX_OBJECT_DEPTH:
+    if _nests_deeper(value, MAX_OBJECT_DEPTH):
         raise ValueError(f"nested deeper than {MAX_OBJECT_DEPTH} levels")
     try:
         encoded = json.dumps(value, allow_nan=False, ensure_ascii=False).encode("utf-8")

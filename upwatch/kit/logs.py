@@ -6,9 +6,11 @@
 ``monitor_id``, ``incident_id``, ...) as keys of their own. uvicorn's loggers write through
 the same handler: ``serve`` starts uvicorn without a logging configuration of its own.
 
-Request paths in uvicorn's access lines have their tokens masked (``?token=`` values, the
-heartbeat token), whatever the format: the address of a reset link a person opens on the API
-host must not put the token in the log.
+Request paths in uvicorn's access lines have their secrets masked (the heartbeat token, and
+the values of query parameters named like a credential: ``token``, ``access_token``,
+``api_key``, ``key``, ``password``, ``secret``..., in any letter case or percent-encoding),
+whatever the format: the address of a reset link a person opens on the API host, or a key a
+script puts in a query string, must not put the secret in the log.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import logging
 import re
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote_plus
 
 from pythonjsonlogger.core import RESERVED_ATTRS
 from pythonjsonlogger.json import JsonFormatter
@@ -26,14 +29,36 @@ if TYPE_CHECKING:  # a worker process logs without loading the settings
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
 MASK = "****"
 
-# A token in a query string, and the path segment of a heartbeat address.
-_QUERY_TOKEN = re.compile(r"([?&][\w.-]*token=)[^&#\s]+", re.IGNORECASE)
+# Query parameters whose values are credentials, by name once percent-decoded, lower-cased
+# and without separators: api_key, apiKey, API-KEY and api%5Fkey alike. Clients put keys
+# and passwords in query strings whatever the API documents.
+_SECRET_NAME = re.compile(r"token|secret|passw(?:or)?d|pwd|credential|signature|auth|key$")
+_NAME_SEPARATORS = re.compile(r"[\s._-]")
 _HEARTBEAT_TOKEN = re.compile(r"(/heartbeat/)[^/?#\s]+")
 
 
+def _is_secret_parameter(name: str) -> bool:
+    """Whether a query parameter of this name (as sent, possibly percent-encoded) carries a
+    credential."""
+    plain = _NAME_SEPARATORS.sub("", unquote_plus(name)).lower()
+    return _SECRET_NAME.search(plain) is not None
+
+
+def _masked_parameter(part: str) -> str:
+    name, equals, value = part.partition("=")
+    return f"{name}={MASK}" if equals and value and _is_secret_parameter(name) else part
+
+
 def mask_tokens(path: str) -> str:
-    """``path`` with the values of ``...token=`` parameters and a heartbeat token masked."""
-    return _HEARTBEAT_TOKEN.sub(rf"\g<1>{MASK}", _QUERY_TOKEN.sub(rf"\g<1>{MASK}", path))
+    """``path`` with a heartbeat token and the values of credential query parameters masked
+    (``_is_secret_parameter``)."""
+    path = _HEARTBEAT_TOKEN.sub(rf"\g<1>{MASK}", path)
+    head, question, query = path.partition("?")
+    if not question:
+        return path
+    # Separators kept in the split; a fragment (which clients should not send) is masked too.
+    parts = re.split(r"([&;#])", query)
+    return f"{head}?{''.join(_masked_parameter(part) for part in parts)}"
 
 
 class AccessTokenMask(logging.Filter):

@@ -43,6 +43,10 @@ class PermanentMailError(Exception):
 # Categories whose body holds a secret (a reset or invitation link): blanked once delivered
 # or failed, and masked when an administrator lists the outbox.
 SENSITIVE_CATEGORIES = frozenset({"password_reset", "project_invitation"})
+# Masked in the outbox listing too: a status-page subscriber's confirm and unsubscribe links
+# (the categories of statuspages/subscribers.py), whose tokens act for that visitor. Their
+# bodies are kept after delivery: a notice says what visitors were told.
+MASKED_CATEGORIES = SENSITIVE_CATEGORIES | {"status_page_subscription", "status_page_notice"}
 SCRUBBED_BODY = "(removed after delivery: it contained a secret link)"
 # Our tokens are 43 characters; a shorter "token=" is text (a project named so), not a secret.
 _LINK_TOKEN = re.compile(r"[?&]token=([^&#\s]{16,})")
@@ -55,9 +59,9 @@ SMTP_POLICY = policy.SMTP.clone(max_line_length=998)
 
 
 def masked_body(category: str, body: str) -> str:
-    """The body as an administrator may read it: in sensitive categories every token that a
+    """The body as an administrator may read it: in ``MASKED_CATEGORIES`` every token that a
     link carries is masked, wherever the body repeats it."""
-    if category not in SENSITIVE_CATEGORIES:
+    if category not in MASKED_CATEGORIES:
         return body
     for token in set(_LINK_TOKEN.findall(body)):
         body = body.replace(token, MASK)

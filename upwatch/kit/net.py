@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import re
 import socket
 import time
 from types import SimpleNamespace
@@ -124,6 +125,40 @@ def _parse_literal(host: str) -> IPAddress | None:
         return None
 
 
+# A label DNS can look up (RFC 1035, plus the underscore some names carry), in ASCII form:
+# an internationalised name is checked as its punycode.
+_LABEL = re.compile(r"[A-Za-z0-9_-]{1,63}")
+
+
+def check_host_name(host: str) -> None:
+    """Refuse (``ValueError``) a host that is neither an address nor a name DNS can look up:
+    an empty label (``a..b``), a label over 63 or a name over 253 characters, a character no
+    name has, a punycode label (``xn--``) that does not decode. Saved as is, such a target
+    would only ever fail its checks. ``host`` in ASCII (yarl's ``raw_host``)."""
+    if _parse_literal(host) is not None:
+        return
+    name = host.removesuffix(".")  # a fully qualified name's final dot
+    if len(name) > 253:
+        raise ValueError("the host is longer than 253 characters")
+    for label in name.split("."):
+        if not label:
+            raise ValueError("the host has an empty label (a dot at its start, or two in a row)")
+        if len(label) > 63:
+            raise ValueError(f"the host has a label longer than 63 characters: {label[:20]}…")
+        if not _LABEL.fullmatch(label):
+            raise ValueError(
+                f"the host is not a valid domain name: {label!r} holds other characters "
+                "than letters, digits, - and _"
+            )
+        if label[:4].lower() == "xn--":
+            try:
+                label.encode("ascii").decode("idna")
+            except UnicodeError:
+                raise ValueError(
+                    f"the host is not a valid domain name: {label!r} is not valid punycode"
+                ) from None
+
+
 def _is_localhost_name(host: str) -> bool:
     name = host.rstrip(".").lower()
     return name == "localhost" or name.endswith(".localhost")
@@ -177,21 +212,27 @@ class NetworkGuard:
     def check_url(self, url: str) -> None:
         """Validate a target URL's shape and refuse literal internal hosts.
 
-        Raises ``ValueError`` for a malformed URL or another scheme than http/https.
+        Raises ``ValueError`` for a malformed URL, another scheme than http/https, or a host
+        that is no address or domain name (``check_host_name``).
         Parsed with yarl, the parser aiohttp itself uses, so both read the same host.
         """
         try:
             parsed = URL(url)
             port = parsed.port
+            host = parsed.host  # decodes punycode, which can fail too
+        except UnicodeError:
+            # yarl encodes and decodes the host with IDNA: the only part that can fail so.
+            raise ValueError("the host is not a valid domain name: IDNA cannot read it") from None
         except (ValueError, TypeError) as exc:
             raise ValueError(f"not a valid URL: {exc}") from exc
         if parsed.scheme not in ("http", "https"):
             raise ValueError("the URL scheme must be http or https")
-        if not parsed.host:
+        if not host or not parsed.raw_host:
             raise ValueError("the URL has no host")
         if port is not None and not 0 < port < 65536:
             raise ValueError("the URL port is out of range")
-        self.check_literal(parsed.host)
+        check_host_name(parsed.raw_host)
+        self.check_literal(host)
 
     async def resolve(self, host: str, port: int) -> list[str]:
         """The addresses to connect to for ``host``, every one of them permitted.

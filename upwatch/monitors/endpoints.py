@@ -75,7 +75,8 @@ async def create_monitor(
 ) -> MonitorOut:
     """Create a monitor in a project the caller belongs to (limits `monitorCount` and
     `checkFrequencyMinutes`). Its first check runs within a few seconds. A `url` or `host` at
-    an internal address is refused (422, contract §7), and `regionIds` must name existing
+    an internal address is refused (422, contract §7), and so is one whose host is no address
+    or domain name DNS can look up (`a..b`, `xn--a.com`); `regionIds` must name existing
     regions. Values of `Authorization`, `Cookie`, `Proxy-Authorization` and of the headers
     named in `secretHeaders` are masked in every answer."""
     return monitor_out(await MonitorService(session, runtime).create(user, body), runtime)
@@ -112,7 +113,8 @@ async def update_monitor(
     `true` resumes it (checked within a few seconds). Rules the schema cannot state, since
     they depend on the monitor's type (contract §7), answer 422 naming the field: what the
     type checks may not be null (`url` of http, `host` and `port` of tcp, `host` of dns and
-    tls); a `url` or `host` at an internal address is refused; `regionIds` must name existing
+    tls); a `url` or `host` at an internal address, or whose host is no address or domain
+    name, is refused; `regionIds` must name existing
     regions; `timeoutSeconds` must stay below `intervalSeconds`. Secret header values are
     masked in the answer; sent back masked they keep the stored value, but not when `url`
     moves to another server (give the secret again)."""

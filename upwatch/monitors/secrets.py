@@ -53,9 +53,10 @@ def _origin(url: str | None) -> tuple[str, str, int | None] | None:
         return None
     try:
         parsed = URL(url)
+        # Inside: decoding a punycode host can fail too (a URL stored before hosts were checked).
+        return (parsed.scheme, (parsed.host or "").lower(), parsed.port)
     except (ValueError, TypeError):
         return None
-    return (parsed.scheme, (parsed.host or "").lower(), parsed.port)
 
 
 def keep_secrets(

@@ -16,7 +16,7 @@ from upwatch.kit.db import after_commit, end_transaction
 from upwatch.kit.declared import SecretWrite, digested, require_free_key
 from upwatch.kit.errors import Conflict, NotFound, ValidationFailed
 from upwatch.kit.logs import log_event
-from upwatch.kit.net import TargetRefused
+from upwatch.kit.net import TargetRefused, check_host_name
 from upwatch.kit.security import new_opaque_token
 from upwatch.maintenance.repository import MaintenanceRepository
 from upwatch.maintenance.rules import occurrences
@@ -179,16 +179,19 @@ class MonitorService(DomainService):
 
     async def _check_fields(self, body: MonitorFields, owner_id: str) -> None:
         guard = self.runtime.guard
-        try:
-            if body.url is not None:
-                guard.check_url(body.url)
-            if body.host is not None:
-                guard.check_literal(body.host)
-        except TargetRefused as exc:
-            field = "url" if body.url is not None else "host"
-            raise ValidationFailed.on(field, f"refused target: {exc}") from exc
-        except ValueError as exc:
-            raise ValidationFailed.on("url", str(exc)) from exc
+        for field, value in (("url", body.url), ("host", body.host)):
+            if value is None:
+                continue
+            try:
+                if field == "url":
+                    guard.check_url(value)
+                else:
+                    check_host_name(value)
+                    guard.check_literal(value)
+            except TargetRefused as exc:
+                raise ValidationFailed.on(field, f"refused target: {exc}") from exc
+            except ValueError as exc:
+                raise ValidationFailed.on(field, str(exc)) from exc
         if body.regionIds:
             known = {r.id for r in await self.regions.all()}
             unknown = [r for r in body.regionIds if r not in known]

@@ -36,7 +36,9 @@ async def create_provider(
 ) -> ProviderOut:
     """Add a channel to a project the caller belongs to. `config` depends on `type`; a type
     outside the project owner's plan (`notificationChannels`) is refused with 402, a URL at an
-    internal address with 422. Secrets are masked in every response."""
+    internal address with 422. Quiet hours need both ends: one of them null or left out
+    while the other is set is a 422 naming it (contract §9); both null or left out, none.
+    Secrets are masked in every response."""
     return provider_out(await ProviderService(session, runtime).create(user, body))
 
 
@@ -73,7 +75,8 @@ async def update_provider(
     (a `type` requires a `config`; 422 when the config does not suit the type or a URL in it
     points at an internal address, contract §9). Send a masked secret back unchanged to keep
     it (not towards a new destination). `name`, `isEnabled`, `type` and `projectId` may not
-    be null. Quiet hours need both ends; send both as null to remove them."""
+    be null. Quiet hours need both ends (one null while the other is set, or stored, is a
+    422 naming it); send both as null to remove them."""
     return provider_out(await ProviderService(session, runtime).update(user, id, body))
 
 

@@ -51,8 +51,12 @@ class _ProviderFields(Input):
     name: Name | None = None
     isEnabled: bool | None = None
     repeatEveryMinutes: Repeat | None = None
-    quietHoursStart: QuietTime | None = None
-    quietHoursEnd: QuietTime | None = None
+    quietHoursStart: QuietTime | None = Field(
+        default=None, description="With quietHoursEnd; null or left out with it: no quiet hours"
+    )
+    quietHoursEnd: QuietTime | None = Field(
+        default=None, description="With quietHoursStart; null or left out with it: no quiet hours"
+    )
     key: DeclaredKey | None = None
     secretRefs: SecretRefsIn | None = None
 
@@ -168,8 +172,12 @@ class ProviderUpdate(Input):
 
     name: Omittable[Name] = None
     isEnabled: Omittable[bool] = None
-    quietHoursStart: QuietTime | None = Field(default=None, description="null removes")
-    quietHoursEnd: QuietTime | None = Field(default=None, description="null removes")
+    quietHoursStart: QuietTime | None = Field(
+        default=None, description="null removes, with quietHoursEnd null too"
+    )
+    quietHoursEnd: QuietTime | None = Field(
+        default=None, description="null removes, with quietHoursStart null too"
+    )
     repeatEveryMinutes: Repeat | None = Field(default=None, description="null: no reminders")
     type: Omittable[ChannelName] = None
     config: JsonObject | None = Field(

@@ -56,14 +56,17 @@ async def readyz(runtime: RuntimeDep) -> Health:
     },
 )
 async def metrics(request: Request, runtime: RuntimeDep) -> Response:
-    """Prometheus text format. When the operator sets `UPWATCH_METRICS_TOKEN`, only requests
-    with `Authorization: Bearer <that token>` are answered (401 otherwise); unset, it is open.
-    Per monitor, labelled by ids: `upwatch_monitor_up{monitor,project}` (1 up or degraded,
-    0 down) and `upwatch_monitor_response_seconds{monitor,project}` (the last check's response
-    time), from the process that stores check results."""
-    # Read by hand, not declared as a security scheme: the token is optional, and a declared
-    # scheme would tell clients (and the schema-driven tests) that it is always required.
-    token = runtime.settings.metrics_token
+    """Prometheus text format, behind a bearer token: requests with `Authorization: Bearer
+    <UPWATCH_METRICS_TOKEN>` are answered, others get 401. Without a token set, every request
+    gets 401, unless the operator opens the metrics to anyone with `UPWATCH_METRICS_PUBLIC=true`
+    (a token, when set, is still required). Per monitor, labelled by ids:
+    `upwatch_monitor_up{monitor,project}` (1 up or degraded, 0 down) and
+    `upwatch_monitor_response_seconds{monitor,project}` (the last check's response time), from
+    the process that stores check results."""
+    # Read by hand, not declared as a security scheme: a public scrape needs none, and a
+    # declared scheme would tell clients (and the schema-driven tests) that it is required.
+    settings = runtime.settings
+    token = settings.metrics_token
     if token:
         scheme, _, given = request.headers.get("Authorization", "").strip().partition(" ")
         if scheme.lower() != "bearer":
@@ -72,4 +75,10 @@ async def metrics(request: Request, runtime: RuntimeDep) -> Response:
         # UTF-8, in constant time: how much of a guess matched must not show in the timing.
         if not hmac.compare_digest(given.strip().encode("latin-1"), token.encode()):
             raise Unauthorized("a bearer token (UPWATCH_METRICS_TOKEN) is required")
+    elif not settings.metrics_public:
+        # Every tenant's monitors are listed here: closed unless the operator decides.
+        raise Unauthorized(
+            "the metrics are closed: set UPWATCH_METRICS_TOKEN and send it as a bearer "
+            "token, or open them with UPWATCH_METRICS_PUBLIC=true"
+        )
     return Response(runtime.metrics.render(), media_type=CONTENT_TYPE_LATEST)

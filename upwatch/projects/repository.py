@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import Select, delete, func, select
+from sqlalchemy import ColumnElement, Select, delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.models import Project, ProjectInvitation, ProjectMember, User
@@ -34,6 +34,16 @@ class ProjectAccess:
         return self.caller.grant is None and (self.role == "owner" or self.caller.is_admin)
 
 
+def _listed_memberships(caller: User) -> ColumnElement[bool]:
+    """The membership rows of the projects ``caller`` lists: its own (an owner has one too),
+    and for an API key only the one of its project (the key acts for the project's owner,
+    who may belong to other tenants' projects as well)."""
+    condition = ProjectMember.user_id == caller.id
+    if caller.grant is not None:
+        condition = condition & (ProjectMember.project_id == caller.grant.project_id)
+    return condition
+
+
 def readable_project_ids(caller: User) -> Select[str]:
     """The ids of the projects ``caller`` lists: those it belongs to (an owner has a membership
     row too). Every list of project-scoped rows filters by this one subquery.
@@ -42,10 +52,7 @@ def readable_project_ids(caller: User) -> Select[str]:
     ``ProjectRepository.access`` lets them reach any project by id. A list over every tenant
     would be a different feature (an admin view), not a wider member list. An API key lists
     its own project only."""
-    query = select(ProjectMember.project_id).where(ProjectMember.user_id == caller.id)
-    if caller.grant is not None:
-        query = query.where(ProjectMember.project_id == caller.grant.project_id)
-    return query
+    return select(ProjectMember.project_id).where(_listed_memberships(caller))
 
 
 class ProjectRepository:
@@ -87,12 +94,12 @@ class ProjectRepository:
     async def of_member(
         self, caller: User, limit: int, offset: int
     ) -> Sequence[tuple[Project, str]]:
-        """The caller's projects with its role in each. The join on the caller's membership is
-        ``readable_project_ids`` with the role kept, so administrators see only their own."""
+        """The caller's projects with its role in each: the rows of ``readable_project_ids``
+        with the role kept, so administrators see only their own and a key its project."""
         rows = await self.session.execute(
             select(Project, ProjectMember.role)
             .join(ProjectMember, ProjectMember.project_id == Project.id)
-            .where(ProjectMember.user_id == caller.id)
+            .where(_listed_memberships(caller))
             .order_by(Project.created_at.desc(), Project.id)
             .limit(limit)
             .offset(offset)
