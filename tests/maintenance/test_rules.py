@@ -355,3 +355,44 @@ def test_a_count_series_is_followed_once_then_started_near_each_moment(walked: l
     assert not active(schedule, last + timedelta(hours=1, minutes=5))
     assert next_start(schedule, last) is None
     assert walked[0] - done < 100
+
+
+@pytest.mark.parametrize("count", [5, 6, 7, 8])
+def test_a_count_series_ending_by_a_spring_forward_gap_keeps_each_of_its_occurrences(
+    count: int,
+) -> None:
+    """Its last occurrence is compared on the rule's wall clock, as dateutil counts: in UTC,
+    a time in the gap ended the series early (5 of 7) or let two more through (8 of 6)."""
+    start = datetime(2024, 3, 30, 23, tzinfo=UTC)
+    rule = f"FREQ=HOURLY;BYMINUTE=0,30;COUNT={count}"
+    schedule = Schedule(start, start + timedelta(minutes=10), rule, "Europe/Paris")
+    validate(schedule)
+    walked = [
+        s.astimezone(UTC)
+        for s in rrulestr(rule, dtstart=start.astimezone(ZoneInfo("Europe/Paris")))
+    ]
+    found = [s for s, _ in occurrences(schedule, start, start + timedelta(hours=12))]
+    assert found == walked
+    moment = datetime(2024, 3, 31, 1, 15, tzinfo=UTC)
+    assert next_start(schedule, moment) == next((s for s in walked if s > moment), None)
+
+
+@pytest.mark.parametrize(
+    ("rule", "reason"),
+    [
+        ("FREQ=HOURLY;INTERVAL=168;BYDAY=TU", "whole weeks"),
+        ("FREQ=DAILY;INTERVAL=14;BYDAY=TU", "whole weeks"),
+        ("FREQ=MONTHLY;INTERVAL=12;BYMONTH=6", "whole years"),
+        ("FREQ=MONTHLY;BYDAY=6MO", "from 1 to 5"),
+        ("FREQ=YEARLY;BYMONTH=1;BYDAY=-6FR", "from 1 to 5"),
+        ("FREQ=YEARLY;BYDAY=53MO", "from 1 to 52"),
+    ],
+)
+def test_a_step_that_can_never_land_on_its_filters_is_refused_before_any_walk(
+    rule: str, reason: str, walked: list[int]
+) -> None:
+    """dateutil walked to the year 9999 (1-2 s) before saying these never occur."""
+    start = datetime(2024, 1, 1, tzinfo=UTC)  # a Monday
+    with pytest.raises(BadSchedule, match=reason):
+        validate(Schedule(start, start + timedelta(minutes=30), rule))
+    assert walked[0] == 0

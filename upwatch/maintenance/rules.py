@@ -90,6 +90,7 @@ def _check_parts(body: str) -> dict[str, str]:
         raise BadSchedule(f"BYMINUTE takes at most {_MOST_MINUTES} minutes")
     if "BYMONTH" in parts and not all(1 <= m <= 12 for m in _numbers(parts["BYMONTH"])):
         raise BadSchedule("BYMONTH takes months 1 to 12")
+    _check_steps(parts)
     if "BYMONTHDAY" not in parts:
         return parts
     if re.search(r"\d", parts.get("BYDAY", "")):
@@ -111,23 +112,44 @@ _MARGIN = timedelta(hours=3)
 _WEEKDAYS = ("MO", "TU", "WE", "TH", "FR", "SA", "SU")
 
 
+def _check_steps(parts: dict[str, str]) -> None:
+    """Refuse the steps that can never land where the rule's filters point: dateutil would
+    walk to the year 9999 finding nothing (seconds of CPU), whatever startsAt is."""
+    frequency = parts.get("FREQ", "")
+    interval = _numbers(parts.get("INTERVAL", "1"))[0]
+    # The position of a weekday in a month (1MO .. 5MO, -1FR) or a year (up to 52).
+    most = 52 if frequency == "YEARLY" and "BYMONTH" not in parts else 5
+    for day in filter(None, parts.get("BYDAY", "").split(",")):
+        position = day[:-2]
+        if position not in ("", "+", "-") and not 0 < abs(_numbers(position)[0]) <= most:
+            raise BadSchedule(f"a weekday's position here runs from 1 to {most} (or -1 to -{most})")
+    weeks = {"DAILY": 7, "HOURLY": 7 * 24}.get(frequency)
+    if weeks and interval % weeks == 0 and "BYDAY" in parts:
+        raise BadSchedule("a step of whole weeks keeps the weekday: use FREQ=WEEKLY with BYDAY")
+    if frequency == "MONTHLY" and interval % 12 == 0 and "BYMONTH" in parts:
+        raise BadSchedule("a step of whole years keeps the month: use FREQ=YEARLY with BYMONTH")
+
+
 @dataclass(frozen=True, slots=True)
 class _Rule:
     """A rule made independent of its start: every part dateutil would take from DTSTART is
     written out, so the same rule can be started at any period boundary in phase with the
     first one, and only the periods around a moment are ever walked."""
 
-    body: str  # with the implied parts written out; no COUNT (it became UNTIL)
+    body: str  # with the implied parts written out; no COUNT
     first: datetime  # startsAt in the rule's zone
     step: int  # dateutil's YEARLY .. HOURLY
     interval: int
     wkst: int
+    # A COUNT's last occurrence, on the rule's wall clock as dateutil compares it (in UTC, one
+    # in a spring-forward gap would end the series early or late).
+    last: datetime | None = None
 
     def started(self, dtstart: datetime) -> rrule:
         rule = rrulestr(self.body, dtstart=dtstart)
         if not isinstance(rule, rrule):  # pragma: no cover - rrulestr of one line is an rrule
             raise BadSchedule("give a single RRULE line")
-        return rule
+        return rule if self.last is None else rule.replace(until=self.last)
 
     def near(self, moment: datetime) -> rrule:
         """The rule started a little before ``moment``: the same occurrences from there on,
@@ -211,12 +233,6 @@ def _explicit(parts: dict[str, str], first: datetime) -> dict[str, str]:
     return parts
 
 
-def _utc_text(moment: datetime) -> str:
-    """An RFC 5545 UTC date-time (strftime leaves years before 1000 unpadded)."""
-    t = moment.astimezone(UTC)
-    return f"{t.year:04d}{t.month:02d}{t.day:02d}T{t.hour:02d}{t.minute:02d}{t.second:02d}Z"
-
-
 def _text(parts: dict[str, str]) -> str:
     return ";".join(f"{name}={value}" for name, value in parts.items())
 
@@ -241,7 +257,7 @@ def _compiled(text: str, first: datetime, timezone: str) -> _Rule:
         rule = rrulestr(_text(parts), dtstart=start)
         explicit = _explicit(parts, start.replace(microsecond=0))
         if "COUNT" in parts:
-            # The last of COUNT occurrences becomes UNTIL (a walk of at most MOST_COUNT, once
+            # The last of COUNT occurrences becomes the end (a walk of at most MOST_COUNT, once
             # per window), so that later the rule can start near any moment. A series that
             # sparse rules stretch over centuries would make that walk long: refused.
             last = None
@@ -251,14 +267,16 @@ def _compiled(text: str, first: datetime, timezone: str) -> _Rule:
                 if number == MOST_COUNT:
                     break
             del explicit["COUNT"]
-            stop = start - timedelta(seconds=1) if last is None else last
-            explicit["UNTIL"] = _utc_text(stop)
+            last = start - timedelta(seconds=1) if last is None else last
+        else:
+            last = None
         compiled = _Rule(
             body=_text(explicit),
             first=start.replace(microsecond=0),
             step=_STEPS[frequency],
             interval=int(parts.get("INTERVAL", "1")),
             wkst=_WEEKDAYS.index(parts.get("WKST", "MO")),
+            last=last,
         )
         compiled.started(compiled.first)
     except BadSchedule:
@@ -297,7 +315,7 @@ def _validate(schedule: Schedule) -> None:
         raise BadSchedule("a window lasts at most 31 days after startsAt", "endsAt")
     if schedule.rrule is not None:
         compiled = _compiled(schedule.rrule, schedule.starts_at, schedule.timezone)
-        start = schedule.starts_at
+        start = schedule.starts_at.replace(microsecond=0)  # as dateutil starts the rule
         try:
             found = _first_after(compiled.started(compiled.first), start, True, start + HORIZON)
         except (ValueError, OverflowError) as exc:

@@ -29,8 +29,8 @@ from jsonpath_ng.jsonpath import (
 )
 from jsonpath_ng.parser import parse as parse_jsonpath
 
-# Values one check may visit across its JSONPaths: every value of a large body a few times
-# over, about 30 ms of a probe worker's time at most.
+# Values one check may visit (and names or indexes it may try) across its JSONPaths: every
+# value of a large body a few times over, 70-170 ms of the judging process's time at most.
 STEPS: Final = 100_000
 # A recursive descent visits the whole body; two in one path visit it once per value.
 MOST_DESCENTS: Final = 1
@@ -106,12 +106,18 @@ def _select(node: JSONPath, value: Any, root: Any, budget: Budget) -> Iterator[A
         yield from _select(node.right, value, root, budget)
     elif isinstance(node, Fields):
         if isinstance(value, dict):
-            yield from (value[name] for name in node.fields if name in value)
+            for name in node.fields:  # each name looked up is a step: $..['q','q',...]
+                budget.spend()
+                if name in value:
+                    yield value[name]
     elif isinstance(node, Wildcard):
         yield from _children(value, budget)
     elif isinstance(node, Index):
         if isinstance(value, list) and value:
-            yield from (value[i] for i in node.indices if -len(value) <= i < len(value))
+            for i in node.indices:
+                budget.spend()
+                if -len(value) <= i < len(value):
+                    yield value[i]
     elif isinstance(node, Slice):
         if isinstance(value, list) and node.step != 0:
             yield from (value[i] for i in range(len(value))[node.start : node.end : node.step])
