@@ -4,7 +4,10 @@ for ever stopped by its time limit."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
+import signal
 from collections.abc import AsyncIterator
 from typing import Any
 from unittest.mock import ANY
@@ -231,23 +234,59 @@ def test_a_monitors_patterns_are_compiled_at_most_twice_however_many_it_lists(
     assert len(compiled) <= 2  # refused by its repeats, before compiling
 
 
-async def test_a_judge_that_does_not_answer_in_time_fails_the_check_and_is_replaced(
+async def test_judges_that_finish_nothing_in_time_fail_the_check_and_are_replaced(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     rule = given_as(source="json", path="$.a", operator="equals", value=1)
     assert await judging.judged([rule], response(b'{"a": 2}')) == (
         "assertion 1 (json $.a equals 1) failed: got 2"
     )
-    first = judging._pool
+    first = judging._judges.pool
     assert first is not None
     monkeypatch.setattr(judging, "JUDGE_SECONDS", 0.0)
     assert await judging.judged([rule], response(b'{"a": 1}')) == (
         "the assertions were not judged within 0s"
     )
-    assert judging._pool is None  # the next check starts a new judge
+    assert judging._judges.pool is None  # the next check starts new judges
     monkeypatch.undo()
     assert await judging.judged([rule], response(b'{"a": 1}')) is None
-    assert judging._pool is not first
+    assert judging._judges.pool is not first
+
+
+async def test_a_judge_killed_fails_the_check_it_held_and_the_next_check_is_judged() -> None:
+    rule = given_as(source="json", path="$.a", operator="equals", value=1)
+    assert await judging.judged([rule], response(b'{"a": 1}')) is None
+    pool = judging._judges.pool
+    assert pool is not None
+    for process in list(pool._processes.values()):
+        os.kill(process.pid, signal.SIGKILL)
+    assert await judging.judged([rule], response(b'{"a": 1}')) == (
+        "the assertions could not be judged: their process ended"
+    )
+    assert await judging.judged([rule], response(b'{"a": 2}')) == (
+        "assertion 1 (json $.a equals 1) failed: got 2"
+    )
+
+
+async def test_a_project_has_one_body_at_the_judges_at_a_time_and_others_take_turns(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A project with many costly monitors waits for its own: another project's check is
+    judged after at most one of its bodies, not after all of them."""
+    order: list[str] = []
+    judge = judging._judge
+
+    async def recorded(assertions: Any, answer: Response) -> str | None:
+        order.append(answer.headers["project"])
+        return await judge(assertions, answer)
+
+    monkeypatch.setattr(judging, "_judge", recorded)
+    rule = given_as(source="json", path="$.a", operator="exists")
+    many = [judging.judged([rule], response(b"{}", project="busy"), "busy") for _ in range(6)]
+    other = judging.judged([rule], response(b'{"a": 1}', project="other"), "other")
+    results = await asyncio.gather(*many, other)
+    assert results[-1] is None
+    assert order.index("other") <= 1
 
 
 @pytest.mark.parametrize(

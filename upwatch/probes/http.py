@@ -41,6 +41,7 @@ class HttpCheck:
     verify_tls: bool = True
     max_body_bytes: int = 1_048_576
     assertions: tuple[Assertion, ...] = ()
+    project_id: str = ""  # whose turn at the assertion judges (judging.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,7 +213,7 @@ async def probe_http(check: HttpCheck, session: aiohttp.ClientSession) -> Outcom
         if any(a.needs_body for a in check.assertions):
             # Parsing the body and walking it is bounded, not free: in another process, so
             # other checks in flight keep their timings.
-            failed = await judged(check.assertions, answer)
+            failed = await judged(check.assertions, answer, check.project_id)
         else:
             failed = first_failure(check.assertions, answer)
         if failed is not None:
@@ -240,5 +241,6 @@ class HttpProbe:
             keyword=spec.keyword,
             timeout_seconds=spec.timeout_seconds,
             assertions=spec.assertions,
+            project_id=spec.project_id,
         )
         return await probe_http(check, kit.http)

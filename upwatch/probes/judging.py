@@ -1,86 +1,114 @@
-"""Assertions that read a body are judged in a process of their own.
+"""Assertions that read a body are judged in processes of their own, taken in turn by project.
 
 Each is bounded (a JSONPath's budget, a pattern's time limit, the probe's body cap), but
 parsing a 1 MiB JSON body alone holds the interpreter for about 70 ms, in C, where no thread
 switch can interrupt it: on the probe worker's loop, or in a thread beside it, that time
 lands in the response times of every check in flight. In a process of its own it lands
-nowhere. One process per probe process, started on first use (spawned: the probe process
-has threads) and replaced if it dies or overruns.
+nowhere.
+
+The judges are shared by every project whose checks run here, so a project has at most one
+body in their queue at a time: a project with many costly monitors waits for its own, and
+another project's check waits for at most one body from each project ahead of it. A judge
+that dies fails the checks it held, saying so, and is replaced; one that makes no progress
+for ``JUDGE_SECONDS`` is stopped and replaced.
 """
 
 from __future__ import annotations
 
 import asyncio
-import atexit
 import logging
 import multiprocessing
-import multiprocessing.pool
-import threading
+import time
 from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Final
 
 from upwatch.probes.assertions import Assertion, Response, first_failure
 
 logger = logging.getLogger(__name__)
 
-# Far beyond what the bounds allow (a few hundred ms on a loaded machine): a judge that has
-# not answered by then is stuck, and is replaced.
+# Processes that judge at once (started on first use, spawned: the probe process has threads).
+JUDGES: Final = 2
+# Far beyond what the bounds allow (a few hundred ms a body on a loaded machine): judges that
+# have finished nothing for this long are stuck, and are replaced.
 JUDGE_SECONDS: Final = 10.0
 
-_lock = threading.Lock()
-_pool: multiprocessing.pool.Pool | None = None
+
+class _Judges:
+    def __init__(self) -> None:
+        self.pool: ProcessPoolExecutor | None = None
+        self.finished_at = time.monotonic()
+        # Per event loop (tests run several, one after another) and project: one body queued.
+        self.turns: dict[tuple[int, str], asyncio.Lock] = {}
+
+    def executor(self) -> ProcessPoolExecutor:
+        if self.pool is None:
+            self.pool = ProcessPoolExecutor(JUDGES, mp_context=multiprocessing.get_context("spawn"))
+            self.finished_at = time.monotonic()
+        return self.pool
+
+    def replace(self, pool: ProcessPoolExecutor) -> None:
+        if self.pool is not pool:
+            return  # already replaced by another check
+        self.pool = None
+        # A stuck judge does not end on shutdown: it is killed (the executor has no public
+        # way to stop its processes before Python 3.14).
+        processes = dict(getattr(pool, "_processes", None) or {})
+        pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes.values():
+            process.kill()
+
+    def turn(self, project: str) -> asyncio.Lock:
+        key = (id(asyncio.get_running_loop()), project)
+        lock = self.turns.get(key)
+        if lock is None:
+            lock = self.turns[key] = asyncio.Lock()
+        return lock
+
+    def done(self, project: str, lock: asyncio.Lock) -> None:
+        key = (id(asyncio.get_running_loop()), project)
+        if not lock.locked() and self.turns.get(key) is lock:
+            del self.turns[key]  # nobody of this project waits: forget it
 
 
-def _judge() -> multiprocessing.pool.Pool:
-    global _pool
-    with _lock:
-        if _pool is None:
-            _pool = multiprocessing.get_context("spawn").Pool(1)
-            atexit.register(_pool.terminate)
-        return _pool
+_judges = _Judges()
 
 
-def _replace(pool: multiprocessing.pool.Pool) -> None:
-    """The next check starts a new judge; this one is stopped from a thread of its own, as
-    stopping waits for the pool's threads."""
-    global _pool
-    with _lock:
-        if _pool is pool:
-            _pool = None
-    threading.Thread(target=pool.terminate, name="judge-stop", daemon=True).start()
-
-
-async def judged(assertions: Sequence[Assertion], response: Response) -> str | None:
-    """``first_failure`` of the assertions on the response, worked out in the judging
-    process; a judge that fails or overruns fails the check, saying so."""
-    loop = asyncio.get_running_loop()
-    answer: asyncio.Future[str | None] = loop.create_future()
-
-    def deliver(result: str | None, error: BaseException | None) -> None:
-        if answer.done():  # given up on: the judge answered after its time
-            return
-        if error is None:
-            answer.set_result(result)
-        else:
-            answer.set_exception(error)
-
-    # The pool calls these from its own thread.
-    def settle(result: str | None) -> None:
-        loop.call_soon_threadsafe(deliver, result, None)
-
-    def refuse(error: BaseException) -> None:
-        loop.call_soon_threadsafe(deliver, None, error)
-
-    pool = _judge()
-    pool.apply_async(
-        first_failure, (tuple(assertions), response), callback=settle, error_callback=refuse
-    )
+async def judged(
+    assertions: Sequence[Assertion], response: Response, project: str = ""
+) -> str | None:
+    """``first_failure`` of the assertions on the response, worked out by a judge, in turn
+    with the other checks of ``project``; a judge that dies or is stuck fails the check,
+    saying so."""
+    lock = _judges.turn(project)
     try:
-        return await asyncio.wait_for(answer, JUDGE_SECONDS)
-    except TimeoutError:
-        logger.error("the assertion judge did not answer in %s s: replaced", JUDGE_SECONDS)
-        _replace(pool)
-        return f"the assertions were not judged within {JUDGE_SECONDS:g}s"
-    except Exception as exc:  # a response or result that could not cross the pipe
-        logger.exception("the assertion judge failed")
-        return f"the assertions could not be judged ({type(exc).__name__})"
+        async with lock:
+            return await _judge(tuple(assertions), response)
+    finally:
+        _judges.done(project, lock)
+
+
+async def _judge(assertions: tuple[Assertion, ...], response: Response) -> str | None:
+    pool = _judges.executor()
+    loop = asyncio.get_running_loop()
+    answer = loop.run_in_executor(pool, first_failure, assertions, response)
+    while True:
+        try:
+            result = await asyncio.wait_for(asyncio.shield(answer), JUDGE_SECONDS)
+        except TimeoutError:
+            if time.monotonic() - _judges.finished_at < JUDGE_SECONDS:
+                continue  # the judges are busy, not stuck: this check's turn is coming
+            logger.error("the assertion judges finished nothing in %s s: replaced", JUDGE_SECONDS)
+            answer.cancel()
+            _judges.replace(pool)
+            return f"the assertions were not judged within {JUDGE_SECONDS:g}s"
+        except BrokenProcessPool:
+            logger.error("an assertion judge ended: replaced")
+            _judges.replace(pool)
+            return "the assertions could not be judged: their process ended"
+        except Exception as exc:  # a response or result that could not cross the pipe
+            logger.exception("the assertion judge failed")
+            return f"the assertions could not be judged ({type(exc).__name__})"
+        _judges.finished_at = time.monotonic()
+        return result
