@@ -263,9 +263,14 @@ async def test_a_write_lock_held_past_the_busy_timeout_answers_503_busy_and_is_n
         await session.execute(text("CREATE TABLE busy_scratch (x INTEGER)"))
 
     app.add_api_route("/write", write, methods=["POST"])
-    blocker = sqlite3.connect(database_url.removeprefix("sqlite:///"), isolation_level=None)
+    blocker = sqlite3.connect(
+        database_url.removeprefix("sqlite:///"), isolation_level=None, check_same_thread=False
+    )
     try:
-        blocker.execute("BEGIN EXCLUSIVE")  # another writer, as ingestion at a high rate
+        # Another writer, as ingestion at a high rate. Taken from a thread: waiting for the
+        # lock on the loop would stop a background role from ending the transaction that
+        # holds it (a clean-clone run failed with "database is locked" that way).
+        await asyncio.to_thread(blocker.execute, "BEGIN EXCLUSIVE")
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://upwatch.test") as c:
             response = await c.post("/write")
