@@ -173,7 +173,10 @@ async def test_every_role_as_a_process_survives_kill_9_of_its_scheduler_and_inge
     await eventually(lambda: "standing by" in run.log("scheduler"), WITHIN)
     await run.start("ingester-1", "ingester")
     await run.start("worker-eu", "worker", "--region", "eu", "--concurrency", "10")
-    async with httpx.AsyncClient(base_url=run.server.url, timeout=30) as api:
+    # Idle connections dropped before the server's keep-alive (5 s) ends them: a request on
+    # one it was closing met "Server disconnected" after a long wait below.
+    limits = httpx.Limits(keepalive_expiry=2)
+    async with httpx.AsyncClient(base_url=run.server.url, timeout=30, limits=limits) as api:
         monitor_id, region_id = await monitored(run, api, target.url)
         # API -> Redis changes -> scheduler -> worker -> ingester -> PostgreSQL.
         await eventually(stored_at_least(database_url, monitor_id, 1), WITHIN)
