@@ -15,7 +15,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+from selenium.common.exceptions import (
+    NoSuchElementException,
+    StaleElementReferenceException,
+    TimeoutException,
+)
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import Select, WebDriverWait
@@ -61,12 +65,19 @@ def target() -> Iterator[ThreadedTarget]:
 def wait_for(browser: WebDriver, condition: Callable[[WebDriver], object]) -> None:
     # A page may be replaced between finding an element and reading it (a navigation, a
     # refresh of its part): the condition is then asked again.
-    WebDriverWait(
-        browser,
-        BROWSER_SECONDS,
-        poll_frequency=0.2,
-        ignored_exceptions=(NoSuchElementException, StaleElementReferenceException),
-    ).until(condition)
+    try:
+        WebDriverWait(
+            browser,
+            BROWSER_SECONDS,
+            poll_frequency=0.2,
+            ignored_exceptions=(NoSuchElementException, StaleElementReferenceException),
+        ).until(condition)
+    except TimeoutException as timed_out:
+        # What the page showed when the wait ended: without it a failure in CI says nothing.
+        shown = browser.find_element(By.TAG_NAME, "body").text[:2000]
+        raise AssertionError(
+            f"waited {BROWSER_SECONDS} s on {browser.current_url}:\n{shown}"
+        ) from (timed_out)
 
 
 def reload_until(browser: WebDriver, condition: Callable[[WebDriver], bool]) -> None:

@@ -257,3 +257,24 @@ async def test_two_ingesters_writing_the_same_days_never_lose_a_count(
     assert await rows_per_report(db) == {r.id: 1 for r in reports}
     timed = sum(1 for r in reports if r.outcome.response_time_ms is not None)
     assert await day_totals(db) == (len(reports), timed, timed)
+
+
+async def test_a_success_that_arrives_after_a_newer_failure_does_not_resolve_its_incident(
+    db: Database, monitor_ids: list[str]
+) -> None:
+    # A scheduled check and a "check now" of the same monitor: the check started first is
+    # stored last (seen in a browser test: an incident opened and resolved in the same second).
+    earlier, newer = report(monitor_ids[0]), report(monitor_ids[0], ok=False)
+    assert earlier.checked_at < newer.checked_at
+    ingester = Ingester(db, MemoryBroker(), lambda: (REGION,))
+    assert await ingester.ingest([newer]) == [newer.id]
+    assert await ingester.ingest([earlier]) == [earlier.id]
+    async with db.sessionmaker() as session:
+        monitor = await session.get(Monitor, monitor_ids[0])
+        assert monitor is not None
+        state = decode_state(monitor)
+        assert monitor.last_checked_at is not None
+        assert monitor.last_checked_at.timestamp() == newer.checked_at.timestamp()
+    assert state.status is MonitorStatus.DOWN
+    assert state.open_incident
+    assert await rows_per_report(db) == {earlier.id: 1, newer.id: 1}

@@ -390,3 +390,24 @@ def test_a_monitor_that_goes_down_again_after_resume_does_not_open_a_second_inci
     last = final(ONE_REGION, [fail(), fail(), fail()], resumed(paused(down)))
     assert last.state.status is MonitorStatus.DOWN
     assert last.incident is IncidentAction.NONE
+
+
+def test_a_late_success_checked_before_the_failure_that_opened_an_incident_changes_nothing() -> (
+    None
+):
+    config = Settings(retries=0, degraded_threshold_ms=None, region_ids=("eu-west", "us-east"))
+    down = final(
+        config,
+        [
+            Result("eu-west", ok=False, response_time_ms=None, checked_at=100.5),
+            Result("us-east", ok=False, response_time_ms=None, checked_at=100.2),
+        ],
+    )
+    assert down.state.status is MonitorStatus.DOWN
+    late = apply(down.state, Result("eu-west", True, 5.0, checked_at=100.0), config)
+    assert late.state == down.state
+    assert late.incident is IncidentAction.NONE
+    # Another region's result is not late for being older than eu-west's.
+    newer = apply(down.state, Result("us-east", True, 5.0, checked_at=100.3), config)
+    assert newer.state.status is MonitorStatus.UP
+    assert newer.incident is IncidentAction.RESOLVE

@@ -164,7 +164,12 @@ class Ingester:
         outcome = report.outcome
         transition = apply(
             decode_state(monitor),
-            Result(report.region_id, outcome.ok, outcome.response_time_ms),
+            Result(
+                report.region_id,
+                outcome.ok,
+                outcome.response_time_ms,
+                report.checked_at.timestamp(),
+            ),
             settings_of(monitor, all_regions),
         )
         if transition.incident is not IncidentAction.NONE:

@@ -10,6 +10,9 @@ and change nothing):
   results in a row failed, *up* when its latest result succeeded, and *undecided* otherwise
   (never checked, or failing fewer than ``n`` times in a row). A result only changes the memory of
   its own region.
+- **Late results.** A result checked before the last one applied for its region (a check that
+  was slow to arrive, or a "check now" that overtook a scheduled one) changes nothing: what a
+  newer check showed is never undone by an older one.
 - **Quorum.** ``quorum`` regions must agree; ``None`` means a majority of the monitor's distinct
   regions (``len // 2 + 1``). An explicit quorum is clamped to ``1 .. len(regions)`` so that an
   outage can always be declared.
@@ -61,6 +64,7 @@ class RegionState:
     consecutive_failures: int = 0
     last_ok: bool | None = None  # None: never checked in that region
     last_response_ms: float | None = None  # of the latest result, successful or not
+    last_checked_at: float | None = None  # epoch seconds of the latest result applied
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +89,7 @@ class Result:
     region_id: str
     ok: bool
     response_time_ms: float | None
+    checked_at: float | None = None  # epoch seconds; None: taken as the newest
 
 
 class IncidentAction(StrEnum):
@@ -123,10 +128,15 @@ def apply(state: MonitorState, result: Result, settings: Settings) -> Transition
         return Transition(state=state, previous_status=state.status, incident=IncidentAction.NONE)
 
     before = state.regions.get(result.region_id, RegionState())
+    if _late(result, before):
+        return Transition(state=state, previous_status=state.status, incident=IncidentAction.NONE)
     region = RegionState(
         consecutive_failures=0 if result.ok else before.consecutive_failures + 1,
         last_ok=result.ok,
         last_response_ms=result.response_time_ms,
+        last_checked_at=(
+            result.checked_at if result.checked_at is not None else before.last_checked_at
+        ),
     )
     # A fresh mapping: the caller's state is never touched.
     regions = {**state.regions, result.region_id: region}
@@ -142,6 +152,14 @@ def apply(state: MonitorState, result: Result, settings: Settings) -> Transition
         ),
     )
     return Transition(state=new_state, previous_status=state.status, incident=incident)
+
+
+def _late(result: Result, before: RegionState) -> bool:
+    return (
+        result.checked_at is not None
+        and before.last_checked_at is not None
+        and result.checked_at < before.last_checked_at
+    )
 
 
 def paused(state: MonitorState) -> MonitorState:
@@ -248,6 +266,7 @@ def decode_state(monitor: StoredMonitor) -> MonitorState:
             consecutive_failures=int(r.get("f", 0)),
             last_ok=r.get("ok"),
             last_response_ms=r.get("ms"),
+            last_checked_at=r.get("at"),
         )
         for region, r in (data.get("regions") or {}).items()
     }
@@ -261,7 +280,12 @@ def decode_state(monitor: StoredMonitor) -> MonitorState:
 def encode_state(state: MonitorState) -> dict[str, Any]:
     return {
         "regions": {
-            region: {"f": r.consecutive_failures, "ok": r.last_ok, "ms": r.last_response_ms}
+            region: {
+                "f": r.consecutive_failures,
+                "ok": r.last_ok,
+                "ms": r.last_response_ms,
+                "at": r.last_checked_at,
+            }
             for region, r in state.regions.items()
         },
         "incident": state.open_incident,
