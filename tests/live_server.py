@@ -36,10 +36,19 @@ def clean_env(**extra: str) -> dict[str, str]:
 
 
 class LiveServer:
-    def __init__(self, cwd: Path, env: dict[str, str], log_level: str = "warning") -> None:
+    def __init__(
+        self,
+        cwd: Path,
+        env: dict[str, str],
+        log_level: str = "warning",
+        executable: str | None = None,
+    ) -> None:
         self.cwd = cwd
         self.env = env
         self.log_level = log_level
+        # Another installation's `upwatch` (the wheel test's venv), configured by environment
+        # alone: UPWATCH_PORT and UPWATCH_LOG_LEVEL instead of flags.
+        self.executable = executable
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen[bytes] | None = None
@@ -47,10 +56,15 @@ class LiveServer:
 
     def start(self) -> LiveServer:
         with self.log.open("ab") as log:
+            command = [UPWATCH, "serve", "--port", str(self.port), "--log-level", self.log_level]
+            env = self.env
+            if self.executable is not None:
+                command = [self.executable, "serve"]
+                env = {**env, "UPWATCH_PORT": str(self.port), "UPWATCH_LOG_LEVEL": self.log_level}
             self.process = subprocess.Popen(  # noqa: S603
-                [UPWATCH, "serve", "--port", str(self.port), "--log-level", self.log_level],
+                command,
                 cwd=self.cwd,
-                env=self.env,
+                env=env,
                 stdout=log,
                 stderr=subprocess.STDOUT,
             )

@@ -15,8 +15,8 @@ import sys
 from pydantic import ValidationError
 
 from upwatch import __version__
-from upwatch.client.commands import add_parsers as add_client_parsers
-from upwatch.config import Settings
+from upwatch.client.parsers import add_parsers as add_client_parsers
+from upwatch.config import Settings, SettingsProblem
 from upwatch.kit.logs import configure_logging
 
 log = logging.getLogger("upwatch")
@@ -44,9 +44,13 @@ def served_url(host: str, port: int) -> str:
     return f"http://{host}:{port}"
 
 
-def serve_settings(host: str, port: int) -> Settings:
-    """The settings, with the public URL following the bound address unless it is set."""
+def serve_settings(host: str | None = None, port: int | None = None) -> Settings:
+    """The settings, with the address to bind (flags over UPWATCH_HOST and UPWATCH_PORT) and
+    the public URL following it unless it is set."""
     settings = Settings()
+    host = settings.host if host is None else host
+    port = settings.port if port is None else port
+    settings = settings.model_copy(update={"host": host, "port": port})
     if "public_url" in settings.model_fields_set:
         return settings
     if not _is_loopback(host):
@@ -64,6 +68,7 @@ def _serve(args: argparse.Namespace) -> int:
     from upwatch.app import create_app
 
     settings = serve_settings(args.host, args.port)
+    level = args.log_level or settings.log_level
     if args.roles:
         if args.roles == "api" and not settings.redis_url:
             print(  # noqa: T201
@@ -79,9 +84,9 @@ def _serve(args: argparse.Namespace) -> int:
     gc.freeze()
     uvicorn.run(
         app,
-        host=args.host,
-        port=args.port,
-        log_level=args.log_level,
+        host=settings.host,
+        port=settings.port,
+        log_level=level,
         log_config=None,  # uvicorn's loggers write through ours (kit/logs.py)
         loop=settings.http_loop,
         proxy_headers=bool(settings.forwarded_allow_ips),
@@ -228,13 +233,15 @@ def parser() -> argparse.ArgumentParser:
     commands = root.add_subparsers(dest="command", required=True)
 
     serve = commands.add_parser("serve", help="run the whole service in one process")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--host", help="the address to listen on (default: UPWATCH_HOST, 127.0.0.1)")
+    serve.add_argument(
+        "--port", type=int, help="the port to listen on (default: UPWATCH_PORT, 8000)"
+    )
     serve.add_argument(
         "--log-level",
-        default="info",
         choices=LOG_LEVELS,
-        help="the least severe lines written, by Upwatch and by uvicorn alike",
+        help="the least severe lines written, by Upwatch and by uvicorn alike "
+        "(default: UPWATCH_LOG_LEVEL, info)",
     )
     serve.add_argument(
         "--roles",
@@ -257,7 +264,7 @@ def parser() -> argparse.ArgumentParser:
         metavar="N",
         help="checks run at once (default: UPWATCH_CHECK_CONCURRENCY)",
     )
-    worker.add_argument("--log-level", default="info", choices=LOG_LEVELS)
+    worker.add_argument("--log-level", choices=LOG_LEVELS, help="default: UPWATCH_LOG_LEVEL")
     worker.set_defaults(run=_worker)
 
     for role, text in (
@@ -267,7 +274,7 @@ def parser() -> argparse.ArgumentParser:
         ("retention", "expire old data by plan, with notice"),
     ):
         command = commands.add_parser(role, help=f"distributed mode: {text} (PostgreSQL and Redis)")
-        command.add_argument("--log-level", default="info", choices=LOG_LEVELS)
+        command.add_argument("--log-level", choices=LOG_LEVELS, help="default: UPWATCH_LOG_LEVEL")
         command.set_defaults(run=_role)
 
     add_client_parsers(commands)
@@ -300,10 +307,16 @@ def main(argv: list[str] | None = None) -> None:
     args = parser().parse_args(argv)
     try:
         settings = Settings()
+    except SettingsProblem as unreadable:
+        print(f"upwatch: {unreadable}", file=sys.stderr)  # noqa: T201
+        sys.exit(2)
     except ValidationError as error:
         for problem in error.errors():
             name = "_".join(str(part) for part in problem["loc"]).upper()
-            print(f"upwatch: UPWATCH_{name}: {problem['msg']}", file=sys.stderr)  # noqa: T201
+            # A rule across settings has no single name: its message names them.
+            where = f"UPWATCH_{name}: " if name else ""
+            text = str(problem["msg"]).removeprefix("Value error, ")
+            print(f"upwatch: {where}{text}", file=sys.stderr)  # noqa: T201
         sys.exit(2)
-    configure_logging(settings, level=getattr(args, "log_level", "info"))
+    configure_logging(settings, level=getattr(args, "log_level", None) or settings.log_level)
     sys.exit(args.run(args))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import logging
 import os
 import secrets
@@ -10,10 +11,16 @@ import stat
 import tempfile
 from functools import cached_property
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic.fields import FieldInfo
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
 from sqlalchemy.engine import make_url
 
 log = logging.getLogger(__name__)
@@ -33,10 +40,87 @@ def async_database_url(url: str) -> str:
     return url
 
 
+# Settings that hold secrets: each may instead be read from a file named by UPWATCH_<NAME>_FILE
+# (the convention of container secrets, e.g. /run/secrets/...). Not every setting: names such
+# as UPWATCH_PLANS_FILE already end in _FILE.
+SECRET_SETTINGS = (
+    "database_url",
+    "redis_url",
+    "secret_key",
+    "smtp_username",
+    "smtp_password",
+    "metrics_token",
+)
+
+
+class SettingsProblem(ValueError):
+    """A setting that cannot be read at all (not a value that fails validation)."""
+
+
+class SecretFiles(PydanticBaseSettingsSource):
+    """``UPWATCH_<NAME>_FILE`` for each of ``SECRET_SETTINGS``: the file's text, without the
+    line end editors add. Setting both the variable and its ``_FILE`` is refused: which one
+    wins would be a guess."""
+
+    def __init__(self, settings_cls: type[BaseSettings]) -> None:
+        super().__init__(settings_cls)
+        self.environ = EnvSettingsSource(settings_cls)
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False  # every value comes from __call__
+
+    def __call__(self) -> dict[str, Any]:
+        found: dict[str, Any] = {}
+        for name in SECRET_SETTINGS:
+            variable = f"UPWATCH_{name.upper()}"
+            path = os.environ.get(f"{variable}_FILE")
+            if not path:
+                continue
+            if os.environ.get(variable) is not None:
+                raise SettingsProblem(f"set {variable} or {variable}_FILE, not both")
+            try:
+                found[name] = Path(path).read_text(encoding="utf-8").rstrip("\r\n")
+            except OSError as exc:
+                raise SettingsProblem(
+                    f"{variable}_FILE: cannot read {path}: {exc.strerror}"
+                ) from None
+        return found
+
+
+# What a setting needs installed beyond the base package: the extra that brings it.
+def _missing_extra(module: str, extra: str, setting: str) -> str | None:
+    if importlib.util.find_spec(module) is not None:
+        return None
+    return f"{setting} needs the '{extra}' extra: pip install 'upwatch[{extra}]'"
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="UPWATCH_", env_file=".env", extra="ignore", frozen=True
     )
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (
+            init_settings,
+            env_settings,
+            SecretFiles(settings_cls),
+            dotenv_settings,
+            file_secret_settings,
+        )
+
+    # Where `upwatch serve` listens (its --host and --port flags win), and the least severe
+    # log lines written by every command (--log-level wins).
+    host: str = "127.0.0.1"
+    port: int = Field(default=8000, ge=1, le=65535)
+    log_level: Literal["critical", "error", "warning", "info", "debug"] = "info"
 
     data_dir: Path = Path("data")
     database_url: str = ""
@@ -50,6 +134,8 @@ class Settings(BaseSettings):
     smtp_username: str = ""
     smtp_password: str = ""
     smtp_starttls: bool = False
+    # Implicit TLS from the first byte (SMTPS, usually port 465), instead of STARTTLS.
+    smtp_tls: bool = False
     smtp_timeout_seconds: float = 10.0
     mail_from: str = "Upwatch <noreply@upwatch.local>"
     admin_email: str = ""
@@ -201,6 +287,17 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _broker_reachable(self) -> Settings:
+        if self.smtp_tls and self.smtp_starttls:
+            raise ValueError(
+                "UPWATCH_SMTP_TLS (implicit TLS, port 465) and UPWATCH_SMTP_STARTTLS (port 587) "
+                "exclude each other: set one"
+            )
+        missing = (self.redis_url and _missing_extra("redis", "redis", "UPWATCH_REDIS_URL")) or (
+            self.sqlalchemy_url.startswith("postgresql")
+            and _missing_extra("asyncpg", "postgres", "a PostgreSQL UPWATCH_DATABASE_URL")
+        )
+        if missing:
+            raise ValueError(missing)
         if self.broker == "redis" and not self.redis_url:
             raise ValueError("UPWATCH_BROKER=redis needs UPWATCH_REDIS_URL")
         if self.roles == "api" and not self.redis_url:

@@ -284,6 +284,31 @@ def test_a_dry_run_prints_the_plan_and_changes_nothing(fresh: Project) -> None:
     assert fresh.state() == before
 
 
+def test_detailed_exitcode_says_2_while_changes_are_pending_and_0_once_applied(
+    fresh: Project,
+) -> None:
+    path = fresh.tmp / "upwatch.yaml"
+    path.write_text(yaml.safe_dump(FILE, sort_keys=False))
+    pending = fresh.upwatch("apply", "-f", str(path), "--dry-run", "--detailed-exitcode")
+    assert pending.returncode == 2, pending.stdout + pending.stderr
+    applied = fresh.upwatch("apply", "-f", str(path), "--detailed-exitcode")
+    assert applied.returncode == 2, applied.stdout + applied.stderr
+    settled = fresh.upwatch("apply", "-f", str(path), "--dry-run", "--detailed-exitcode")
+    assert settled.returncode == 0, settled.stdout + settled.stderr
+    path.write_text("monitors: [{name: 1}]\n")
+    broken = fresh.upwatch("apply", "-f", str(path), "--dry-run", "--detailed-exitcode")
+    assert broken.returncode == 1, broken.stdout + broken.stderr
+
+
+def test_url_and_api_key_flags_stand_in_for_the_environment(project: Project) -> None:
+    bare = {k: v for k, v in project.env.items() if k not in ("UPWATCH_API_KEY", "UPWATCH_API_URL")}
+    done = run_cli(
+        project.tmp, bare, "status", "--json", "--url", project.server.url, "--api-key", project.key
+    )
+    assert done.returncode == 0, done.stderr
+    assert isinstance(json.loads(done.stdout), list)
+
+
 def test_an_export_applies_as_a_no_op(fresh: Project) -> None:
     fresh.apply(FILE)
     exported = fresh.upwatch("export")

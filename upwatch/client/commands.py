@@ -23,8 +23,9 @@ if TYPE_CHECKING:
     from upwatch.client.document import ConfigFile
 
 # The config file's models are built from the API's (a second to import): only the commands
-# that read or write a file load them, so `upwatch status` and `upwatch serve` start at once.
-SCHEMA_PATH = "/schemas/upwatch-config.json"
+# that read or write a file load them, so `upwatch status` starts at once.
+# `apply --detailed-exitcode`: the plan had changes (Terraform's plan uses 2 alike).
+PENDING = 2
 
 
 def _out() -> Console:
@@ -37,10 +38,10 @@ def _err() -> Console:
 
 def _run(args: argparse.Namespace, command: Any) -> int:
     try:
-        service = Service.from_environment()
+        service = Service.from_environment(args.url, args.api_key)
     except ServiceError as exc:
         _err().print(f"upwatch: {exc}", markup=False)
-        return 2
+        return _refused(args)
     try:
         return int(command(service, args))
     except ServiceError as exc:
@@ -53,6 +54,12 @@ def _run(args: argparse.Namespace, command: Any) -> int:
 # ---- apply / export ----------------------------------------------------------------------
 
 
+def _refused(args: argparse.Namespace) -> int:
+    """The exit status of a command that could not start: 2, or 1 under --detailed-exitcode
+    (where 2 means "changes", as in Terraform)."""
+    return 1 if getattr(args, "detailed_exitcode", False) else 2
+
+
 def apply_command(args: argparse.Namespace) -> int:
     from upwatch.client.document import FileError, checked, parse
 
@@ -61,14 +68,14 @@ def apply_command(args: argparse.Namespace) -> int:
         text = sys.stdin.read() if args.file == "-" else path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         _err().print(f"upwatch: cannot read {args.file}: {exc}", markup=False)
-        return 2
+        return _refused(args)
     try:
         config = checked(parse(text, args.file))
     except FileError as exc:
         for problem in exc.problems:
             _err().print(problem, markup=False)
         _err().print("upwatch: the file has errors; nothing was changed", markup=False)
-        return 2
+        return _refused(args)
     return _run(args, lambda service, a: _apply(service, config, a))
 
 
@@ -89,13 +96,15 @@ def _apply(service: Service, config: ConfigFile, args: argparse.Namespace) -> in
         for place in masked:
             _err().print(f"{place}: a masked secret cannot make a new object", markup=False)
         _err().print("upwatch: give those secrets as {env: NAME}; nothing was changed")
-        return 2
+        return _refused(args)
     for change in plan.changes:
         out.print(describe(change), markup=False)
     out.print(plan.summary(), markup=False)
+    # Under --detailed-exitcode, 2 says the plan had changes (pending with --dry-run).
+    changes = PENDING if args.detailed_exitcode and not plan.empty else 0
     if args.dry_run or plan.empty:
         out.print("Nothing changed (--dry-run)." if args.dry_run else "Nothing to do.")
-        return 0
+        return changes
     todo = sum(1 for change in plan.changes if change.action != "unchanged")
     with Progress(
         TextColumn("applying"),
@@ -119,11 +128,12 @@ def _apply(service: Service, config: ConfigFile, args: argparse.Namespace) -> in
         if not follow_up.empty:
             Applier(service, report).run(follow_up, current)
     out.print(f"Applied: {todo} change(s).")
-    return 0
+    return changes
 
 
 def export_command(args: argparse.Namespace) -> int:
     from upwatch.client.apply import adopt, as_yaml, current_state, exported
+    from upwatch.client.document import SCHEMA_PATH
 
     def export(service: Service, args: argparse.Namespace) -> int:
         current = current_state(service)
@@ -255,50 +265,3 @@ def check_command(args: argparse.Namespace) -> int:
         return 0 if result["status"] != "down" else 3
 
     return _run(args, check)
-
-
-def add_parsers(commands: Any) -> None:
-    """The client commands, beside the service's own in ``upwatch.cli``. Their output is
-    their result: logs only say warnings (not each HTTP request)."""
-    client = (
-        "talks to a running service: UPWATCH_API_URL (default http://127.0.0.1:8000) "
-        "and UPWATCH_API_KEY (a project's API key)"
-    )
-    apply = commands.add_parser(
-        "apply", help=f"make a project match a config file (docs/config-as-code.md); {client}"
-    )
-    apply.add_argument("-f", "--file", required=True, help="the YAML file, or - for stdin")
-    apply.add_argument("--dry-run", action="store_true", help="print the plan, change nothing")
-    apply.add_argument(
-        "--prune", action="store_true", help="delete keyed objects the file does not have"
-    )
-    apply.set_defaults(run=apply_command, log_level="warning")
-
-    export = commands.add_parser("export", help=f"write the project as a config file; {client}")
-    export.add_argument("-o", "--output", help="the file to write (default: stdout)")
-    export.add_argument(
-        "--adopt",
-        action="store_true",
-        help="first give every object without a key one made from its name",
-    )
-    export.set_defaults(run=export_command, log_level="warning")
-
-    schema = commands.add_parser("schema", help="print the JSON Schema of the config file")
-    schema.set_defaults(run=schema_command, log_level="warning")
-
-    status = commands.add_parser("status", help=f"monitors with state and uptime; {client}")
-    status.add_argument("--json", action="store_true", help="the API's answer, as JSON")
-    status.set_defaults(run=status_command, log_level="warning")
-
-    incidents = commands.add_parser("incidents", help=f"open incidents; {client}")
-    incidents.add_argument("--all", action="store_true", help="resolved ones too")
-    incidents.add_argument("--limit", type=int, default=50, choices=range(1, 1001), metavar="N")
-    incidents.add_argument("--json", action="store_true", help="the API's answer, as JSON")
-    incidents.set_defaults(run=incidents_command, log_level="warning")
-
-    check = commands.add_parser(
-        "check", help=f"check a monitor now and print the result with timing; {client}"
-    )
-    check.add_argument("monitor", help="its key, id or name")
-    check.add_argument("--json", action="store_true", help="the API's answer, as JSON")
-    check.set_defaults(run=check_command, log_level="warning")

@@ -34,6 +34,9 @@ from upwatch.notifications.channels import REGISTRY, is_secret_path
 from upwatch.notifications.schemas import NewProvider, ProviderCreate
 from upwatch.statuspages.schemas import ComponentCreate, StatusPageCreate
 
+# Where a running service serves the JSON Schema of this file (for editors).
+SCHEMA_PATH: Final = "/schemas/upwatch-config.json"
+
 SCHEMA_ID: Final = "https://upwatch.dev/schemas/upwatch-config.schema.json"
 # A stand-in id for references while an entry is checked against the API's model.
 PLACEHOLDER_ID: Final = "0" * 32

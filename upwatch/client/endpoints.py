@@ -7,8 +7,7 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from upwatch.client.commands import SCHEMA_PATH
-from upwatch.client.document import json_schema
+from upwatch.client.document import SCHEMA_PATH, json_schema
 from upwatch.kit.errors import problem_responses
 
 router = APIRouter(tags=["config as code"], responses=problem_responses(500))

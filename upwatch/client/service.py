@@ -44,14 +44,15 @@ class Service:
         self._project_id: str | None = None
 
     @classmethod
-    def from_environment(cls) -> Service:
-        key = os.environ.get("UPWATCH_API_KEY")
+    def from_environment(cls, url: str | None = None, key: str | None = None) -> Service:
+        """The service the flags name, else UPWATCH_API_URL and UPWATCH_API_KEY."""
+        key = key or os.environ.get("UPWATCH_API_KEY")
         if not key:
             raise ServiceError(
-                "set UPWATCH_API_KEY to an API key of the project "
-                "(POST /projects/{id}/api-keys) and UPWATCH_API_URL to the service"
+                "set UPWATCH_API_KEY (or --api-key) to an API key of the project "
+                "(POST /projects/{id}/api-keys) and UPWATCH_API_URL (or --url) to the service"
             )
-        return cls(os.environ.get("UPWATCH_API_URL") or DEFAULT_URL, key)
+        return cls(url or os.environ.get("UPWATCH_API_URL") or DEFAULT_URL, key)
 
     def close(self) -> None:
         self.http.close()

@@ -111,6 +111,7 @@ class SmtpTransport:
                 username=s.smtp_username or None,
                 password=s.smtp_password or None,
                 start_tls=s.smtp_starttls,
+                use_tls=s.smtp_tls,
                 timeout=s.smtp_timeout_seconds,
             )
         except aiosmtplib.SMTPResponseException as exc:
