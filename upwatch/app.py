@@ -39,6 +39,7 @@ from upwatch.kit.mail import Mailer
 from upwatch.kit.metrics import Metrics, MetricsMiddleware
 from upwatch.kit.net import NetworkGuard
 from upwatch.kit.plans import PlanCatalog
+from upwatch.kit.response_headers import declare as declare_response_headers
 from upwatch.kit.security import AccessTokens, Passwords
 from upwatch.kit.supervisor import Supervisor
 from upwatch.maintenance.calendar import WindowCalendar
@@ -309,6 +310,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
     ):
         app.include_router(router)
     install_console(app)
+    declare_response_headers(app)
     app.add_middleware(
         RequestGuard,
         max_body_bytes=settings.max_body_bytes,

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.conftest import SignUp, assert_problem, lifespan, make_settings
+from tests.conftest import Cast, SignUp, assert_problem, lifespan, make_settings
 from upwatch.app import create_app
 from upwatch.config import Settings
 from upwatch.kit.metrics import Metrics
+
+RATE_LIMIT = ("RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset")
 
 
 async def test_an_unknown_route_is_a_404_problem(client: httpx.AsyncClient) -> None:
@@ -166,6 +169,22 @@ async def test_metrics_opened_by_the_operator_are_served_to_anyone_and_the_rule_
     assert "UPWATCH_METRICS_TOKEN" in operation["description"]
     assert "UPWATCH_METRICS_PUBLIC" in operation["description"]
     assert "application/problem+json" in operation["responses"]["401"]["content"]
+
+
+async def test_lists_declare_x_total_count_and_token_requests_the_ratelimit_headers(
+    client: httpx.AsyncClient, cast: Cast
+) -> None:
+    document = (await client.get("/openapi.json")).json()
+    declared = document["components"]["headers"]
+    listing = document["paths"]["/monitors"]["get"]["responses"]
+    assert set(listing["200"]["headers"]) == {"X-Total-Count", *RATE_LIMIT}
+    assert set(listing["429"]["headers"]) == set(RATE_LIMIT)
+    public = document["paths"]["/status-pages/public/slug/{slug}"]["get"]["responses"]["200"]
+    assert "headers" not in public
+    # What is declared is what is sent.
+    answered = await client.get("/monitors", headers=cast.alice.headers)
+    for name in ("X-Total-Count", *RATE_LIMIT):
+        assert re.fullmatch(declared[name]["schema"]["pattern"], answered.headers[name]), name
 
 
 async def test_the_openapi_document_declares_the_bearer_and_api_key_schemes(

@@ -160,6 +160,22 @@ async def test_a_private_page_is_a_404_exactly_like_a_missing_one(
     assert private.headers.get("ETag") is None
 
 
+async def test_another_site_may_read_the_public_json_but_nothing_else_is_opened_to_it(
+    client: httpx.AsyncClient, cast: Cast
+) -> None:
+    await create_page(client, cast.alice, cast.project_id, slug="open-data")
+    origin = {"Origin": "https://dashboard.example"}
+    for _ in range(2):  # built by the route, then served from its snapshot
+        data = await client.get("/status-pages/public/slug/open-data", headers=origin)
+        assert data.status_code == 200
+        assert data.headers["Access-Control-Allow-Origin"] == "*"
+    page = await client.get("/s/open-data", headers=origin)
+    assert page.status_code == 200
+    assert "Access-Control-Allow-Origin" not in page.headers
+    own = await client.get("/monitors", headers={**origin, **cast.alice.headers})
+    assert "Access-Control-Allow-Origin" not in own.headers
+
+
 async def test_incidents_resolved_more_than_14_days_ago_leave_the_page(
     client: httpx.AsyncClient, cast: Cast, app: FastAPI, clock: ManualClock
 ) -> None:

@@ -89,6 +89,10 @@ def _headers(
         (b"content-security-policy", policy.encode()),
         (b"x-content-type-options", b"nosniff"),
     ]
+    if not html:
+        # A dashboard on another site may read what the page shows anyone (a plain GET needs
+        # no preflight; nothing else of the service is opened to other origins).
+        headers.append((b"access-control-allow-origin", b"*"))
     full = [
         *headers,
         (b"content-type", media.encode()),
