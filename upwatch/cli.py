@@ -18,6 +18,7 @@ from upwatch import __version__
 from upwatch.client.parsers import add_parsers as add_client_parsers
 from upwatch.config import Settings, SettingsProblem
 from upwatch.kit.logs import configure_logging
+from upwatch.operations.backup import add_parsers as add_backup_parsers
 
 log = logging.getLogger("upwatch")
 
@@ -278,6 +279,7 @@ def parser() -> argparse.ArgumentParser:
         command.set_defaults(run=_role)
 
     add_client_parsers(commands)
+    add_backup_parsers(commands)
 
     migrate = commands.add_parser("migrate", help="create or upgrade the database schema")
     migrate.set_defaults(run=_migrate)

@@ -1,1 +1,2 @@
-"""Liveness, readiness and metrics."""
+"""Operating the service: liveness, readiness and metrics, the first administrator,
+backup and restore."""
