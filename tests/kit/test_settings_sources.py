@@ -146,3 +146,23 @@ async def test_mail_goes_out_over_implicit_tls(smtps: tuple[int, Mailbox], tmp_p
     await SmtpTransport(settings).send_email(email)
     (received,) = mailbox.to("ops@example.com")
     assert received["Subject"] == "over TLS"
+
+
+@pytest.mark.usefixtures("bare_environment")
+def test_a_setting_that_needs_a_missing_extra_names_the_extra(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import importlib.util
+
+    found = importlib.util.find_spec
+    absent = {"asyncpg", "redis"}
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name in absent else found(name, *a)
+    )
+    monkeypatch.setenv("UPWATCH_DATABASE_URL", "postgresql://upwatch@db.internal/upwatch")
+    with pytest.raises(ValueError, match=r"pip install 'upwatch\[postgres\]'"):
+        Settings()
+    monkeypatch.delenv("UPWATCH_DATABASE_URL")
+    monkeypatch.setenv("UPWATCH_REDIS_URL", "redis://cache.internal:6379/0")
+    with pytest.raises(ValueError, match=r"pip install 'upwatch\[redis\]'"):
+        Settings()

@@ -5,6 +5,7 @@ out of the package fails here, not on a user's machine."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -48,12 +49,28 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh venv with the wheel and its dependencies from the registry; its ``upwatch``."""
-    venv = tmp_path_factory.mktemp("venv")
-    run(sys.executable, "-m", "venv", venv, cwd=venv)
-    pip = venv / "bin" / "pip"
-    run(pip, "install", "--disable-pip-version-check", "--quiet", wheel, cwd=venv)
-    return venv / "bin" / "upwatch"
+    """The wheel with every extra and its dependencies from the registry, installed as
+    docs/install.md says: by pipx (.ci/run installs it), else into a fresh venv by pip (the
+    systemd path). Its ``upwatch``."""
+    home = tmp_path_factory.mktemp("installed")
+    pipx = shutil.which("pipx")
+    if pipx is not None:
+        run(
+            "env",
+            f"PIPX_HOME={home / 'pipx'}",
+            f"PIPX_BIN_DIR={home / 'bin'}",
+            pipx,
+            "install",
+            "--python",
+            sys.executable,
+            f"./{wheel.name}[all]",
+            cwd=wheel.parent,
+        )
+        return home / "pipx" / "venvs" / "upwatch" / "bin" / "upwatch"
+    run(sys.executable, "-m", "venv", home / "venv", cwd=home)
+    pip = home / "venv" / "bin" / "pip"
+    run(pip, "install", "--disable-pip-version-check", "--quiet", f"{wheel}[all]", cwd=home)
+    return home / "venv" / "bin" / "upwatch"
 
 
 @pytest.fixture(scope="module")
