@@ -19,6 +19,7 @@ from upwatch.client.parsers import add_parsers as add_client_parsers
 from upwatch.config import Settings, SettingsProblem
 from upwatch.kit.logs import configure_logging
 from upwatch.operations.backup import add_parsers as add_backup_parsers
+from upwatch.operations.database_copy import add_parsers as add_copy_parsers
 
 log = logging.getLogger("upwatch")
 
@@ -280,6 +281,7 @@ def parser() -> argparse.ArgumentParser:
 
     add_client_parsers(commands)
     add_backup_parsers(commands)
+    add_copy_parsers(commands)
 
     migrate = commands.add_parser("migrate", help="create or upgrade the database schema")
     migrate.set_defaults(run=_migrate)

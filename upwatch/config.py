@@ -272,7 +272,7 @@ class Settings(BaseSettings):
     def _strip_slash(cls, value: str) -> str:
         return value.rstrip("/")
 
-    @cached_property
+    @property  # not cached: a copy with another database_url must not keep this one's
     def sqlalchemy_url(self) -> str:
         url = self.database_url or f"sqlite:///{self.data_dir / 'upwatch.db'}"
         return async_database_url(url)
