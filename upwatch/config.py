@@ -266,6 +266,11 @@ class Settings(BaseSettings):
     # /metrics lists every tenant's monitor ids with their state: without a token it answers
     # no one (401) unless the operator opens it to anyone who can reach it with this.
     metrics_public: bool = False
+    # The role processes (scheduler, ingester, sender, retention, worker) serve /metrics on
+    # this port and address, under the same rule as the API's (token, or public); 0 serves
+    # none. `upwatch serve` answers /metrics on its own port and ignores these.
+    metrics_port: int = Field(default=0, ge=0, le=65535)
+    metrics_host: str = "127.0.0.1"
 
     @field_validator("public_url", "telegram_api_url", "pagerduty_events_url", "twilio_api_url")
     @classmethod

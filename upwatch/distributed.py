@@ -14,7 +14,8 @@
 
 Each is supervised like the embedded roles and stops on SIGTERM or SIGINT. They need
 PostgreSQL (SQLite is one file on one machine, with one writer at a time) and a schema made by
-``upwatch migrate`` or a first ``serve``.
+``upwatch migrate`` or a first ``serve``. With ``UPWATCH_METRICS_PORT`` set, each serves
+``/metrics`` there (``kit/metricsport.py``); the per-monitor series come from the ingesters.
 """
 
 from __future__ import annotations
@@ -35,12 +36,14 @@ from upwatch.engine.leadership import Lease
 from upwatch.engine.presence import beating_in_redis, online_now, report_alive
 from upwatch.engine.redisbroker import RedisBroker
 from upwatch.engine.scheduler import Scheduler
+from upwatch.engine.series import SeriesSweep, last_checks_in
 from upwatch.escalation.pager import Pager
 from upwatch.incidents.automatic import IncidentAutomation
 from upwatch.kit.clock import Clock
 from upwatch.kit.db import Database
 from upwatch.kit.mail import Mailer
 from upwatch.kit.metrics import Metrics
+from upwatch.kit.metricsport import start_metrics_port
 from upwatch.kit.net import NetworkGuard
 from upwatch.kit.plans import PlanCatalog
 from upwatch.kit.progress import progress
@@ -156,6 +159,13 @@ def _ingester(process: RoleProcess) -> None:
     catalog = PlanCatalog.load(settings.plans_file, settings.edition)
     mailer = Mailer(settings, process.db, process.clock, process.metrics)
     feed = ChangeFeed(process.redis, settings.broker_prefix)
+
+    def gone(monitor_id: str) -> None:
+        """A result of a deleted or paused monitor: the scheduler reloads it and stops, and
+        its series go from this process."""
+        feed.changed(monitor_id)
+        process.metrics.monitor_gone(monitor_id)
+
     ingester = Ingester(
         process.db,
         process.broker(),
@@ -167,15 +177,18 @@ def _ingester(process: RoleProcess) -> None:
             notices=IncidentNotices(mailer, settings),
         ),
         metrics=process.metrics,
-        # A result of a deleted or paused monitor: the scheduler reloads it and stops.
-        gone=feed.changed,
+        gone=gone,
         max_wait=settings.ingest_max_wait_seconds,
         maintenance=WindowCalendar(),
     )
+    # Per-monitor series come from the ingesters only (an API process stores no results):
+    # the sweep keeps each monitor's to the ingester that stored its latest check.
+    sweep = SeriesSweep(process.metrics, last_checks_in(process.db))
     start = process.supervisor.start
     start("ingester", ingester.run, 5.0, busy=lambda: bool(ingester.pending))
     start("change-feed", feed.run, 30.0, busy=lambda: False)
     start("online-regions", process.follow_online, settings.region_report_seconds)
+    start("monitor-series", sweep.run, sweep.period_seconds * 2)
 
 
 def _sender(process: RoleProcess) -> None:
@@ -231,6 +244,7 @@ async def run_role(settings: Settings, role: str) -> None:
     """The ``upwatch <role>`` process, until SIGTERM or SIGINT."""
     process = RoleProcess(settings, role)
     _BUILD[role](process)
+    start_metrics_port(process.supervisor, process.metrics, settings)
     log.info("upwatch %s started (process %d)", role, os.getpid())
     task = asyncio.create_task(process.run())
     loop = asyncio.get_running_loop()

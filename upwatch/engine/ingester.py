@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from functools import partial
 from typing import Any
@@ -40,6 +40,7 @@ from upwatch.kit.logs import log_event
 from upwatch.kit.metrics import Metrics
 from upwatch.kit.outbox import backoff
 from upwatch.kit.progress import progress, stop_if_cancelled
+from upwatch.kit.targets import target_of
 from upwatch.models import RECENT_TIMES, HourlyCount, Monitor
 from upwatch.probes.outcome import Outcome
 
@@ -127,13 +128,24 @@ class Ingester:
         """Each monitor's status and last response time for /metrics. Set while the batch
         holds the monitors' locks: a pause or delete commits after it, so the scheduler's
         removal of the series comes after this, never before."""
-        if self.metrics is None:
+        metrics = self.metrics
+        if metrics is None:
             return
         latest = {monitor.id: (monitor, report) for monitor, report in fresh}  # by checked_at
         for monitor, report in latest.values():
-            self.metrics.monitor_checked(
-                monitor.id, monitor.project_id, monitor.status, report.outcome.response_time_ms
+            outcome = report.outcome
+            metrics.monitor_checked(
+                monitor.id,
+                monitor.project_id,
+                monitor.status,
+                outcome.response_time_ms,
+                monitor.last_checked_at,
             )
+            metrics.monitor_described(monitor.id, monitor.name, monitor.type, target_of(monitor))
+            expires_at = certificate_expiry(outcome.details)
+            if expires_at is not None or outcome.ok:
+                # A check that failed before it saw a certificate leaves the last one known.
+                metrics.monitor_certificate(monitor.id, expires_at)
 
     def _report_pending(self) -> None:
         if self.metrics is not None:
@@ -334,6 +346,21 @@ class Ingester:
                 if row is not None:
                     await self.automation.carry_out(session, row, action, outcome, checked_at)
         return [r.id for _m, r in fresh]
+
+
+def certificate_expiry(details: Mapping[str, object]) -> float | None:
+    """When the certificate a check saw expires (its ``notAfter``, Unix time), if it saw one
+    (TLS checks); a report from a remote worker is data, so anything else reads as none."""
+    not_after = details.get("notAfter")
+    if not isinstance(not_after, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(not_after)
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        return None
+    return moment.timestamp()
 
 
 def _log_status_change(

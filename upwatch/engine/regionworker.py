@@ -28,6 +28,7 @@ from upwatch.engine.redisbroker import RedisBroker
 from upwatch.engine.worker import Worker
 from upwatch.kit.clock import Clock
 from upwatch.kit.metrics import Metrics
+from upwatch.kit.metricsport import start_metrics_port
 from upwatch.kit.net import NetworkGuard, guarded_session, probe_user_agent
 from upwatch.kit.progress import progress
 from upwatch.kit.supervisor import Supervisor
@@ -107,6 +108,21 @@ class RegionWorker:
     async def run(self) -> None:
         """Work until cancelled."""
         settings = self.settings
+        metrics = Metrics()  # the checks run here: their counts and timings are this process's
+        supervisor = Supervisor(
+            metrics,
+            first_backoff_seconds=settings.role_restart_seconds,
+            max_backoff_seconds=settings.role_restart_max_seconds,
+        )
+        # Served while the worker still waits for its region to be known, too.
+        start_metrics_port(supervisor, metrics, settings)
+        try:
+            await self._work(supervisor, metrics)
+        finally:
+            await stop_roles(supervisor)
+
+    async def _work(self, supervisor: Supervisor, metrics: Metrics) -> None:
+        settings = self.settings
         region_id = await _region_id(self.redis, self.prefix, self.region_code, self.beat_seconds)
         broker = RedisBroker(
             self.redis,
@@ -121,12 +137,7 @@ class RegionWorker:
         )
         http = guarded_session(guard, user_agent=probe_user_agent(self.region_code))
         kit = ProbeKit(guard=guard, http=http)
-        worker = Worker(region_id, broker, kit, Clock(), None, self.concurrency)
-        supervisor = Supervisor(
-            Metrics(),
-            first_backoff_seconds=settings.role_restart_seconds,
-            max_backoff_seconds=settings.role_restart_max_seconds,
-        )
+        worker = Worker(region_id, broker, kit, Clock(), metrics, self.concurrency)
         member = f"{region_id} {self.consumer}"
         log.info(
             "worker %s checks region %s (%s) with up to %d checks at once",
@@ -141,12 +152,7 @@ class RegionWorker:
             supervisor.start("presence", lambda: self._beat(member), self.beat_seconds)
             await asyncio.Event().wait()
         finally:
-            for role in supervisor.roles.values():
-                if role.task is not None:
-                    role.task.cancel()
-            await asyncio.gather(
-                *(r.task for r in supervisor.roles.values() if r.task), return_exceptions=True
-            )
+            await stop_roles(supervisor)
             await broker.close()
             with contextlib.suppress(Exception):
                 # What finished goes out (not waiting long on a full result stream); the rest
@@ -161,6 +167,14 @@ class RegionWorker:
             await self.redis.zadd(presence_key(self.prefix), {member: time.time()})
             progress()
             await asyncio.sleep(self.beat_seconds)
+
+
+async def stop_roles(supervisor: Supervisor) -> None:
+    """Cancel the supervisor's roles and wait for them."""
+    tasks = supervisor.tasks
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
 
 
 async def serve_region(settings: Settings, region_code: str, concurrency: int) -> None:

@@ -82,6 +82,10 @@ class LockedMonitor:
     id: str
     project_id: str
     name: str
+    type: str
+    url: str | None
+    host: str | None
+    port: int | None
     is_active: bool
     status: str
     state: dict[str, Any] | None
@@ -312,3 +316,16 @@ class EngineRepository:
         return (
             await self.session.scalars(select(Monitor).where(Monitor.id.in_(monitor_ids)))
         ).all()
+
+    async def last_checks(self, monitor_ids: Collection[str]) -> dict[str, datetime | None]:
+        """The last check time of each of ``monitor_ids`` that exists and is active."""
+        ids = sorted(monitor_ids)
+        found: dict[str, datetime | None] = {}
+        for start in range(0, len(ids), 5000):  # bounded bind parameters per statement
+            rows = await self.session.execute(
+                select(Monitor.id, Monitor.last_checked_at).where(
+                    Monitor.id.in_(ids[start : start + 5000]), Monitor.is_active
+                )
+            )
+            found.update(rows.tuples().all())
+        return found

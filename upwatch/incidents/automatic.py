@@ -19,6 +19,7 @@ from upwatch.escalation.service import steps_of
 from upwatch.incidents.repository import IncidentRepository
 from upwatch.kit.db import after_commit
 from upwatch.kit.logs import log_event
+from upwatch.kit.targets import target_of
 from upwatch.models import Incident, IncidentUpdate, Monitor, Project
 from upwatch.monitors.dependency_graph import down_parent
 from upwatch.notifications.delivery import AlertOutbox
@@ -40,14 +41,6 @@ def _log_incident(event: str, message: str, incident: Incident, *args: object) -
         monitor_id=incident.monitor_id,
         project_id=incident.project_id,
     )
-
-
-def target_of(monitor: Monitor) -> str | None:
-    if monitor.url:
-        return monitor.url
-    if monitor.host:
-        return f"{monitor.host}:{monitor.port}" if monitor.port else monitor.host
-    return None
 
 
 def automatic_title(monitor: Monitor) -> str:

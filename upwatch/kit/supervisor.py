@@ -72,6 +72,9 @@ class Supervisor:
         self.stall_seconds = stall_seconds
         self.roles: dict[str, Role] = {}
         self._watches: list[Callable[[], list[str]]] = []
+        # upwatch_role_stalled{role} asks this supervisor at each scrape (the latest one made
+        # for these metrics, when a process makes several in turn).
+        metrics.role_stalls.source = self.role_states
 
     def start(
         self,
@@ -134,15 +137,23 @@ class Supervisor:
         watches say cannot keep up, with why."""
         now = time.monotonic()
         reasons = [reason for behind in self._watches for reason in behind()]
-        for role in self.roles.values():
-            limit = max(self.stall_seconds, 3 * role.period_seconds)
-            if role.task is not None and role.task.done():
-                reasons.append(f"role {role.name} is not running")
-            elif now - role.last_beat > limit and role.busy():
-                reasons.append(
-                    f"role {role.name} made no progress for {now - role.last_beat:.0f} s"
-                )
+        reasons += [
+            reason for role in self.roles.values() if (reason := self._stall(role, now)) is not None
+        ]
         return reasons
+
+    def role_states(self) -> list[tuple[str, bool]]:
+        """Each role, and whether it is stalled by the rule of ``stalled`` (for metrics)."""
+        now = time.monotonic()
+        return [(role.name, self._stall(role, now) is not None) for role in self.roles.values()]
+
+    def _stall(self, role: Role, now: float) -> str | None:
+        limit = max(self.stall_seconds, 3 * role.period_seconds)
+        if role.task is not None and role.task.done():
+            return f"role {role.name} is not running"
+        if now - role.last_beat > limit and role.busy():
+            return f"role {role.name} made no progress for {now - role.last_beat:.0f} s"
+        return None
 
     @property
     def tasks(self) -> list[asyncio.Task[None]]:

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import asyncio
-import hmac
 from typing import Literal
 
 from fastapi import APIRouter
@@ -14,6 +13,7 @@ from starlette.responses import Response
 
 from upwatch.dependencies import RuntimeDep
 from upwatch.kit.errors import ServiceUnavailable, Unauthorized, problem_responses
+from upwatch.kit.metrics import metrics_refusal
 
 router = APIRouter(tags=["operations"], responses=problem_responses(400, 500))
 
@@ -60,25 +60,20 @@ async def metrics(request: Request, runtime: RuntimeDep) -> Response:
     <UPWATCH_METRICS_TOKEN>` are answered, others get 401. Without a token set, every request
     gets 401, unless the operator opens the metrics to anyone with `UPWATCH_METRICS_PUBLIC=true`
     (a token, when set, is still required). Per monitor, labelled by ids:
-    `upwatch_monitor_up{monitor,project}` (1 up or degraded, 0 down) and
-    `upwatch_monitor_response_seconds{monitor,project}` (the last check's response time), from
-    the process that stores check results."""
+    `upwatch_monitor_up{monitor,project}` (1 up or degraded, 0 down),
+    `upwatch_monitor_response_seconds{monitor,project}` (the last check's response time),
+    `upwatch_monitor_certificate_expiry_timestamp_seconds{monitor,project}` (TLS monitors) and
+    `upwatch_monitor_info{monitor,project,name,type,target}` (always 1), from the process that
+    stores check results. Role processes serve the same on `UPWATCH_METRICS_PORT`."""
     # Read by hand, not declared as a security scheme: a public scrape needs none, and a
     # declared scheme would tell clients (and the schema-driven tests) that it is required.
+    # The header's own bytes (the server reads headers as Latin-1) against the token's UTF-8.
     settings = runtime.settings
-    token = settings.metrics_token
-    if token:
-        scheme, _, given = request.headers.get("Authorization", "").strip().partition(" ")
-        if scheme.lower() != "bearer":
-            given = ""
-        # The header's own bytes (the server reads headers as Latin-1) against the token's
-        # UTF-8, in constant time: how much of a guess matched must not show in the timing.
-        if not hmac.compare_digest(given.strip().encode("latin-1"), token.encode()):
-            raise Unauthorized("a bearer token (UPWATCH_METRICS_TOKEN) is required")
-    elif not settings.metrics_public:
-        # Every tenant's monitors are listed here: closed unless the operator decides.
-        raise Unauthorized(
-            "the metrics are closed: set UPWATCH_METRICS_TOKEN and send it as a bearer "
-            "token, or open them with UPWATCH_METRICS_PUBLIC=true"
-        )
+    refused = metrics_refusal(
+        request.headers.get("Authorization", "").encode("latin-1"),
+        settings.metrics_token,
+        settings.metrics_public,
+    )
+    if refused is not None:
+        raise Unauthorized(refused)
     return Response(runtime.metrics.render(), media_type=CONTENT_TYPE_LATEST)

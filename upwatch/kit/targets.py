@@ -1,0 +1,47 @@
+"""What a monitor watches, in words: its URL, or its host and port.
+
+In the base layer so the engine (the ``target`` label of ``upwatch_monitor_info``) and the
+incidents (an alert's ``monitor_target``) render it alike.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+from urllib.parse import urlsplit, urlunsplit
+
+
+class Addressed(Protocol):
+    """A monitor as far as its target goes (the model, or the ingester's plain copy)."""
+
+    @property
+    def url(self) -> str | None: ...
+
+    @property
+    def host(self) -> str | None: ...
+
+    @property
+    def port(self) -> int | None: ...
+
+
+def target_of(monitor: Addressed) -> str | None:
+    if monitor.url:
+        return monitor.url
+    if monitor.host:
+        return f"{monitor.host}:{monitor.port}" if monitor.port else monitor.host
+    return None
+
+
+def shown_target(target: str | None) -> str:
+    """``target`` fit to show to whoever reads the metrics: a URL loses its user name and
+    password, query and fragment (where credentials and tokens travel); the scheme, host,
+    port and path stay. Empty when there is none, or when it is not a URL one can read."""
+    if not target:
+        return ""
+    if "://" not in target:
+        return target  # host or host:port
+    try:
+        parts = urlsplit(target)
+    except ValueError:
+        return ""
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
