@@ -22,7 +22,8 @@ from upwatch.migrations import alembic_config
 from upwatch.operations.backup import known_revisions
 
 # Processes and files only: no test database fixture, so one backend's pass covers them.
-pytestmark = pytest.mark.db_independent
+# Long, and needs no test database: run in the shorter lane (scripts/test).
+pytestmark = [pytest.mark.db_independent, pytest.mark.second_lane]
 
 MONITORS = 6
 # The free plan, allowing checks every 10 s (the shortest interval) and this many monitors.

@@ -22,7 +22,8 @@ from tests.live_server import LiveServer, ThreadedTarget, clean_env, run_cli
 from upwatch.config import async_database_url
 from upwatch.operations.database_copy import _tables
 
-pytestmark = pytest.mark.db_independent
+# Long, and needs no test database: run in the shorter lane (scripts/test).
+pytestmark = [pytest.mark.db_independent, pytest.mark.second_lane]
 
 
 @pytest.fixture

@@ -37,7 +37,8 @@ from upwatch.kit.metrics import Metrics
 from upwatch.kit.metricsport import ROLE, start_metrics_port
 from upwatch.kit.supervisor import Supervisor
 
-pytestmark = pytest.mark.db_independent
+# Long, and needs no test database: run in the shorter lane (scripts/test).
+pytestmark = [pytest.mark.db_independent, pytest.mark.second_lane]
 
 ROOT = Path(__file__).resolve().parents[2]
 ALERTS = ROOT / "deploy" / "prometheus" / "alerts.yml"

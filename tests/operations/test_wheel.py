@@ -18,7 +18,8 @@ import pytest
 from tests.conftest import PASSWORD
 from tests.live_server import LiveServer, clean_env
 
-pytestmark = pytest.mark.db_independent
+# Long, and needs no test database: run in the shorter lane (scripts/test).
+pytestmark = [pytest.mark.db_independent, pytest.mark.second_lane]
 
 ROOT = Path(__file__).resolve().parents[2]
 # Building and installing take a registry's time, not the code's (a bound, not a speed).
