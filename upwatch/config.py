@@ -13,15 +13,16 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
+from dotenv import dotenv_values
 from pydantic import Field, field_validator, model_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import (
     BaseSettings,
-    EnvSettingsSource,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
 )
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError
 
 log = logging.getLogger(__name__)
 
@@ -58,25 +59,27 @@ class SettingsProblem(ValueError):
 
 
 class SecretFiles(PydanticBaseSettingsSource):
-    """``UPWATCH_<NAME>_FILE`` for each of ``SECRET_SETTINGS``: the file's text, without the
-    line end editors add. Setting both the variable and its ``_FILE`` is refused: which one
-    wins would be a guess."""
-
-    def __init__(self, settings_cls: type[BaseSettings]) -> None:
-        super().__init__(settings_cls)
-        self.environ = EnvSettingsSource(settings_cls)
+    """``UPWATCH_<NAME>_FILE`` for each of ``SECRET_SETTINGS``, from the environment or the
+    ``.env`` file: the file's text, without the line end editors add. Setting both the
+    variable and its ``_FILE`` is refused: which one wins would be a guess."""
 
     def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
         return None, field_name, False  # every value comes from __call__
 
+    def _variables(self) -> dict[str, str | None]:
+        env_file = self.config.get("env_file")
+        dotenv = dotenv_values(env_file) if isinstance(env_file, str) else {}
+        return {**dotenv, **os.environ}
+
     def __call__(self) -> dict[str, Any]:
+        variables = self._variables()
         found: dict[str, Any] = {}
         for name in SECRET_SETTINGS:
             variable = f"UPWATCH_{name.upper()}"
-            path = os.environ.get(f"{variable}_FILE")
+            path = variables.get(f"{variable}_FILE")
             if not path:
                 continue
-            if os.environ.get(variable) is not None:
+            if variables.get(variable) is not None:
                 raise SettingsProblem(f"set {variable} or {variable}_FILE, not both")
             try:
                 found[name] = Path(path).read_text(encoding="utf-8").rstrip("\r\n")
@@ -84,7 +87,21 @@ class SecretFiles(PydanticBaseSettingsSource):
                 raise SettingsProblem(
                     f"{variable}_FILE: cannot read {path}: {exc.strerror}"
                 ) from None
+            except UnicodeDecodeError:
+                raise SettingsProblem(f"{variable}_FILE: {path} is not UTF-8 text") from None
         return found
+
+
+def parsed_database_url(url: str) -> URL:
+    """The URL, or a ValueError that does not quote it: a password with an unescaped ``@``
+    or ``/`` breaks the parse, and the text around the break would show part of it."""
+    try:
+        return make_url(async_database_url(url))
+    except (ValueError, ArgumentError):
+        raise ValueError(
+            "not a database URL (scheme://user:password@host:port/name; characters such as "
+            "@ / : # in the password must be percent-encoded, e.g. %40 for @)"
+        ) from None
 
 
 # What a setting needs installed beyond the base package: the extra that brings it.
@@ -96,7 +113,12 @@ def _missing_extra(module: str, extra: str, setting: str) -> str | None:
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
-        env_prefix="UPWATCH_", env_file=".env", extra="ignore", frozen=True
+        env_prefix="UPWATCH_",
+        env_file=".env",
+        extra="ignore",
+        frozen=True,
+        # A refused value is never repeated in the error: it may be a secret.
+        hide_input_in_errors=True,
     )
 
     @classmethod
@@ -311,6 +333,13 @@ class Settings(BaseSettings):
                 "scheduler through it)"
             )
         return self
+
+    @field_validator("database_url")
+    @classmethod
+    def _parses(cls, value: str) -> str:
+        if value:
+            parsed_database_url(value)
+        return value
 
     @field_validator("secret_key")
     @classmethod

@@ -8,6 +8,7 @@ import contextlib
 import dataclasses
 import sqlite3
 from collections.abc import AsyncIterator, Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -278,3 +279,23 @@ async def test_a_success_that_arrives_after_a_newer_failure_does_not_resolve_its
     assert state.status is MonitorStatus.DOWN
     assert state.open_incident
     assert await rows_per_report(db) == {earlier.id: 1, newer.id: 1}
+
+
+async def test_a_worker_clock_far_ahead_does_not_make_later_checks_look_late(
+    db: Database, monitor_ids: list[str]
+) -> None:
+    # Results are ordered by when they were due (the scheduler's clock), not by the time a
+    # worker wrote on them.
+    skewed = dataclasses.replace(
+        report(monitor_ids[0]), checked_at=report(monitor_ids[0]).checked_at + timedelta(days=1)
+    )
+    failing = report(monitor_ids[0], ok=False)
+    ingester = Ingester(db, MemoryBroker(), lambda: (REGION,))
+    assert await ingester.ingest([skewed]) == [skewed.id]
+    assert await ingester.ingest([failing]) == [failing.id]
+    async with db.sessionmaker() as session:
+        monitor = await session.get(Monitor, monitor_ids[0])
+        assert monitor is not None
+        state = decode_state(monitor)
+    assert state.status is MonitorStatus.DOWN
+    assert state.open_incident

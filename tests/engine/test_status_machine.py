@@ -20,6 +20,7 @@ from upwatch.engine.status import (
     apply,
     paused,
     resumed,
+    without_future,
 )
 
 REGION_POOL = ("eu-west", "us-east", "ap-south", "sa-east", "af-south")
@@ -399,15 +400,26 @@ def test_a_late_success_checked_before_the_failure_that_opened_an_incident_chang
     down = final(
         config,
         [
-            Result("eu-west", ok=False, response_time_ms=None, checked_at=100.5),
-            Result("us-east", ok=False, response_time_ms=None, checked_at=100.2),
+            Result("eu-west", ok=False, response_time_ms=None, due_at=100.5),
+            Result("us-east", ok=False, response_time_ms=None, due_at=100.2),
         ],
     )
     assert down.state.status is MonitorStatus.DOWN
-    late = apply(down.state, Result("eu-west", True, 5.0, checked_at=100.0), config)
+    late = apply(down.state, Result("eu-west", True, 5.0, due_at=100.0), config)
     assert late.state == down.state
     assert late.incident is IncidentAction.NONE
     # Another region's result is not late for being older than eu-west's.
-    newer = apply(down.state, Result("us-east", True, 5.0, checked_at=100.3), config)
+    newer = apply(down.state, Result("us-east", True, 5.0, due_at=100.3), config)
     assert newer.state.status is MonitorStatus.UP
     assert newer.incident is IncidentAction.RESOLVE
+
+
+def test_a_due_time_still_ahead_of_the_clock_is_forgotten_so_new_results_count() -> None:
+    config = Settings(retries=0, degraded_threshold_ms=None, region_ids=("eu-west",))
+    ahead = final(config, [Result("eu-west", True, 5.0, due_at=10_000.0)]).state
+    assert without_future(ahead, now=20_000.0) is ahead
+    stepped_back = without_future(ahead, now=500.0)
+    assert stepped_back.regions["eu-west"].last_due_at is None
+    failed = apply(stepped_back, Result("eu-west", False, None, due_at=400.0), config)
+    assert failed.state.status is MonitorStatus.DOWN
+    assert failed.incident is IncidentAction.OPEN

@@ -166,3 +166,28 @@ def test_a_setting_that_needs_a_missing_extra_names_the_extra(
     monkeypatch.setenv("UPWATCH_REDIS_URL", "redis://cache.internal:6379/0")
     with pytest.raises(ValueError, match=r"pip install 'upwatch\[redis\]'"):
         Settings()
+
+
+@pytest.mark.usefixtures("bare_environment")
+def test_a_FILE_variable_in_the_env_file_is_read_like_one_in_the_environment(  # noqa: N802
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "dburl").write_text("postgresql://upwatch@db.internal/upwatch\n")
+    (tmp_path / ".env").write_text(f"UPWATCH_DATABASE_URL_FILE={tmp_path / 'dburl'}\n")
+    assert Settings().database_url == "postgresql://upwatch@db.internal/upwatch"
+
+
+@pytest.mark.usefixtures("bare_environment")
+def test_a_secret_file_that_is_not_text_and_a_broken_url_are_refused_without_their_contents(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    (tmp_path / "key").write_bytes(b"\xff\xfe" + b"k" * 40)
+    monkeypatch.setenv("UPWATCH_SECRET_KEY_FILE", str(tmp_path / "key"))
+    with pytest.raises(SettingsProblem, match="is not UTF-8 text"):
+        Settings()
+    monkeypatch.delenv("UPWATCH_SECRET_KEY_FILE")
+    # An unescaped "@" in the password: the parse breaks inside it.
+    monkeypatch.setenv("UPWATCH_DATABASE_URL", "postgresql://u:p@ss:Hunter2@127.0.0.1:5432/db")
+    with pytest.raises(ValueError, match="percent-encoded") as refused:
+        Settings()
+    assert "Hunter2" not in str(refused.value)

@@ -157,6 +157,23 @@ def test_backup_refuses_to_replace_an_existing_file_unless_forced(tmp_path: Path
     assert mode(existing) == 0o600
 
 
+def test_backup_refuses_a_directory_others_may_write_unless_it_is_sticky(tmp_path: Path) -> None:
+    # Another user there could swap the temporary copy for a link between its creation and
+    # SQLite opening it, and receive the whole database.
+    env = clean_env()
+    assert run_cli(tmp_path, env, "migrate").returncode == 0
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    refused = run_cli(tmp_path, env, "backup", "shared/copy.db")
+    assert refused.returncode == 2
+    assert "writable by other users" in refused.stderr
+    assert list(shared.iterdir()) == []
+    shared.chmod(0o1777)  # as /tmp: no one may rename another's file there
+    done = run_cli(tmp_path, env, "backup", "shared/copy.db")
+    assert done.returncode == 0, done.stderr
+
+
 def test_restore_refuses_a_backup_whose_schema_is_newer_than_this_version_knows(
     tmp_path: Path,
 ) -> None:

@@ -178,3 +178,42 @@ def test_a_sqlite_service_moves_to_postgresql_whole_and_keeps_checking_there(
             assert "duplicate key" not in second.log.read_text()
         finally:
             second.stop()
+
+
+def test_copy_data_refuses_a_target_with_tables_before_changing_it_and_never_echoes_a_password(
+    tmp_path: Path, postgres_database: str
+) -> None:
+    env = clean_env()
+    assert run_cli(tmp_path, env, "migrate").returncode == 0
+
+    async def foreign_table(statement: str) -> list[str]:
+        engine = create_async_engine(async_database_url(postgres_database))
+        try:
+            async with engine.begin() as connection:
+                await connection.execute(text(statement))
+                return list(
+                    await connection.scalars(
+                        text("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
+                    )
+                )
+        finally:
+            await engine.dispose()
+
+    asyncio.run(foreign_table("CREATE TABLE customers (id int)"))
+    refused = run_cli(tmp_path, env, "copy-data", "--to", postgres_database)
+    assert refused.returncode == 2
+    assert "customers" in refused.stderr
+    assert asyncio.run(foreign_table("SELECT 1")) == ["customers"]  # nothing was migrated there
+
+    broken = run_cli(
+        tmp_path, env, "copy-data", "--to", "postgresql://u:p@ss:Hunter2@127.0.0.1:5432/db"
+    )
+    assert broken.returncode == 2
+    assert "Hunter2" not in broken.stderr + broken.stdout
+    assert "percent-encoded" in broken.stderr
+    unreachable = run_cli(
+        tmp_path, env, "copy-data", "--to", "postgresql://u:Hunter2@127.0.0.1:1/db"
+    )
+    assert unreachable.returncode == 1
+    assert "upwatch: copy-data failed, nothing was copied" in unreachable.stderr
+    assert "Hunter2" not in unreachable.stderr + unreachable.stdout

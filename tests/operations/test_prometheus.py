@@ -432,6 +432,12 @@ async def test_a_metrics_port_that_is_taken_is_retried_and_closed_without_a_toke
             closed = await until(served, "the port was bound once free")
             assert closed.status_code == 401
             assert "UPWATCH_METRICS_PUBLIC" in closed.json()["detail"]
+            # Other paths and methods answer problem documents too.
+            for method, path, status in (("GET", "/nope", 404), ("POST", "/metrics", 405)):
+                other = await client.request(method, path)
+                assert other.status_code == status
+                assert other.headers["content-type"].startswith("application/problem+json")
+                assert other.json()["status"] == status
     finally:
         for task in supervisor.tasks:
             task.cancel()
@@ -498,3 +504,11 @@ async def test_an_ingester_keeps_only_the_series_of_monitors_whose_latest_check_
     dropped = await SeriesSweep(metrics, latest).sweep()
     assert sorted(dropped) == ["paused", "taken"]
     assert sorted(metrics.monitors_shown()) == ["mine", "unchecked"]
+
+
+def test_a_password_with_a_slash_or_hash_does_not_reach_the_target_label() -> None:
+    from upwatch.kit.targets import shown_target
+
+    assert shown_target("https://user:pa/ss@host.test/health") == "https://host.test/health"
+    assert shown_target("https://user:p#w@host.test/x?k=1") == "https://host.test/x"
+    assert shown_target("https://user:p?w@host.test:8443/") == "https://host.test:8443/"

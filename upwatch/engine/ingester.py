@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from functools import partial
@@ -33,6 +34,7 @@ from upwatch.engine.status import (
     encode_state,
     result_status,
     settings_of,
+    without_future,
 )
 from upwatch.kit.db import Database, after_commit, commit_and_notify
 from upwatch.kit.histogram import DayTotals
@@ -174,13 +176,17 @@ class Ingester:
         """Feed one result to the monitor's status machine; note the incident action it calls
         for, and log a status change once committed."""
         outcome = report.outcome
+        # Which check is newer goes by when each was due (the scheduler's clock, not the
+        # worker's), never later than now here: a time ahead of this clock would make every
+        # later result look late.
+        now = time.time()
         transition = apply(
-            decode_state(monitor),
+            without_future(decode_state(monitor), now),
             Result(
                 report.region_id,
                 outcome.ok,
                 outcome.response_time_ms,
-                report.checked_at.timestamp(),
+                min(report.due_at, now),
             ),
             settings_of(monitor, all_regions),
         )

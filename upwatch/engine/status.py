@@ -10,9 +10,10 @@ and change nothing):
   results in a row failed, *up* when its latest result succeeded, and *undecided* otherwise
   (never checked, or failing fewer than ``n`` times in a row). A result only changes the memory of
   its own region.
-- **Late results.** A result checked before the last one applied for its region (a check that
-  was slow to arrive, or a "check now" that overtook a scheduled one) changes nothing: what a
-  newer check showed is never undone by an older one.
+- **Late results.** A result of a check due before the last one applied for its region (a
+  check that was slow to arrive, or a scheduled check overtaken by a "check now") changes
+  nothing: what a newer check showed is never undone by an older one. Checks are ordered by
+  when they were due, a time the scheduler sets, so a worker's clock does not decide it.
 - **Quorum.** ``quorum`` regions must agree; ``None`` means a majority of the monitor's distinct
   regions (``len // 2 + 1``). An explicit quorum is clamped to ``1 .. len(regions)`` so that an
   outage can always be declared.
@@ -64,7 +65,7 @@ class RegionState:
     consecutive_failures: int = 0
     last_ok: bool | None = None  # None: never checked in that region
     last_response_ms: float | None = None  # of the latest result, successful or not
-    last_checked_at: float | None = None  # epoch seconds of the latest result applied
+    last_due_at: float | None = None  # epoch seconds the latest applied check was due
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +90,7 @@ class Result:
     region_id: str
     ok: bool
     response_time_ms: float | None
-    checked_at: float | None = None  # epoch seconds; None: taken as the newest
+    due_at: float | None = None  # epoch seconds the check was due; None: taken as the newest
 
 
 class IncidentAction(StrEnum):
@@ -134,9 +135,7 @@ def apply(state: MonitorState, result: Result, settings: Settings) -> Transition
         consecutive_failures=0 if result.ok else before.consecutive_failures + 1,
         last_ok=result.ok,
         last_response_ms=result.response_time_ms,
-        last_checked_at=(
-            result.checked_at if result.checked_at is not None else before.last_checked_at
-        ),
+        last_due_at=result.due_at if result.due_at is not None else before.last_due_at,
     )
     # A fresh mapping: the caller's state is never touched.
     regions = {**state.regions, result.region_id: region}
@@ -156,10 +155,22 @@ def apply(state: MonitorState, result: Result, settings: Settings) -> Transition
 
 def _late(result: Result, before: RegionState) -> bool:
     return (
-        result.checked_at is not None
-        and before.last_checked_at is not None
-        and result.checked_at < before.last_checked_at
+        result.due_at is not None
+        and before.last_due_at is not None
+        and result.due_at < before.last_due_at
     )
+
+
+def without_future(state: MonitorState, now: float) -> MonitorState:
+    """The state with every remembered due time later than ``now`` forgotten: after the
+    clock stepped back, a time still ahead of it would make every new result look late."""
+    if all(r.last_due_at is None or r.last_due_at <= now for r in state.regions.values()):
+        return state
+    regions = {
+        region: r if r.last_due_at is None or r.last_due_at <= now else replace(r, last_due_at=None)
+        for region, r in state.regions.items()
+    }
+    return replace(state, regions=regions)
 
 
 def paused(state: MonitorState) -> MonitorState:
@@ -266,7 +277,7 @@ def decode_state(monitor: StoredMonitor) -> MonitorState:
             consecutive_failures=int(r.get("f", 0)),
             last_ok=r.get("ok"),
             last_response_ms=r.get("ms"),
-            last_checked_at=r.get("at"),
+            last_due_at=r.get("at"),
         )
         for region, r in (data.get("regions") or {}).items()
     }
@@ -284,7 +295,7 @@ def encode_state(state: MonitorState) -> dict[str, Any]:
                 "f": r.consecutive_failures,
                 "ok": r.last_ok,
                 "ms": r.last_response_ms,
-                "at": r.last_checked_at,
+                "at": r.last_due_at,
             }
             for region, r in state.regions.items()
         },

@@ -17,9 +17,16 @@ import logging
 from typing import TYPE_CHECKING
 
 from aiohttp import web
+from aiohttp.typedefs import Handler
 from prometheus_client import CONTENT_TYPE_LATEST
 
-from upwatch.kit.errors import PROBLEM_MEDIA_TYPE, Unauthorized
+from upwatch.kit.errors import (
+    PROBLEM_MEDIA_TYPE,
+    MethodNotAllowed,
+    NotFound,
+    ProblemError,
+    Unauthorized,
+)
 from upwatch.kit.metrics import Metrics, metrics_refusal
 
 if TYPE_CHECKING:
@@ -42,17 +49,30 @@ def metrics_app(metrics: Metrics, token: str, public: bool) -> web.Application:
                 break
         refused = metrics_refusal(authorization, token, public)
         if refused is not None:
-            problem = Unauthorized(refused)
-            return web.Response(
-                status=problem.status,
-                body=json.dumps(problem.document()).encode(),
-                headers={"Content-Type": PROBLEM_MEDIA_TYPE, **problem.headers},
-            )
+            return _problem(Unauthorized(refused))
         return web.Response(body=metrics.render(), headers={"Content-Type": CONTENT_TYPE_LATEST})
 
-    app = web.Application()
+    @web.middleware
+    async def problems(request: web.Request, handler: Handler) -> web.StreamResponse:
+        # Every error a problem document, as on the API's port (contract §3).
+        try:
+            return await handler(request)
+        except web.HTTPMethodNotAllowed:
+            return _problem(MethodNotAllowed("only GET and HEAD"), {"Allow": "GET, HEAD"})
+        except web.HTTPNotFound:
+            return _problem(NotFound("this port serves /metrics only"))
+
+    app = web.Application(middlewares=[problems])
     app.router.add_get("/metrics", answer)
     return app
+
+
+def _problem(problem: ProblemError, headers: dict[str, str] | None = None) -> web.Response:
+    return web.Response(
+        status=problem.status,
+        body=json.dumps(problem.document()).encode(),
+        headers={"Content-Type": PROBLEM_MEDIA_TYPE, **problem.headers, **(headers or {})},
+    )
 
 
 async def serve_metrics(metrics: Metrics, host: str, port: int, token: str, public: bool) -> None:

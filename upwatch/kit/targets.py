@@ -39,9 +39,13 @@ def shown_target(target: str | None) -> str:
         return ""
     if "://" not in target:
         return target  # host or host:port
+    scheme, _, rest = target.partition("://")
+    # Everything up to the last "@" goes before parsing: a password with an unescaped "/",
+    # "?" or "#" would otherwise end the authority early and leave part of it in the path.
+    # (A path with an "@" of its own loses its start: a label, not a leak.)
+    rest = rest.rpartition("@")[2]
     try:
-        parts = urlsplit(target)
+        parts = urlsplit(f"{scheme}://{rest}")
     except ValueError:
         return ""
-    host = parts.netloc.rpartition("@")[2]
-    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))

@@ -11,6 +11,7 @@ import argparse
 import os
 import shlex
 import sqlite3
+import stat
 import sys
 import tempfile
 from collections.abc import Callable
@@ -172,6 +173,7 @@ class _Staged:
 
     def __init__(self, final: Path, owned_as_directory: bool = False) -> None:
         self.final = final
+        _safe_directory(final.parent)
         # mkstemp makes the file 0600 whatever the umask: the data holds password hashes and
         # token digests. SQLite keeps the mode, and gives its journal the same.
         fd, name = tempfile.mkstemp(dir=final.parent, prefix=f".{final.name}.", suffix=".tmp")
@@ -198,6 +200,25 @@ class _Staged:
         if not self.placed:
             for leftover in _with_companions(self.path):
                 leftover.unlink(missing_ok=True)
+
+
+def _safe_directory(directory: Path) -> None:
+    """Refuse a directory where another user could swap the temporary file for a link
+    between its creation and SQLite opening it by name (SQLite would then write the whole
+    database, readable by anyone, wherever the link points): the directory must be this
+    user's or root's, and not writable by others unless sticky (as /tmp is, where no one
+    may rename another's file)."""
+    state = directory.stat()
+    if state.st_uid not in (0, os.geteuid()):
+        raise Refused(
+            f"{directory} belongs to another user (uid {state.st_uid}), who could redirect "
+            "the copy: write it to a directory of yours"
+        )
+    if state.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not state.st_mode & stat.S_ISVTX:
+        raise Refused(
+            f"{directory} is writable by other users, who could redirect the copy: write it "
+            "to a directory only you can write (or make this one sticky, chmod +t)"
+        )
 
 
 def _with_companions(path: Path) -> list[Path]:

@@ -13,17 +13,22 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 import time
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Integer, Table, func, insert, select, text
+from sqlalchemy import Integer, Table, func, insert, inspect, select, text
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from upwatch.config import Settings, async_database_url
+from upwatch.config import Settings, parsed_database_url
+from upwatch.kit.errors import DatabaseUnavailable
 
+# The target when --to is not given: an environment variable keeps a password out of `ps`.
+TO_VARIABLE = "UPWATCH_COPY_TO"
 # Rows read and written at a time: large enough that a batch's round trip is amortised, small
 # enough that memory stays flat (a check result row is a few hundred bytes).
 BATCH_ROWS = 5000
@@ -41,8 +46,8 @@ def _tables() -> Sequence[Table]:
 
 
 def _described(url: str) -> str:
-    """The URL without its password, for messages."""
-    return make_url(url).render_as_string(hide_password=True)
+    """The URL without its password or query (which may carry one), for messages."""
+    return make_url(url).set(query={}).render_as_string(hide_password=True)
 
 
 async def _revision(connection: AsyncConnection) -> str | None:
@@ -53,11 +58,8 @@ async def _revision(connection: AsyncConnection) -> str | None:
     return None if found is None else str(found)
 
 
-async def _first_nonempty(connection: AsyncConnection, tables: Sequence[Table]) -> str | None:
-    for table in tables:
-        if await connection.scalar(select(select(table).limit(1).exists())):
-            return table.name
-    return None
+async def _tables_there(connection: AsyncConnection) -> list[str]:
+    return await connection.run_sync(lambda sync: inspect(sync).get_table_names())
 
 
 async def _copy_table(
@@ -100,11 +102,11 @@ async def copy_data(settings: Settings, to_url: str, batch_rows: int = BATCH_ROW
     from upwatch.migrations import upgrade
     from upwatch.operations.backup import known_revisions
 
-    target_url = async_database_url(to_url)
-    if (
-        make_url(target_url).render_as_string()
-        == make_url(settings.sqlalchemy_url).render_as_string()
-    ):
+    try:
+        target_url = parsed_database_url(to_url)
+    except ValueError as invalid:
+        raise Refused(f"--to: {invalid}") from None
+    if target_url == make_url(settings.sqlalchemy_url):
         raise Refused("the target is the configured database itself")
     target_settings = settings.model_copy(update={"database_url": to_url})
     tables = _tables()
@@ -117,17 +119,22 @@ async def copy_data(settings: Settings, to_url: str, batch_rows: int = BATCH_ROW
                     f"the source database is not at this version's schema ({head}): run "
                     "`upwatch migrate` first (or start the service once)"
                 )
+        # Before anything is written there: a database with any table is refused, not
+        # migrated (it may be an older deployment's, or another application's).
+        async with target_db.engine.connect() as connection:
+            found = await _tables_there(connection)
+        if found:
+            raise Refused(
+                f"{_described(to_url)} is not empty (it has tables: "
+                f"{', '.join(sorted(found)[:5])}): copy into a new, empty database"
+            )
         await upgrade(target_db.engine)
         lines: list[str] = []
         async with source_db.engine.connect() as source, target_db.engine.begin() as target:
-            # One read transaction: every table from the same snapshot.
-            await source.begin()
-            filled = await _first_nonempty(target, tables)
-            if filled is not None:
-                raise Refused(
-                    f"{_described(to_url)} is not empty ({filled} has rows): copy into a new, "
-                    "empty database"
-                )
+            if source.dialect.name == "postgresql":
+                # Every table from one snapshot (READ COMMITTED would take one per statement).
+                await source.execution_options(isolation_level="REPEATABLE READ")
+            await source.begin()  # one read transaction: on SQLite, one snapshot too
             for table in tables:
                 started = time.monotonic()
                 count = await _copy_table(source, target, table, batch_rows)
@@ -144,15 +151,31 @@ async def copy_data(settings: Settings, to_url: str, batch_rows: int = BATCH_ROW
 
 def copy_data_command(args: argparse.Namespace) -> int:
     settings = Settings()
+    to = args.to or os.environ.get(TO_VARIABLE)
+    if not to:
+        print(f"upwatch: copy-data needs --to URL (or {TO_VARIABLE})", file=sys.stderr)  # noqa: T201
+        return 2
     try:
-        lines = asyncio.run(copy_data(settings, args.to, args.batch_rows))
+        lines = asyncio.run(copy_data(settings, to, args.batch_rows))
     except Refused as refused:
         print(f"upwatch: {refused}", file=sys.stderr)  # noqa: T201
         return 2
+    except DatabaseUnavailable:
+        print(  # noqa: T201
+            "upwatch: copy-data failed, nothing was copied: a database could not be reached "
+            "(the host, port, user or password of the URL?)",
+            file=sys.stderr,
+        )
+        return 1
+    except (SQLAlchemyError, OSError) as failed:
+        # The driver's own words, first line: SQLAlchemy's text adds the statement and rows.
+        reason = str(getattr(failed, "orig", None) or failed).splitlines()[0]
+        print(f"upwatch: copy-data failed, nothing was copied: {reason}", file=sys.stderr)  # noqa: T201
+        return 1
     for line in lines:
         print(line)  # noqa: T201
     print(  # noqa: T201
-        f"copied {_described(settings.sqlalchemy_url)} to {_described(args.to)}; point "
+        f"copied {_described(settings.sqlalchemy_url)} to {_described(to)}; point "
         "UPWATCH_DATABASE_URL at it and start the service there"
     )
     return 0
@@ -174,7 +197,10 @@ def add_parsers(commands: Any) -> None:
         "schema. Stop the service first: what it writes after the copy began is not carried.",
     )
     copy.add_argument(
-        "--to", required=True, metavar="URL", help="e.g. postgresql://upwatch@db:5432/upwatch"
+        "--to",
+        metavar="URL",
+        help=f"e.g. postgresql://upwatch@db:5432/upwatch (or {TO_VARIABLE}, which keeps a "
+        "password out of the process list; or PGPASSWORD / ~/.pgpass)",
     )
     copy.add_argument(
         "--batch-rows", type=_batch, default=BATCH_ROWS, help="rows per insert (default 5000)"
