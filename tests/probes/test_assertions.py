@@ -253,6 +253,19 @@ async def test_judges_that_finish_nothing_in_time_fail_the_check_and_are_replace
     assert judging._judges.pool is not first
 
 
+async def test_new_judges_have_time_to_start_before_they_count_as_stuck(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rule = given_as(source="json", path="$.a", operator="equals", value=1)
+    assert await judging.judged([rule], response(b'{"a": 1}')) is None
+    pool = judging._judges.pool
+    assert pool is not None
+    judging._judges.replace(pool)  # the next check spawns new judges
+    # A start slower than the stuck bound (a loaded machine) is not being stuck.
+    monkeypatch.setattr(judging, "JUDGE_SECONDS", 0.0)
+    assert await judging.judged([rule], response(b'{"a": 1}')) is None
+
+
 async def test_a_judge_killed_fails_the_check_it_held_and_the_next_check_is_judged() -> None:
     rule = given_as(source="json", path="$.a", operator="equals", value=1)
     assert await judging.judged([rule], response(b'{"a": 1}')) is None

@@ -33,12 +33,17 @@ JUDGES: Final = 2
 # Far beyond what the bounds allow (a few hundred ms a body on a loaded machine): judges that
 # have finished nothing for this long are stuck, and are replaced.
 JUDGE_SECONDS: Final = 10.0
+# New judges first start a Python and import the rules: on a loaded machine that took more
+# than JUDGE_SECONDS (a CI run), which is not being stuck. Until their first answer, they have
+# this long.
+JUDGE_START_SECONDS: Final = 60.0
 
 
 class _Judges:
     def __init__(self) -> None:
         self.pool: ProcessPoolExecutor | None = None
         self.finished_at = time.monotonic()
+        self.answered = False  # the current judges have finished something
         # Per event loop (tests run several, one after another) and project: one body queued.
         self.turns: dict[tuple[int, str], asyncio.Lock] = {}
 
@@ -46,6 +51,7 @@ class _Judges:
         if self.pool is None:
             self.pool = ProcessPoolExecutor(JUDGES, mp_context=multiprocessing.get_context("spawn"))
             self.finished_at = time.monotonic()
+            self.answered = False
         return self.pool
 
     def replace(self, pool: ProcessPoolExecutor) -> None:
@@ -97,12 +103,13 @@ async def _judge(assertions: tuple[Assertion, ...], response: Response) -> str |
         try:
             result = await asyncio.wait_for(asyncio.shield(answer), JUDGE_SECONDS)
         except TimeoutError:
-            if time.monotonic() - _judges.finished_at < JUDGE_SECONDS:
-                continue  # the judges are busy, not stuck: this check's turn is coming
+            allowed = JUDGE_SECONDS if _judges.answered else JUDGE_START_SECONDS
+            if time.monotonic() - _judges.finished_at < allowed:
+                continue  # the judges are busy (or starting), not stuck: this turn is coming
             logger.error("the assertion judges finished nothing in %s s: replaced", JUDGE_SECONDS)
             answer.cancel()
             _judges.replace(pool)
-            return f"the assertions were not judged within {JUDGE_SECONDS:g}s"
+            return f"the assertions were not judged within {allowed:g}s"
         except BrokenProcessPool:
             logger.error("an assertion judge ended: replaced")
             _judges.replace(pool)
@@ -111,4 +118,5 @@ async def _judge(assertions: tuple[Assertion, ...], response: Response) -> str |
             logger.exception("the assertion judge failed")
             return f"the assertions could not be judged ({type(exc).__name__})"
         _judges.finished_at = time.monotonic()
+        _judges.answered = True
         return result
