@@ -8,7 +8,10 @@ from typing import Any
 
 from fastapi import FastAPI
 
-_COUNT = {"type": "string", "pattern": "^[0-9]+$"}  # header values are text; the text is a number
+from upwatch.kit.inputs import worded
+
+# Header values are text; this text is a whole number.
+_COUNT = {"type": "string", "pattern": worded("^[0-9]+$", "a whole number, in digits")}
 HEADERS: dict[str, dict[str, Any]] = {
     "X-Total-Count": {
         "description": "How many items the list holds in all, across its pages (contract §2).",
