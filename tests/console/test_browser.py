@@ -19,6 +19,7 @@ from selenium.common.exceptions import (
     NoSuchElementException,
     StaleElementReferenceException,
     TimeoutException,
+    WebDriverException,
 )
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
@@ -65,13 +66,22 @@ def target() -> Iterator[ThreadedTarget]:
 def wait_for(browser: WebDriver, condition: Callable[[WebDriver], object]) -> None:
     # A page may be replaced between finding an element and reading it (a navigation, a
     # refresh of its part): the condition is then asked again.
+    def asked(b: WebDriver) -> object:
+        try:
+            return condition(b)
+        except WebDriverException as exc:
+            # Chromium's words for a stale element read while its document is replaced.
+            if "does not belong to the document" in str(exc):
+                return False
+            raise
+
     try:
         WebDriverWait(
             browser,
             BROWSER_SECONDS,
             poll_frequency=0.2,
             ignored_exceptions=(NoSuchElementException, StaleElementReferenceException),
-        ).until(condition)
+        ).until(asked)
     except TimeoutException as timed_out:
         # What the page showed when the wait ended: without it a failure in CI says nothing.
         shown = browser.find_element(By.TAG_NAME, "body").text[:2000]
