@@ -18,6 +18,7 @@ DOMAINS = {
     "apikeys",
     "admin",
     "billing",
+    "callers",
     "console",
     "contact",
     "escalation",

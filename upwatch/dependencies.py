@@ -1,7 +1,7 @@
 """Request dependencies as ``Annotated`` aliases: the session, the runtime, the client.
 
 The caller's account (``CurrentUser``, ``AdminUser``) lives with authentication in
-``upwatch.accounts.dependencies``; this module depends on the kit and the runtime only.
+``upwatch.callers.dependencies``; this module depends on the kit and the runtime only.
 """
 
 from __future__ import annotations

@@ -6,7 +6,6 @@ from fastapi import APIRouter, BackgroundTasks, status
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.accounts import preferences
-from upwatch.accounts.dependencies import OptionalPerson, PersonUser
 from upwatch.accounts.schemas import (
     AuthResponse,
     CreatedUserOut,
@@ -24,6 +23,7 @@ from upwatch.accounts.schemas import (
     UserSettingsOut,
 )
 from upwatch.accounts.service import AccountService, accept_reset_request, send_reset_link
+from upwatch.callers.dependencies import OptionalPerson, PersonUser
 from upwatch.dependencies import ClientAddress, RuntimeDep, Session
 from upwatch.kit.errors import NotFound, ValidationFailed, problem_responses
 from upwatch.kit.schemas import DeletedOut, MessageOut

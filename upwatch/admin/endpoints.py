@@ -2,10 +2,10 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from upwatch.accounts.dependencies import AdminUser
 from upwatch.admin.schemas import AdminUserItem, OutboxMailOut
 from upwatch.admin.service import AdminService
 from upwatch.billing.schemas import AdminUserUpdate
+from upwatch.callers.dependencies import AdminUser
 from upwatch.dependencies import RuntimeDep, Session
 from upwatch.kit.errors import problem_responses
 from upwatch.kit.pagination import PageParams

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter, status
 
-from upwatch.accounts.dependencies import PersonUser
 from upwatch.apikeys.schemas import ApiKeyCreate, ApiKeyOut, NewApiKeyOut
 from upwatch.apikeys.service import ApiKeyService
+from upwatch.callers.dependencies import PersonUser
 from upwatch.dependencies import RuntimeDep, Session
 from upwatch.kit.errors import problem_responses
 from upwatch.kit.schemas import DeletedOut

@@ -6,9 +6,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, Body
 
-from upwatch.accounts.dependencies import PersonUser
 from upwatch.billing.schemas import EmptyBody, SubscriptionChanged, SubscriptionStatus
 from upwatch.billing.service import SubscriptionService
+from upwatch.callers.dependencies import PersonUser
 from upwatch.dependencies import RuntimeDep, Session
 from upwatch.kit.errors import problem_responses
 

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Body, status
 
-from upwatch.accounts.dependencies import AdminUser
+from upwatch.callers.dependencies import AdminUser
 from upwatch.contact.schemas import ContactRequest, ContactSubmissionOut, ContactUpdate
 from upwatch.contact.service import ContactService
 from upwatch.dependencies import ClientAddress, RuntimeDep, Session

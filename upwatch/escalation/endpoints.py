@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, status
 
-from upwatch.accounts.dependencies import CurrentUser
+from upwatch.callers.dependencies import CurrentUser
 from upwatch.dependencies import RuntimeDep, Session
 from upwatch.escalation.repository import EscalationRepository
 from upwatch.escalation.schemas import (

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from fastapi import APIRouter, status
 
-from upwatch.accounts.dependencies import CurrentUser
+from upwatch.callers.dependencies import CurrentUser
 from upwatch.dependencies import RuntimeDep, Session
 from upwatch.incidents.repository import IncidentRepository
 from upwatch.incidents.schemas import (

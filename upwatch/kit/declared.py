@@ -71,7 +71,7 @@ class SecretRefOut(BaseModel):
 
 
 # Whether this request's caller may read digests: every member may write the objects that
-# hold them, a read API key may not (set with the caller, accounts/dependencies.py).
+# hold them, a read API key may not (set with the caller, callers/dependencies.py).
 digests_shown: ContextVar[bool] = ContextVar("digests_shown", default=True)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, status
 
-from upwatch.accounts.dependencies import CurrentUser
+from upwatch.callers.dependencies import CurrentUser
 from upwatch.dependencies import RuntimeDep, Session
 from upwatch.kit.errors import problem_responses
 from upwatch.kit.pagination import IdFilter, PageParams

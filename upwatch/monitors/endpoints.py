@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Path, Query, Response, status
 
-from upwatch.accounts.dependencies import AdminUser, CurrentUser
+from upwatch.callers.dependencies import AdminUser, CurrentUser
 from upwatch.dependencies import RuntimeDep, Session, WritingSession
 from upwatch.kit.errors import Conflict, problem_responses
 from upwatch.kit.inputs import Day

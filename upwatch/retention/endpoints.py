@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from upwatch.accounts.dependencies import PersonUser
+from upwatch.callers.dependencies import PersonUser
 from upwatch.dependencies import RuntimeDep, Session
 from upwatch.kit.errors import problem_responses
 from upwatch.retention.schemas import RetentionNotificationOut

@@ -11,7 +11,7 @@ from fastapi import APIRouter, Depends, Header, Path, Query, Response, status
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.requests import Request
 
-from upwatch.accounts.dependencies import CurrentUser
+from upwatch.callers.dependencies import CurrentUser
 from upwatch.dependencies import ClientAddress, RuntimeDep, Session, WritingSession
 from upwatch.kit.errors import NotFound, problem_responses
 from upwatch.kit.pagination import IdFilter, PageParams
