@@ -18,7 +18,7 @@ from upwatch.accounts.endpoints import auth, users
 from upwatch.admin.endpoints import router as admin_router
 from upwatch.apikeys.endpoints import router as api_keys_router
 from upwatch.billing.endpoints import router as billing_router
-from upwatch.billing.metering import MemoryMeter, RedisMeter
+from upwatch.callers.metering import MemoryMeter, RedisMeter
 from upwatch.client.endpoints import router as config_schema_router
 from upwatch.config import Settings
 from upwatch.console.endpoints import install as install_console
@@ -28,6 +28,7 @@ from upwatch.engine.changefeed import ChangeFeed
 from upwatch.engine.embedded import Engine
 from upwatch.escalation.endpoints import router as escalation_router
 from upwatch.escalation.pager import Pager
+from upwatch.escalation.paging import PolicyPaging
 from upwatch.incidents.automatic import IncidentAutomation
 from upwatch.incidents.endpoints import router as incidents_router
 from upwatch.kit.boundary import RequestGuard
@@ -35,13 +36,13 @@ from upwatch.kit.clock import Clock
 from upwatch.kit.db import Database
 from upwatch.kit.errors import install_error_handlers, install_redis_handlers
 from upwatch.kit.headers import SecurityHeaders, docs_policy
-from upwatch.kit.mail import Mailer
 from upwatch.kit.metrics import Metrics, MetricsMiddleware
 from upwatch.kit.net import NetworkGuard
 from upwatch.kit.plans import PlanCatalog
 from upwatch.kit.response_headers import declare as declare_response_headers
 from upwatch.kit.security import AccessTokens, Passwords
 from upwatch.kit.supervisor import Supervisor
+from upwatch.mail.sender import Mailer
 from upwatch.maintenance.calendar import WindowCalendar
 from upwatch.maintenance.endpoints import router as maintenance_router
 from upwatch.migrations import upgrade
@@ -160,10 +161,12 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
         alerts.start()
         engine: Engine | None = None
         everything = settings.roles == "all"
+        followers = IncidentNotices(mailer, settings)
         automation = IncidentAutomation(
             AlertOutbox(catalog, alerts.wake),
             public_url=settings.public_url,
-            notices=IncidentNotices(mailer, settings),
+            notices=followers,
+            escalation=PolicyPaging(),
         )
         if settings.engine and everything:
             engine = Engine(
@@ -223,6 +226,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
             checks=checks,
             alerts=alerts,
             status_pages=snapshots,
+            incident_followers=followers,
         )
         if everything:
             # A sender's pass may take a delivery timeout: that is lagging, not a stall.

@@ -38,10 +38,10 @@ from upwatch.engine.redisbroker import RedisBroker
 from upwatch.engine.scheduler import Scheduler
 from upwatch.engine.series import SeriesSweep, last_checks_in
 from upwatch.escalation.pager import Pager
+from upwatch.escalation.paging import PolicyPaging
 from upwatch.incidents.automatic import IncidentAutomation
 from upwatch.kit.clock import Clock
 from upwatch.kit.db import Database
-from upwatch.kit.mail import Mailer
 from upwatch.kit.metrics import Metrics
 from upwatch.kit.metricsport import start_metrics_port
 from upwatch.kit.net import NetworkGuard
@@ -49,6 +49,7 @@ from upwatch.kit.plans import PlanCatalog
 from upwatch.kit.progress import progress
 from upwatch.kit.redisclient import connect
 from upwatch.kit.supervisor import Supervisor
+from upwatch.mail.sender import Mailer
 from upwatch.maintenance.calendar import WindowCalendar
 from upwatch.notifications.delivery import AlertOutbox, AlertSender
 from upwatch.retention.job import RetentionJob
@@ -175,6 +176,7 @@ def _ingester(process: RoleProcess) -> None:
             AlertOutbox(catalog, lambda: None),
             public_url=settings.public_url,
             notices=IncidentNotices(mailer, settings),
+            escalation=PolicyPaging(),
         ),
         metrics=process.metrics,
         gone=gone,
@@ -208,6 +210,7 @@ def _sender(process: RoleProcess) -> None:
         AlertOutbox(catalog, alerts.wake),
         public_url=settings.public_url,
         notices=IncidentNotices(mailer, settings),
+        escalation=PolicyPaging(),
     )
     pager = Pager(process.db, process.clock, automation, settings.pager_poll_seconds)
     start("pager", pager.run, settings.pager_poll_seconds * 2)

@@ -8,12 +8,22 @@ one way: domains -> ports -> kit and models.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from datetime import datetime
+from typing import Any, Literal, Protocol
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.kit.errors import ServiceUnavailable
-from upwatch.models import CheckResult, Monitor, NotificationProvider, StatusPage
+from upwatch.models import (
+    CheckResult,
+    Incident,
+    IncidentUpdate,
+    Monitor,
+    NotificationProvider,
+    StatusPage,
+)
+
+IncidentChange = Literal["opened", "updated", "resolved"]
 
 
 class MonitorChanges(Protocol):
@@ -50,6 +60,35 @@ class AlertSending(Protocol):
 
         ``event`` is the channel payload (``notifications.events.AlertEvent``); it stays
         untyped here so the port needs no import from a domain."""
+
+
+class IncidentFollowers(Protocol):
+    """Who follows incidents from outside their project: status-page subscribers. The
+    incidents domain tells them of each change; it does not know who they are."""
+
+    async def incident_changed(
+        self,
+        session: AsyncSession,
+        incident: Incident,
+        update: IncidentUpdate,
+        change: IncidentChange,
+        machine_title: str | None,
+    ) -> list[str]:
+        """Enqueue what the followers hear, in the caller's transaction; the ids of the status
+        pages that show the incident (their snapshots are stale once it commits)."""
+
+
+class Escalation(Protocol):
+    """Who is paged about an automatic incident when its monitor has an escalation policy."""
+
+    async def first_page(
+        self, session: AsyncSession, monitor: Monitor, incident: Incident, now: datetime
+    ) -> list[str] | None:
+        """The providers of the steps due at once (a pager pages the rest), setting the
+        incident's step; None when the monitor has no policy: every provider."""
+
+    async def paged(self, session: AsyncSession, incident_id: str) -> set[str]:
+        """The providers the policy alerted about this incident so far."""
 
 
 class ApiMeter(Protocol):

@@ -15,17 +15,18 @@ from starlette.requests import Request
 from upwatch.config import Settings
 from upwatch.kit.clock import Clock
 from upwatch.kit.db import Database
-from upwatch.kit.mail import Mailer
 from upwatch.kit.metrics import Metrics
 from upwatch.kit.net import NetworkGuard
 from upwatch.kit.plans import Plan, PlanCatalog
 from upwatch.kit.security import AccessTokens, Passwords
 from upwatch.kit.supervisor import Supervisor
 from upwatch.kit.throttle import RedisWindow, SlidingWindow, Window
+from upwatch.mail.sender import Mailer
 from upwatch.ports import (
     AlertSending,
     ApiMeter,
     CheckRunner,
+    IncidentFollowers,
     MonitorChanges,
     StatusPageChanges,
 )
@@ -121,6 +122,8 @@ class Runtime:
     checks: CheckRunner
     alerts: AlertSending
     status_pages: StatusPageChanges
+    # Status-page subscribers, told of each incident change in the request's transaction.
+    incident_followers: IncidentFollowers
 
 
 def get_runtime(request: Request) -> Runtime:

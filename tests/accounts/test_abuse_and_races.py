@@ -14,8 +14,8 @@ from sqlalchemy import select
 
 from tests.conftest import PASSWORD, Mailbox, SignUp, assert_problem, eventually, make_settings
 from upwatch.kit.clock import ManualClock
-from upwatch.kit.mail import SCRUBBED_BODY
 from upwatch.kit.throttle import SlidingWindow
+from upwatch.mail.sender import SCRUBBED_BODY
 from upwatch.models import MailMessage
 from upwatch.runtime import Runtime
 

@@ -15,7 +15,7 @@ from sqlalchemy import select
 from tests.conftest import PASSWORD, Account, Mailbox, SignUp, assert_problem, eventually
 from tests.factories import create_page
 from upwatch.kit.logs import json_formatter
-from upwatch.kit.mail import SCRUBBED_BODY, masked_body
+from upwatch.mail.sender import SCRUBBED_BODY, masked_body
 from upwatch.models import MailMessage
 from upwatch.runtime import Runtime
 from upwatch.statuspages.subscribers import CONFIRM_CATEGORY, NOTICE_CATEGORY
@@ -129,7 +129,7 @@ class TestWithoutSmtp:
         self, client: httpx.AsyncClient, sign_up: SignUp, caplog: pytest.LogCaptureFixture
     ) -> None:
         await sign_up("alice@example.com")
-        with caplog.at_level(logging.INFO, logger="upwatch.kit.mail"):
+        with caplog.at_level(logging.INFO, logger="upwatch.mail.sender"):
             await client.post("/auth/forgot-password", json={"email": "alice@example.com"})
         [logged] = [r for r in caplog.records if getattr(r, "event", None) == "mail.logged"]
         assert logged.levelno == logging.INFO
@@ -158,7 +158,7 @@ class TestWithoutSmtp:
         admin = await _admin(sign_up, make_admin)
         alice = await sign_up("alice@example.com")
         project = await client.post("/projects", headers=alice.headers, json={"name": "Shop"})
-        with caplog.at_level(logging.INFO, logger="upwatch.kit.mail"):
+        with caplog.at_level(logging.INFO, logger="upwatch.mail.sender"):
             await client.post("/auth/forgot-password", json={"email": "alice@example.com"})
             invited = await client.post(
                 f"/projects/{project.json()['id']}/users",
@@ -221,7 +221,7 @@ class TestWithoutSmtp:
         admin = await _admin(sign_up, make_admin)
         await client.post("/auth/forgot-password", json={"email": "admin@example.com"})
         [message] = (await client.get("/admin/mail", headers=admin.headers)).json()
-        with caplog.at_level(logging.INFO, logger="upwatch.kit.mail"):
+        with caplog.at_level(logging.INFO, logger="upwatch.mail.sender"):
             response = await client.post(
                 f"/admin/mail/{message['id']}/resend", headers=admin.headers
             )

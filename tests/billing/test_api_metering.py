@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import select
 
 from tests.conftest import PASSWORD, REDIS_URL, SignUp, assert_problem
-from upwatch.billing.metering import MemoryMeter, seconds_until_next_day
+from upwatch.callers.metering import MemoryMeter, seconds_until_next_day
 from upwatch.kit.clock import ManualClock
 from upwatch.models import ApiUsage
 from upwatch.runtime import Runtime
@@ -152,7 +152,7 @@ class TestCountingInRedis:
     async def test_the_limit_holds_across_two_api_processes(
         self, client: httpx.AsyncClient, sign_up: SignUp, runtime: Runtime, clock: ManualClock
     ) -> None:
-        from upwatch.billing.metering import RedisMeter
+        from upwatch.callers.metering import RedisMeter
 
         alice = await sign_up("alice@example.com")
         for _ in range(3):

@@ -14,7 +14,7 @@ from sqlalchemy import select
 
 from tests.conftest import SignUp, SmtpServer, eventually, free_port
 from upwatch.kit.clock import ManualClock
-from upwatch.kit.mail import Mailer, retry_delay
+from upwatch.mail.sender import Mailer, retry_delay
 from upwatch.models import MailMessage
 from upwatch.runtime import Runtime
 
@@ -102,7 +102,7 @@ class TestWithoutSmtpSettings:
         caplog: pytest.LogCaptureFixture,
     ) -> None:
         await sign_up("alice@example.com")
-        with caplog.at_level(logging.WARNING, logger="upwatch.kit.mail"):
+        with caplog.at_level(logging.WARNING, logger="upwatch.mail.sender"):
             await client.post("/auth/forgot-password", json={"email": "alice@example.com"})
         await asyncio.sleep(0.3)  # one sender poll interval: nothing must go out
         [message] = await _outbox(runtime)

@@ -17,7 +17,7 @@ from aiosmtpd.controller import Controller
 from tests.conftest import Mailbox, free_port
 from tests.live_server import COMMAND_SECONDS, UPWATCH, clean_env
 from upwatch.config import SECRET_SETTINGS, Settings, SettingsProblem
-from upwatch.kit.mail import SmtpTransport
+from upwatch.mail.sender import SmtpTransport
 
 
 @pytest.fixture

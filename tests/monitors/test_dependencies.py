@@ -20,9 +20,10 @@ from sqlalchemy import func, select
 
 from tests.conftest import Cast, assert_problem
 from tests.factories import create_monitor, create_provider, ingest
+from upwatch.incidents.rules import down_parent
 from upwatch.kit.clock import ManualClock
 from upwatch.models import Alert, Incident, Monitor
-from upwatch.monitors.dependency_graph import cycle_through, down_parent
+from upwatch.monitors.dependency_graph import cycle_through
 
 NODES = [f"m{i}" for i in range(6)]
 

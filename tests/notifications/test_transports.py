@@ -25,9 +25,9 @@ from multidict import CIMultiDictProxy
 
 from tests.conftest import SmtpServer, free_port, make_settings
 from upwatch.config import Settings
-from upwatch.kit.mail import SmtpTransport
 from upwatch.kit.net import NetworkGuard, guarded_session
 from upwatch.kit.plans import CHANNELS
+from upwatch.mail.sender import SmtpTransport
 from upwatch.notifications.channels import (
     REGISTRY,
     ChannelName,

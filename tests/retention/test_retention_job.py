@@ -32,7 +32,7 @@ from tests.retention.conftest import (
 )
 from upwatch.kit.clock import ManualClock
 from upwatch.kit.db import Database
-from upwatch.kit.mail import retry_delay
+from upwatch.mail.sender import retry_delay
 from upwatch.models import (
     Incident,
     IncidentDay,

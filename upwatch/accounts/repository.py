@@ -10,6 +10,7 @@ from sqlalchemy import String, cast, delete, func, or_, select, update
 from sqlalchemy.engine import Result
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from upwatch.callers.repository import UserDirectory
 from upwatch.models import (
     Alert,
     ApiUsage,
@@ -27,16 +28,7 @@ def _changed_one(result: Result[Any]) -> bool:
     return getattr(result, "rowcount", 0) == 1
 
 
-class UserRepository:
-    def __init__(self, session: AsyncSession) -> None:
-        self.session = session
-
-    async def get(self, user_id: str) -> User | None:
-        return await self.session.get(User, user_id)
-
-    async def get_by_email(self, email: str) -> User | None:
-        return await self.session.scalar(select(User).where(User.email == email))
-
+class UserRepository(UserDirectory):
     async def email_taken(self, email: str, *, besides: str | None = None) -> bool:
         query = select(User.id).where(User.email == email)
         if besides is not None:

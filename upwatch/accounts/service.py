@@ -25,7 +25,7 @@ from upwatch.kit.errors import (
     Unauthorized,
 )
 from upwatch.kit.ids import new_id
-from upwatch.kit.security import InvalidToken, new_opaque_token, token_digest
+from upwatch.kit.security import new_opaque_token, token_digest
 from upwatch.models import PasswordResetToken, RefreshToken, User
 from upwatch.runtime import DomainService, Runtime, uses
 
@@ -104,16 +104,6 @@ class AccountService(DomainService):
         )
         await self.tokens.add_refresh(link)
         return access, refresh
-
-    async def authenticate(self, access_token: str) -> User:
-        try:
-            claims = self.runtime.tokens.decode(access_token, self.runtime.clock.now())
-        except InvalidToken as exc:
-            raise Unauthorized("the access token is invalid or expired") from exc
-        user = await self.users.get(claims.user_id)
-        if user is None or user.token_version != claims.token_version:
-            raise Unauthorized("the access token has been revoked")
-        return user
 
     async def refresh(self, refresh_token: str) -> tuple[str, str]:
         now = self.runtime.clock.now()

@@ -5,8 +5,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from upwatch.kit.mail import masked_body
 from upwatch.kit.schemas import Role, RowOut
+from upwatch.mail.sender import masked_body
 
 
 class AdminUserItem(BaseModel):

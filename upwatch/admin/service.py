@@ -5,8 +5,8 @@ from upwatch.admin.schemas import AdminUserItem, OutboxMailOut
 from upwatch.billing.repository import SubscriptionRepository
 from upwatch.billing.schemas import AdminUserUpdate
 from upwatch.kit.errors import Conflict, Forbidden, NotFound, ValidationFailed
-from upwatch.kit.mail import SCRUBBED_BODY
-from upwatch.kit.mail_outbox import MailOutboxRepository
+from upwatch.mail.repository import MailOutboxRepository
+from upwatch.mail.sender import SCRUBBED_BODY
 from upwatch.models import Subscription, User
 from upwatch.runtime import DomainService, uses
 

@@ -3,21 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
 
-from sqlalchemy import delete, select, update
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy import delete, select
 
+from upwatch.callers.repository import KeyDirectory
 from upwatch.models import ApiKey
 
 
-class ApiKeyRepository:
-    def __init__(self, session: AsyncSession) -> None:
-        self.session = session
-
-    async def by_digest(self, digest: str) -> ApiKey | None:
-        return await self.session.scalar(select(ApiKey).where(ApiKey.digest == digest))
-
+class ApiKeyRepository(KeyDirectory):
     async def of_project(self, project_id: str) -> Sequence[ApiKey]:
         rows = await self.session.scalars(
             select(ApiKey)
@@ -37,8 +30,3 @@ class ApiKeyRepository:
             delete(ApiKey).where(ApiKey.id == key_id, ApiKey.project_id == project_id)
         )
         return getattr(result, "rowcount", 0) == 1
-
-    async def touch(self, key_id: str, now: datetime) -> None:
-        await self.session.execute(
-            update(ApiKey).where(ApiKey.id == key_id).values(last_used_at=now)
-        )

@@ -1,4 +1,5 @@
-"""Every query of plans and usage: subscriptions, measured usage, the daily API counters."""
+"""Every query of plans and usage: subscriptions and measured usage (the daily API counters
+are the callers' package's)."""
 
 from __future__ import annotations
 
@@ -18,9 +19,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from upwatch.kit.db import dialect_insert
+from upwatch.callers.repository import SubscriptionDirectory
 from upwatch.models import (
-    ApiUsage,
     Monitor,
     Project,
     ProjectInvitation,
@@ -34,15 +34,7 @@ from upwatch.models import (
 ROW_OVERHEAD = 96
 
 
-class SubscriptionRepository:
-    def __init__(self, session: AsyncSession) -> None:
-        self.session = session
-
-    async def of(self, user_id: str) -> Subscription | None:
-        return await self.session.scalar(
-            select(Subscription).where(Subscription.user_id == user_id)
-        )
-
+class SubscriptionRepository(SubscriptionDirectory):
     async def lock(self, user_id: str) -> None:
         """Serialise limit checks of one owner: a no-op write takes PostgreSQL's row lock and
         SQLite's writer lock, so two creations cannot both pass a count of N-1."""
@@ -166,37 +158,3 @@ class UsageRepository:
         parts = (project_rows, member_rows, invitation_rows, settings)
         row = (await self.session.execute(select(*(q.scalar_subquery() for q in parts)))).one()
         return sum(int(value or 0) for value in row)
-
-
-class ApiUsageRepository:
-    def __init__(self, session: AsyncSession) -> None:
-        self.session = session
-
-    async def count(self, user_id: str, day: str) -> int:
-        value = await self.session.scalar(
-            select(ApiUsage.count).where(ApiUsage.user_id == user_id, ApiUsage.day == day)
-        )
-        return int(value or 0)
-
-    async def add(self, increments: dict[tuple[str, str], int]) -> None:
-        """Add a batch of counts with one upsert statement."""
-        users = {user_id for user_id, _ in increments}
-        # Accounts deleted since their requests were counted have nothing left to count on.
-        existing = set(
-            (await self.session.scalars(select(User.id).where(User.id.in_(users)))).all()
-        )
-        rows = [
-            {"user_id": user_id, "day": day, "count": count}
-            for (user_id, day), count in increments.items()
-            if user_id in existing
-        ]
-        if not rows:
-            return
-        insert = dialect_insert(self.session)
-        statement = insert(ApiUsage).values(rows)
-        await self.session.execute(
-            statement.on_conflict_do_update(
-                index_elements=["user_id", "day"],
-                set_={"count": ApiUsage.count + statement.excluded.count},
-            )
-        )

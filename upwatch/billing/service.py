@@ -4,45 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fastapi import Response
-from sqlalchemy.ext.asyncio import AsyncSession
-
-from upwatch.billing.metering import seconds_until_next_day
 from upwatch.billing.repository import SubscriptionRepository, UsageRepository
 from upwatch.billing.schemas import Limits, SubscriptionStatus, Usage, UsageItem
-from upwatch.kit.errors import Conflict, PlanLimitExceeded, TooManyRequests
+from upwatch.callers.plans import plan_of
+from upwatch.kit.errors import Conflict, PlanLimitExceeded
 from upwatch.kit.plans import Plan
 from upwatch.models import Subscription, User
 from upwatch.retention.service import stored_bytes
-from upwatch.runtime import DomainService, Runtime, uses
+from upwatch.runtime import DomainService, uses
 
 MEGABYTE = 1024 * 1024
-
-
-async def admit_request(
-    session: AsyncSession, runtime: Runtime, user_id: str, response: Response
-) -> None:
-    """Count an authenticated request against apiCallsPerDay; 429 past it until the next UTC
-    day. Adds the RateLimit-* headers."""
-    plan = runtime.plan_cache.get(user_id)
-    if plan is None:
-        plan = await PlanLimits(session, runtime).plan_of(user_id)
-        runtime.plan_cache.put(user_id, plan)
-    limit = plan.apiCallsPerDay
-    count = await runtime.meter.admit(session, user_id, limit)
-    reset = seconds_until_next_day(runtime.clock.now())
-    headers = {
-        "RateLimit-Limit": str(limit),
-        "RateLimit-Remaining": str(max(0, limit - count) if count is not None else 0),
-        "RateLimit-Reset": str(reset),
-    }
-    if count is None:
-        raise TooManyRequests(
-            f"apiCallsPerDay: the {plan.name} plan allows {limit} requests a day",
-            retry_after=reset,
-            headers=headers,
-        )
-    response.headers.update(headers)
 
 
 def usage_item(current: float, limit: float) -> UsageItem:
@@ -64,9 +35,7 @@ class PlanLimits(DomainService):
     usage = uses(UsageRepository)
 
     async def plan_of(self, user_id: str) -> Plan:
-        subscription = await self.subscriptions.of(user_id)
-        plan_name = subscription.plan if subscription else self.runtime.catalog.default_plan
-        return self.runtime.catalog.get(plan_name)
+        return await plan_of(self.session, self.runtime.catalog, user_id)
 
     async def require(self, owner_id: str, limit: str, current: int, adding: int = 1) -> None:
         """Refuse with 402 when ``current + adding`` would pass the owner's ``limit``.

@@ -1,7 +1,7 @@
 """Who is calling: the bearer token's account, as ``Annotated`` aliases for endpoints.
 
-Authentication is the accounts domain's; the per-day API metering of billing runs right after
-it, so every authenticated request is counted exactly once.
+The per-day API metering runs right after authentication, so every authenticated request is
+counted exactly once.
 """
 
 from __future__ import annotations
@@ -12,15 +12,14 @@ from fastapi import BackgroundTasks, Depends, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.requests import Request
 
-from upwatch.accounts.service import AccountService
-from upwatch.apikeys.repository import ApiKeyRepository
-from upwatch.apikeys.service import TOUCH_EVERY, caller_of_key, is_api_key, touch_key
-from upwatch.billing.service import admit_request
+from upwatch.callers.apikeys import TOUCH_EVERY, caller_of_key, is_api_key, touch_key
+from upwatch.callers.authentication import user_of_access_token
+from upwatch.callers.metering import admit_request
+from upwatch.callers.repository import KeyDirectory
 from upwatch.dependencies import RuntimeDep, Session
 from upwatch.kit.declared import digests_shown
 from upwatch.kit.errors import Forbidden, Unauthorized
 from upwatch.models import User
-from upwatch.projects.repository import ProjectRepository
 
 _bearer = HTTPBearer(
     scheme_name="bearer",
@@ -68,7 +67,7 @@ async def _authenticate(
     if is_api_key(token):
         user = await _key_holder(request, background, token, session, runtime)
     else:
-        user = await AccountService(session, runtime).authenticate(token)
+        user = await user_of_access_token(session, runtime, token)
     request.state.user_id = user.id
     digests_shown.set(user.grant is None or user.grant.writes)
     if runtime.settings.api_metering:
@@ -85,9 +84,7 @@ async def _key_holder(
     runtime: RuntimeDep,
 ) -> User:
     now = runtime.clock.now()
-    user, key = await caller_of_key(
-        ApiKeyRepository(session), ProjectRepository(session), token, now
-    )
+    user, key = await caller_of_key(KeyDirectory(session), token, now)
     if key.scope != "write" and request.method not in READING_METHODS:
         raise Forbidden("a read API key can only read")
     if key.last_used_at is None or now - key.last_used_at >= TOUCH_EVERY:

@@ -13,19 +13,16 @@ from functools import partial
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.engine.status import IncidentAction
-from upwatch.escalation.repository import EscalationRepository, PagingRepository
-from upwatch.escalation.rules import Paging, providers_of, steps_due
-from upwatch.escalation.service import steps_of
 from upwatch.incidents.repository import IncidentRepository
+from upwatch.incidents.rules import down_parent
 from upwatch.kit.db import after_commit
 from upwatch.kit.logs import log_event
 from upwatch.kit.targets import target_of
 from upwatch.models import Incident, IncidentUpdate, Monitor, Project
-from upwatch.monitors.dependency_graph import down_parent
 from upwatch.notifications.delivery import AlertOutbox
 from upwatch.notifications.events import AlertEvent, EventKind, Failure, format_duration
+from upwatch.ports import Escalation, IncidentChange, IncidentFollowers
 from upwatch.probes.outcome import Outcome
-from upwatch.statuspages.subscribers import Change, IncidentNotices
 
 log = logging.getLogger(__name__)
 
@@ -59,12 +56,17 @@ class IncidentAutomation:
     engine calls it without importing this domain."""
 
     def __init__(
-        self, outbox: AlertOutbox, public_url: str, notices: IncidentNotices | None = None
+        self,
+        outbox: AlertOutbox,
+        public_url: str,
+        notices: IncidentFollowers,
+        escalation: Escalation,
     ) -> None:
         self.outbox = outbox
         self.public_url = public_url
         # Status-page subscribers' e-mails, in the same transaction.
         self.notices = notices
+        self.escalation = escalation
 
     async def carry_out(
         self,
@@ -145,7 +147,7 @@ class IncidentAutomation:
         )
         opened = f"Opened automatically: {failure.describe()}"
         subject = (project, monitor, incident)
-        paged = await self._first_page(session, monitor, incident, checked_at)
+        paged = await self.escalation.first_page(session, monitor, incident, checked_at)
         await self._announce(
             session, EventKind.OPENED, opened, subject, failure, checked_at, only=paged
         )
@@ -181,7 +183,7 @@ class IncidentAutomation:
         subject = (project, monitor, incident)
         # Under a policy, whoever was paged hears of the end, and no one else.
         told = (
-            set(await PagingRepository(session).last_alerted(incident.id))
+            await self.escalation.paged(session, incident.id)
             if monitor.escalation_policy_id is not None
             else None
         )
@@ -223,11 +225,10 @@ class IncidentAutomation:
             created_at=checked_at,
         )
         await IncidentRepository(session).add_update(update)
-        if self.notices is not None:
-            change: Change = "resolved" if kind == EventKind.RESOLVED else "opened"
-            await self.notices.incident_changed(
-                session, incident, update, change, automatic_title(monitor)
-            )
+        change: IncidentChange = "resolved" if kind == EventKind.RESOLVED else "opened"
+        await self.notices.incident_changed(
+            session, incident, update, change, automatic_title(monitor)
+        )
         await self.outbox.enqueue(
             session,
             project,
@@ -277,19 +278,6 @@ class IncidentAutomation:
                 error=f"still down after {parent.name}, which it depends on, recovered",
             )
             await self._open(session, child, still, checked_at)
-
-    async def _first_page(
-        self, session: AsyncSession, monitor: Monitor, incident: Incident, now: datetime
-    ) -> list[str] | None:
-        """Under the monitor's escalation policy, the providers of the steps due at once
-        (the pager pages the rest); None without a policy: every provider."""
-        policy = await EscalationRepository(session).of_monitor(monitor)
-        if policy is None:
-            return None
-        steps = steps_of(policy)
-        due = steps_due(steps, Paging(now, 0, acknowledged=False, resolved=False), now)
-        incident.escalation_step = due.stop
-        return providers_of(steps, due)
 
     async def page(
         self,

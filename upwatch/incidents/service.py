@@ -17,9 +17,9 @@ from upwatch.kit.logs import log_event
 from upwatch.models import Alert, AlertAttempt, Incident, IncidentUpdate, Monitor, User
 from upwatch.notifications.events import iso
 from upwatch.notifications.repository import AlertRepository
+from upwatch.ports import IncidentChange
 from upwatch.projects.repository import ProjectRepository
 from upwatch.runtime import DomainService, uses
-from upwatch.statuspages.subscribers import Change, IncidentNotices
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +66,7 @@ def _opens_or_closes(was: str, now: str) -> bool:
     return (was == "resolved") != (now == "resolved")
 
 
-def _change(incident: Incident) -> Change:
+def _change(incident: Incident) -> IncidentChange:
     return "resolved" if incident.status == "resolved" else "updated"
 
 
@@ -85,7 +85,7 @@ class IncidentService(DomainService):
     projects = uses(ProjectRepository)
 
     async def _tell_subscribers(
-        self, incident: Incident, update: IncidentUpdate, change: Change
+        self, incident: Incident, update: IncidentUpdate, change: IncidentChange
     ) -> None:
         """E-mail the subscribers of the status pages that show the incident's monitor; those
         pages show the change at their next visit after the commit."""
@@ -93,8 +93,9 @@ class IncidentService(DomainService):
             return
         monitor = await self.session.get(Monitor, incident.monitor_id)
         machine = automatic_title(monitor) if monitor is not None else None
-        notices = IncidentNotices(self.runtime.mailer, self.runtime.settings)
-        pages = await notices.incident_changed(self.session, incident, update, change, machine)
+        pages = await self.runtime.incident_followers.incident_changed(
+            self.session, incident, update, change, machine
+        )
         for page_id in pages:
             after_commit(self.session, partial(self.runtime.status_pages.changed, page_id))
 

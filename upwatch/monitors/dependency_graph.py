@@ -1,10 +1,10 @@
-"""Monitor dependencies as pure rules: a monitor names the monitors it depends on (its
-parents); the graph may have no cycle, and while a parent is down a child's failure is the
-parent's outage, not an incident of its own."""
+"""Monitor dependencies as a pure rule: a monitor names the monitors it depends on (its
+parents), and the graph may have no cycle. What a parent's outage means for a child's
+incident is the incidents domain's (``incidents/rules.py``)."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping
 
 
 def cycle_through(
@@ -28,8 +28,3 @@ def cycle_through(
                 came_from[parent] = node
                 stack.append(parent)
     return None
-
-
-def down_parent(parents: Sequence[tuple[str, str]]) -> str | None:
-    """The first parent (id, status) that is down: a child failing meanwhile alerts no one."""
-    return next((parent_id for parent_id, status in parents if status == "down"), None)

@@ -23,16 +23,16 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.accounts.preferences import complete
-from upwatch.billing.repository import SubscriptionRepository
+from upwatch.callers.plans import plan_of
 from upwatch.config import Settings
 from upwatch.kit.clock import Clock
 from upwatch.kit.db import Database, after_commit
 from upwatch.kit.logs import log_event
-from upwatch.kit.mail import SmtpTransport
 from upwatch.kit.metrics import Metrics
 from upwatch.kit.net import NetworkGuard, guarded_session
 from upwatch.kit.outbox import Wakeable, backoff
 from upwatch.kit.plans import PlanCatalog
+from upwatch.mail.sender import SmtpTransport
 from upwatch.models import Alert, AlertAttempt, NotificationProvider, Project, User
 from upwatch.notifications import personal
 from upwatch.notifications.channels import REGISTRY, DeliveryKit, TransportError, deliver
@@ -164,8 +164,7 @@ class AlertOutbox:
             return []
         owner = await session.get(User, project.owner_id)
         timezone = str((owner.settings if owner else {}).get("timezone") or "UTC")
-        subscription = await SubscriptionRepository(session).of(project.owner_id)
-        plan = self.catalog.get(subscription.plan if subscription else self.catalog.default_plan)
+        plan = await plan_of(session, self.catalog, project.owner_id)
         alerts = []
         repository = AlertRepository(session)
         alerted: set[str] | None = None  # read once, for a recovery only

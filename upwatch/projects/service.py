@@ -7,9 +7,9 @@ from urllib.parse import urlencode
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from upwatch.accounts.repository import UserRepository
 from upwatch.billing.repository import UsageRepository
 from upwatch.billing.service import PlanLimits
+from upwatch.callers.repository import UserDirectory
 from upwatch.kit.errors import Conflict, Forbidden, NotFound
 from upwatch.kit.security import new_opaque_token, token_digest
 from upwatch.models import Project, ProjectInvitation, ProjectMember, User
@@ -20,7 +20,7 @@ from upwatch.runtime import DomainService, Runtime, uses
 
 class ProjectService(DomainService):
     projects = uses(ProjectRepository)
-    users = uses(UserRepository)
+    users = uses(UserDirectory)
     usage = uses(UsageRepository)
     limits = uses(PlanLimits)
 

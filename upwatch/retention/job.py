@@ -17,15 +17,15 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from upwatch.billing.repository import SubscriptionRepository
+from upwatch.callers.plans import plan_of
 from upwatch.config import Settings
 from upwatch.kit.clock import Clock
 from upwatch.kit.db import Database, WorkSession, commit_and_notify
 from upwatch.kit.ids import new_id
-from upwatch.kit.mail import Mailer
 from upwatch.kit.metrics import Metrics
 from upwatch.kit.plans import PlanCatalog
 from upwatch.kit.progress import progress
+from upwatch.mail.sender import Mailer
 from upwatch.models import HourlyCount, RetentionNotice, User
 from upwatch.retention import rules
 from upwatch.retention.repository import RetentionRepository
@@ -115,10 +115,9 @@ class RetentionJob:
         if not won:
             return False
         async with self.database.workreader() as session:
-            subscription = await SubscriptionRepository(session).of(owner_id)
+            plan = await plan_of(session, self.catalog, owner_id)
             notices = await RetentionRepository(session).notices(owner_id)
             run = await RetentionRepository(session).run_of(owner_id)
-        plan = self.catalog.get(subscription.plan if subscription else self.catalog.default_plan)
         days = plan.retentionDays
         kept_from = run.kept_from_day if run else None
 

@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.config import Settings
 from upwatch.kit.errors import NotFound, TooManyRequests
-from upwatch.kit.mail import Mailer
+from upwatch.mail.sender import Mailer
 from upwatch.models import Incident, IncidentUpdate, StatusPage, StatusPageSubscriber
 from upwatch.runtime import DomainService, uses
 from upwatch.statuspages import rules

@@ -26,9 +26,9 @@ from yarl import URL
 
 from upwatch.config import Settings
 from upwatch.kit.inputs import HTTP_URL_PATTERN, Input
-from upwatch.kit.mail import SmtpTransport, one_line
 from upwatch.kit.net import ResolutionFailed, TargetRefused
 from upwatch.kit.security import SECRET_MASK
+from upwatch.mail.sender import SmtpTransport, one_line
 from upwatch.notifications.events import AlertEvent
 
 MAX_RESPONSE_BYTES: Final = 64 * 1024

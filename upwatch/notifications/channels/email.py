@@ -1,4 +1,4 @@
-"""E-mail through the SMTP transport of ``kit/mail.py``, not the mail outbox: each attempt
+"""E-mail through the SMTP transport of ``mail/sender.py``, not the mail outbox: each attempt
 then shows in the alert history like every other channel's."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import aiosmtplib
 from pydantic import Field
 
 from upwatch.kit.inputs import Input
-from upwatch.kit.mail import PermanentMailError, one_line
 from upwatch.kit.schemas import Email as Address
+from upwatch.mail.sender import PermanentMailError, one_line
 from upwatch.notifications.channels.base import Channel, DeliveryKit, TransportError
 from upwatch.notifications.events import AlertEvent
 

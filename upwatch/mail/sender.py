@@ -18,9 +18,9 @@ from upwatch.config import Settings
 from upwatch.kit.clock import Clock
 from upwatch.kit.db import Database, after_commit
 from upwatch.kit.logs import MASK, log_event
-from upwatch.kit.mail_outbox import MailOutboxRepository
 from upwatch.kit.metrics import Metrics
 from upwatch.kit.outbox import Wakeable, backoff
+from upwatch.mail.repository import MailOutboxRepository
 from upwatch.models.mail import MailMessage
 
 log = logging.getLogger(__name__)

@@ -1,4 +1,5 @@
-"""Counting authenticated requests per account per UTC day, without a write per request."""
+"""Counting authenticated requests per account per UTC day, without a write per request, and
+admitting each one against its plan's apiCallsPerDay."""
 
 from __future__ import annotations
 
@@ -7,12 +8,16 @@ import contextlib
 import logging
 from datetime import datetime, time, timedelta
 
+from fastapi import Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from upwatch.billing.repository import ApiUsageRepository
+from upwatch.callers.plans import plan_of
+from upwatch.callers.repository import ApiUsageRepository
 from upwatch.kit.clock import Clock
 from upwatch.kit.db import Database
+from upwatch.kit.errors import TooManyRequests
 from upwatch.kit.progress import progress, stop_if_cancelled
+from upwatch.runtime import Runtime
 
 log = logging.getLogger(__name__)
 
@@ -132,3 +137,29 @@ class RedisMeter:
                 await asyncio.sleep(5)
         finally:
             await self.redis.aclose()
+
+
+async def admit_request(
+    session: AsyncSession, runtime: Runtime, user_id: str, response: Response
+) -> None:
+    """Count an authenticated request against apiCallsPerDay; 429 past it until the next UTC
+    day. Adds the RateLimit-* headers."""
+    plan = runtime.plan_cache.get(user_id)
+    if plan is None:
+        plan = await plan_of(session, runtime.catalog, user_id)
+        runtime.plan_cache.put(user_id, plan)
+    limit = plan.apiCallsPerDay
+    count = await runtime.meter.admit(session, user_id, limit)
+    reset = seconds_until_next_day(runtime.clock.now())
+    headers = {
+        "RateLimit-Limit": str(limit),
+        "RateLimit-Remaining": str(max(0, limit - count) if count is not None else 0),
+        "RateLimit-Reset": str(reset),
+    }
+    if count is None:
+        raise TooManyRequests(
+            f"apiCallsPerDay: the {plan.name} plan allows {limit} requests a day",
+            retry_after=reset,
+            headers=headers,
+        )
+    response.headers.update(headers)

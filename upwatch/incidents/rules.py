@@ -1,0 +1,11 @@
+"""Pure rules of automatic incidents."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+def down_parent(parents: Sequence[tuple[str, str]]) -> str | None:
+    """The first parent (id, status) that is down: while a parent is down a child's failure is
+    the parent's outage, not an incident of its own, and alerts no one."""
+    return next((parent_id for parent_id, status in parents if status == "down"), None)
