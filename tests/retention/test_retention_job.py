@@ -39,7 +39,7 @@ from upwatch.models import (
     RetentionNotice,
 )
 from upwatch.retention.job import RetentionJob
-from upwatch.retention.repository import CHECK_RESULT_BYTES
+from upwatch.retention.repository.storage import CHECK_RESULT_BYTES
 from upwatch.runtime import Runtime
 
 

@@ -2,7 +2,7 @@
 the next ones seven days ahead (contract §12, seed 19).
 
 Safe to run in several processes at once: an owner's run is claimed with one conditional
-UPDATE (``RetentionRepository.claim``), every batch renews that claim in its own transaction
+UPDATE (``ClaimRepository.claim``), every batch renews that claim in its own transaction
 (a run whose claim expired and was taken stops before it deletes more), notices are unique per
 owner, type and expiry, and deleted incidents are rolled up by the statement that deletes
 them. A crash leaves the claim to expire; the next run picks the owner up where it stopped.
@@ -28,7 +28,10 @@ from upwatch.kit.progress import progress
 from upwatch.mail.sender import Mailer
 from upwatch.models import HourlyCount, RetentionNotice, User
 from upwatch.retention import rules
-from upwatch.retention.repository import RetentionRepository
+from upwatch.retention.repository.claims import ClaimRepository
+from upwatch.retention.repository.notices import NoticeRepository
+from upwatch.retention.repository.purge import PurgeRepository
+from upwatch.retention.repository.storage import StorageRepository
 from upwatch.retention.service import RESULT_BYTES, stored_bytes
 
 log = logging.getLogger(__name__)
@@ -83,7 +86,7 @@ class RetentionJob:
         while True:
             now = self.clock.now()
             async with self.database.workreader() as session:
-                owners = await RetentionRepository(session).owners_due(
+                owners = await ClaimRepository(session).owners_due(
                     now.date().isoformat(), now, OWNERS_PER_QUERY + len(skipped)
                 )
             owners = [o for o in owners if o not in skipped]
@@ -108,16 +111,14 @@ class RetentionJob:
         today = now.date().isoformat()
         token = new_id()
         async with self.database.worksession() as session:
-            won = await RetentionRepository(session).claim(
-                owner_id, today, now, self._lease(), token
-            )
+            won = await ClaimRepository(session).claim(owner_id, today, now, self._lease(), token)
             await session.commit()
         if not won:
             return False
         async with self.database.workreader() as session:
             plan = await plan_of(session, self.catalog, owner_id)
-            notices = await RetentionRepository(session).notices(owner_id)
-            run = await RetentionRepository(session).run_of(owner_id)
+            notices = await NoticeRepository(session).notices(owner_id)
+            run = await ClaimRepository(session).run_of(owner_id)
         days = plan.retentionDays
         kept_from = run.kept_from_day if run else None
 
@@ -132,7 +133,7 @@ class RetentionJob:
             await self._purge(owner_id, token, notice.data_type, before)
             async with self.database.worksession() as session:
                 await self._hold(session, owner_id, token)
-                await RetentionRepository(session).mark_purged(notice.id, self.clock.now())
+                await NoticeRepository(session).mark_purged(notice.id, self.clock.now())
                 await session.commit()
             if notice.data_type == "check_results":
                 day = before.date().isoformat()
@@ -141,28 +142,27 @@ class RetentionJob:
         if aggregates_before is not None:
             async with self.database.worksession() as session:
                 await self._hold(session, owner_id, token)
-                await RetentionRepository(session).purge_days(
-                    owner_id, aggregates_before.isoformat()
-                )
+                await PurgeRepository(session).purge_days(owner_id, aggregates_before.isoformat())
                 await session.commit()
 
         async with self.database.worksession() as session:
             await self._hold(session, owner_id, token)
-            await RetentionRepository(session).purge_hours(
+            await PurgeRepository(session).purge_hours(
                 owner_id, HourlyCount.key_of(now - HOUR_COUNTS_KEPT)
             )
             await session.commit()
 
         async with self.database.workreader() as session:
-            by_day = await RetentionRepository(session).result_rows_by_day(owner_id, kept_from)
+            by_day = await StorageRepository(session).result_rows_by_day(owner_id, kept_from)
         await self._announce(owner_id, token, days, plan.storageLimit, by_day)
 
         through = (now.date() - timedelta(days=1)).isoformat()
         rows = sum(n for day, n in by_day if day.isoformat() <= through)
         async with self.database.worksession() as session:
-            repository = RetentionRepository(session)
-            await repository.forget_purged(owner_id, now - PURGED_NOTICES_KEPT)
-            if not await repository.finish(owner_id, token, today, rows, kept_from, through):
+            await NoticeRepository(session).forget_purged(owner_id, now - PURGED_NOTICES_KEPT)
+            if not await ClaimRepository(session).finish(
+                owner_id, token, today, rows, kept_from, through
+            ):
                 raise LostClaim(owner_id)
             await session.commit()
         return True
@@ -171,47 +171,39 @@ class RetentionJob:
         return self.clock.now() + timedelta(seconds=self.settings.retention_claim_seconds)
 
     async def _hold(self, session: WorkSession, owner_id: str, token: str) -> None:
-        if not await RetentionRepository(session).renew(owner_id, token, self._lease()):
+        if not await ClaimRepository(session).renew(owner_id, token, self._lease()):
             raise LostClaim(owner_id)
 
     async def _purge(self, owner_id: str, token: str, data_type: str, before: datetime) -> None:
         """Delete in bounded batches, each its own short transaction, pausing between them:
         no statement holds the table (or SQLite's one writer lock) for long. Each batch
-        starts where the last one ended (``RetentionRepository.purge_results``)."""
+        starts where the last one ended (``PurgeRepository.purge_results``)."""
         rows = self.settings.retention_batch_rows
         if data_type in ("check_results", "monitoring_data"):
             async with self.database.workreader() as session:
-                monitors = await RetentionRepository(session).monitor_ids(owner_id)
-            await self._batches(
-                owner_id,
-                token,
-                data_type,
-                lambda repository, after: repository.purge_results(
-                    monitors, data_type, before, rows, after
-                ),
-            )
+                monitors = await PurgeRepository(session).monitor_ids(owner_id)
+
+            async def batch(repository: PurgeRepository, after: Any) -> tuple[int, Any]:
+                return await repository.purge_results(monitors, data_type, before, rows, after)
         else:
-            await self._batches(
-                owner_id,
-                token,
-                data_type,
-                lambda repository, after: repository.purge_batch(
-                    owner_id, data_type, before, rows, after
-                ),
-            )
+
+            async def batch(repository: PurgeRepository, after: Any) -> tuple[int, Any]:
+                return await repository.purge_batch(owner_id, data_type, before, rows, after)
+
+        await self._batches(owner_id, token, data_type, batch)
 
     async def _batches(
         self,
         owner_id: str,
         token: str,
         data_type: str,
-        batch: Callable[[RetentionRepository, Any], Awaitable[tuple[int, Any]]],
+        batch: Callable[[PurgeRepository, Any], Awaitable[tuple[int, Any]]],
     ) -> None:
         after: Any = None
         while True:
             async with self.database.worksession() as session:
                 await self._hold(session, owner_id, token)
-                gone, after = await batch(RetentionRepository(session), after)
+                gone, after = await batch(PurgeRepository(session), after)
                 await session.commit()
             self.metrics.retention_purged.labels(data_type).inc(gone)
             progress()
@@ -235,10 +227,10 @@ class RetentionJob:
         now = self.clock.now()
         planned: list[RetentionNotice] = []
         async with self.database.workreader() as session:
-            repository = RetentionRepository(session)
+            notices = NoticeRepository(session)
             pending = [
                 n
-                for n in await repository.notices(owner_id)
+                for n in await notices.notices(owner_id)
                 if n.purged_at is None and n.expiry_date > now
             ]
             outdated = [n.id for n in pending if n.retention_days != days]
@@ -258,7 +250,9 @@ class RetentionJob:
                         continue
                     raw = data_type in ("check_results", "monitoring_data")
                     before = raw_cutoff if raw else rules.cutoff(expiry, days)
-                    count, size = await repository.measure(owner_id, data_type, before)
+                    count, size = await PurgeRepository(session).measure(
+                        owner_id, data_type, before
+                    )
                     if count:
                         planned.append(
                             RetentionNotice(
@@ -274,7 +268,7 @@ class RetentionJob:
                                 updated_at=now,
                             )
                         )
-            mails = await repository.mails([n.mail_id for n in pending if n.mail_id])
+            mails = await notices.mails([n.mail_id for n in pending if n.mail_id])
             failed = [n for n in pending if n.mail_id and mails[n.mail_id].status == "failed"]
             owner = await session.get(User, owner_id)
         if not (outdated or planned or failed):
@@ -282,22 +276,20 @@ class RetentionJob:
         assert owner is not None  # claimed rows go with their account
         async with self.database.worksession() as session:
             await self._hold(session, owner_id, token)
-            repository = RetentionRepository(session)
-            await repository.drop_notices(outdated)
-            made = [n for n in planned if await repository.add_notice(n)]
+            notices = NoticeRepository(session)
+            await notices.drop_notices(outdated)
+            made = [n for n in planned if await notices.add_notice(n)]
             self.metrics.retention_notices.inc(len(made))
             if made:
                 mail_id = await self._mail(session, owner.email, made, days)
-                await repository.set_mail([n.id for n in made], mail_id, now)
+                await notices.set_mail([n.id for n in made], mail_id, now)
             if failed:
                 # The outbox spent its attempts (a day of SMTP trouble): try again with a new
                 # e-mail, counting the old one's attempts in retryCount.
                 mail_id = await self._mail(session, owner.email, failed, days)
                 for notice in failed:
                     assert notice.mail_id is not None
-                    await repository.remail(
-                        [notice.id], mail_id, mails[notice.mail_id].attempts, now
-                    )
+                    await notices.remail([notice.id], mail_id, mails[notice.mail_id].attempts, now)
             await commit_and_notify(session)
 
     async def _mail(

@@ -6,10 +6,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.models import MailMessage, RetentionNotice, User
 from upwatch.retention import rules
-from upwatch.retention.repository import (
+from upwatch.retention.repository.notices import NoticeRepository
+from upwatch.retention.repository.storage import (
     CHECK_RESULT_BYTES,
     CHECK_TIMING_BYTES,
-    RetentionRepository,
+    StorageRepository,
 )
 from upwatch.retention.schemas import RetentionMetadata, RetentionNotificationOut
 from upwatch.runtime import DomainService, uses
@@ -23,7 +24,7 @@ async def stored_bytes(session: AsyncSession, owner_id: str, *, results: bool = 
     """The owner's raw results, incidents and alert records, by per-row estimates. Results
     are counted from the day aggregates, never row by row: the retention job's figure up to
     yesterday, plus the days since (``results=False`` leaves them out)."""
-    repository = RetentionRepository(session)
+    repository = StorageRepository(session)
     total = await repository.history_bytes(owner_id)
     if results:
         total += await repository.kept_result_rows(owner_id) * RESULT_BYTES
@@ -50,7 +51,7 @@ def notification_out(notice: RetentionNotice, mail: MailMessage | None) -> Reten
 
 
 class RetentionService(DomainService):
-    notices = uses(RetentionRepository)
+    notices = uses(NoticeRepository)
 
     async def upcoming(self, user: User) -> list[RetentionNotificationOut]:
         """The caller's data that expires next, soonest first."""
