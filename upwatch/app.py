@@ -34,7 +34,7 @@ from upwatch.incidents.endpoints import router as incidents_router
 from upwatch.kit.boundary import RequestGuard
 from upwatch.kit.clock import Clock
 from upwatch.kit.db import Database
-from upwatch.kit.errors import install_error_handlers, install_redis_handlers
+from upwatch.kit.error_handlers import install_error_handlers, install_redis_handlers
 from upwatch.kit.headers import SecurityHeaders, docs_policy
 from upwatch.kit.metrics import Metrics, MetricsMiddleware
 from upwatch.kit.net import NetworkGuard

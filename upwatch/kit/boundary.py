@@ -6,14 +6,8 @@ from __future__ import annotations
 import asyncio
 from urllib.parse import parse_qsl, unquote_to_bytes
 
-from upwatch.kit.errors import (
-    RETRYABLE,
-    BadRequest,
-    PayloadTooLarge,
-    ProblemError,
-    ValidationFailed,
-    problem_response,
-)
+from upwatch.kit.error_handlers import RETRYABLE, problem_response
+from upwatch.kit.errors import BadRequest, PayloadTooLarge, ProblemError, ValidationFailed
 from upwatch.kit.metrics import ASGIApp, Message, Receive, Scope, Send
 
 

@@ -32,7 +32,7 @@ from pydantic_core.core_schema import ErrorType
 
 _PATTERN_WORDS: dict[str, str] = {}
 # What each pattern of a request string allows, in words: error messages say this instead of
-# the regular expression (kit/errors.py). Filled by ``worded``.
+# the regular expression (kit/validation_words.py). Filled by ``worded``.
 PATTERN_WORDS: Final = MappingProxyType(_PATTERN_WORDS)
 
 
