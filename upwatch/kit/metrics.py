@@ -5,7 +5,7 @@ from __future__ import annotations
 import hmac
 import platform
 import time
-from collections.abc import Awaitable, Callable, Iterable, Iterator, MutableMapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, MutableMapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -33,6 +33,37 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 KNOWN_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+
+
+# What each metric of the registry says it counts (its HELP line), by name.
+_HELP = {
+    "upwatch_build_info": "Always 1: the Upwatch version and the Python version this process runs",
+    "upwatch_http_requests": "HTTP requests answered",
+    "upwatch_http_request_duration_seconds": "Time to answer an HTTP request",
+    "upwatch_checks": "Checks run, by monitor type and outcome (up, or the error kind)",
+    "upwatch_check_lateness_seconds": "How long after its due time a check started",
+    "upwatch_probe_duration_seconds": "Time one probe took",
+    "upwatch_results_written": "Check results stored",
+    "upwatch_results_pending": (
+        "Results the ingester holds and has not stored yet (its batch, kept across retries)"
+    ),
+    "upwatch_ingest_failures": (
+        "Failed attempts to store a batch of results (each is retried, never dropped)"
+    ),
+    "upwatch_queue_depth": "Jobs and results waiting",
+    "upwatch_mail_deliveries": "E-mail delivery attempts by outcome",
+    "upwatch_alert_deliveries": (
+        "Alert delivery attempts by channel and outcome (sent, retry, failed, suppressed)"
+    ),
+    "upwatch_retention_rows_purged": "Rows deleted by data retention, by data type",
+    "upwatch_retention_notices": (
+        "Data-retention notices made (each announces one batch of one data type)"
+    ),
+    "upwatch_retention_last_success_timestamp_seconds": (
+        "When the retention job last finished a pass over the due owners (Unix time)"
+    ),
+    "upwatch_role_restarts": "Background roles restarted by the supervisor after a failure",
+}
 
 
 class RoleStalls(Collector):
@@ -65,96 +96,31 @@ class Metrics:
         ProcessCollector(registry=self.registry)
         PlatformCollector(registry=self.registry)
         GCCollector(registry=self.registry)  # collects nothing on other interpreters
-        self.build_info = Gauge(
-            "upwatch_build_info",
-            "Always 1: the Upwatch version and the Python version this process runs",
-            ["version", "python"],
-            registry=self.registry,
-        )
+        self.build_info = self._gauge("upwatch_build_info", "version", "python")
         self.build_info.labels(__version__, platform.python_version()).set(1)
         self.role_stalls = RoleStalls()
         self.registry.register(self.role_stalls)
-        self.requests = Counter(
-            "upwatch_http_requests",
-            "HTTP requests answered",
-            ["method", "route", "status"],
-            registry=self.registry,
-        )
-        self.latency = Histogram(
-            "upwatch_http_request_duration_seconds",
-            "Time to answer an HTTP request",
-            ["method", "route"],
-            registry=self.registry,
-        )
-        self.checks = Counter(
-            "upwatch_checks",
-            "Checks run, by monitor type and outcome (up, or the error kind)",
-            ["type", "outcome"],
-            registry=self.registry,
-        )
-        self.lateness = Histogram(
+        self.requests = self._counter("upwatch_http_requests", "method", "route", "status")
+        self.latency = self._histogram("upwatch_http_request_duration_seconds", "method", "route")
+        self.checks = self._counter("upwatch_checks", "type", "outcome")
+        self.lateness = self._histogram(
             "upwatch_check_lateness_seconds",
-            "How long after its due time a check started",
             buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60),
-            registry=self.registry,
         )
-        self.probe_duration = Histogram(
-            "upwatch_probe_duration_seconds",
-            "Time one probe took",
-            ["type"],
-            registry=self.registry,
-        )
-        self.results_written = Counter(
-            "upwatch_results_written", "Check results stored", registry=self.registry
-        )
-        self.results_pending = Gauge(
-            "upwatch_results_pending",
-            "Results the ingester holds and has not stored yet (its batch, kept across retries)",
-            registry=self.registry,
-        )
-        self.ingest_failures = Counter(
-            "upwatch_ingest_failures",
-            "Failed attempts to store a batch of results (each is retried, never dropped)",
-            registry=self.registry,
-        )
-        self.queue_depth = Gauge(
-            "upwatch_queue_depth", "Jobs and results waiting", ["queue"], registry=self.registry
-        )
-        self.mail_deliveries = Counter(
-            "upwatch_mail_deliveries",
-            "E-mail delivery attempts by outcome",
-            ["outcome"],
-            registry=self.registry,
-        )
-        self.alert_deliveries = Counter(
-            "upwatch_alert_deliveries",
-            "Alert delivery attempts by channel and outcome (sent, retry, failed, suppressed)",
-            ["channel", "outcome"],
-            registry=self.registry,
-        )
-        self.retention_purged = Counter(
-            "upwatch_retention_rows_purged",
-            "Rows deleted by data retention, by data type",
-            ["data_type"],
-            registry=self.registry,
-        )
-        self.retention_notices = Counter(
-            "upwatch_retention_notices",
-            "Data-retention notices made (each announces one batch of one data type)",
-            registry=self.registry,
-        )
-        self.retention_last_success = Gauge(
-            "upwatch_retention_last_success_timestamp_seconds",
-            "When the retention job last finished a pass over the due owners (Unix time)",
-            registry=self.registry,
+        self.probe_duration = self._histogram("upwatch_probe_duration_seconds", "type")
+        self.results_written = self._counter("upwatch_results_written")
+        self.results_pending = self._gauge("upwatch_results_pending")
+        self.ingest_failures = self._counter("upwatch_ingest_failures")
+        self.queue_depth = self._gauge("upwatch_queue_depth", "queue")
+        self.mail_deliveries = self._counter("upwatch_mail_deliveries", "outcome")
+        self.alert_deliveries = self._counter("upwatch_alert_deliveries", "channel", "outcome")
+        self.retention_purged = self._counter("upwatch_retention_rows_purged", "data_type")
+        self.retention_notices = self._counter("upwatch_retention_notices")
+        self.retention_last_success = self._gauge(
+            "upwatch_retention_last_success_timestamp_seconds"
         )
         # prometheus_client adds the _total suffix: upwatch_role_restarts_total{role}.
-        self.role_restarts = Counter(
-            "upwatch_role_restarts",
-            "Background roles restarted by the supervisor after a failure",
-            ["role"],
-            registry=self.registry,
-        )
+        self.role_restarts = self._counter("upwatch_role_restarts", "role")
 
         # Per monitor, labelled by ids (names are free text and change; they are the labels
         # of the one info series per monitor, to join on): one series per monitor and
@@ -173,6 +139,18 @@ class Metrics:
         # The last check time this process wrote for each monitor (ingester processes compare
         # it with the database's, engine/series.py).
         self._monitor_checked_at: dict[str, datetime | None] = {}
+
+    # Each labelled by ``labels``, in this app's registry.
+    def _counter(self, name: str, *labels: str) -> Counter:
+        return Counter(name, _HELP[name], labels, registry=self.registry)
+
+    def _gauge(self, name: str, *labels: str) -> Gauge:
+        return Gauge(name, _HELP[name], labels, registry=self.registry)
+
+    def _histogram(
+        self, name: str, *labels: str, buckets: Sequence[float] = Histogram.DEFAULT_BUCKETS
+    ) -> Histogram:
+        return Histogram(name, _HELP[name], labels, buckets=buckets, registry=self.registry)
 
     def monitor_checked(
         self,
