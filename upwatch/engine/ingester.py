@@ -19,10 +19,10 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from functools import partial
-from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from upwatch.engine.batch_rows import BatchRows, result_row
 from upwatch.engine.broker import Broker, CheckReport
 from upwatch.engine.ports import MaintenanceCalendar, TransitionHandler
 from upwatch.engine.repository import IngestRepository, LockedMonitor
@@ -37,13 +37,12 @@ from upwatch.engine.status import (
     without_future,
 )
 from upwatch.kit.db import Database, after_commit, commit_and_notify
-from upwatch.kit.histogram import DayTotals
 from upwatch.kit.logs import log_event
 from upwatch.kit.metrics import Metrics
 from upwatch.kit.outbox import backoff
 from upwatch.kit.progress import progress, stop_if_cancelled
 from upwatch.kit.targets import target_of
-from upwatch.models import RECENT_TIMES, HourlyCount, Monitor
+from upwatch.models import RECENT_TIMES, Monitor
 from upwatch.probes.outcome import Outcome
 
 log = logging.getLogger(__name__)
@@ -210,7 +209,25 @@ class Ingester:
         monitor.status = transition.state.status.value
 
     async def _ingest(self, session: AsyncSession, reports: Sequence[CheckReport]) -> list[str]:
+        """One batch in the caller's transaction: the new results of active monitors are
+        stored, move their monitors and the counts, and then any incident actions run."""
         repository = IngestRepository(session)
+        fresh = await self._fresh(repository, reports)
+        if not fresh:
+            return []
+        ids = await repository.result_ids(len(fresh))
+        held = await self._held(session, fresh)
+        rows = self._gather(session, fresh, ids, held)
+        await _write(repository, rows)
+        self._report_monitors(fresh)
+        await self._carry_out(session, rows.actions)
+        return [r.id for _m, r in fresh]
+
+    async def _fresh(
+        self, repository: IngestRepository, reports: Sequence[CheckReport]
+    ) -> list[tuple[LockedMonitor, CheckReport]]:
+        """Lock the batch's monitors; the reports to store, oldest check first: not stored
+        before, of a monitor that is still active, from a region it is checked in."""
         unique = {r.id: r for r in reports}  # a report delivered twice in one batch
         monitors = await repository.lock_monitors({r.monitor_id for r in unique.values()})
         stored_before = await repository.stored_report_ids(list(unique))
@@ -226,132 +243,70 @@ class Ingester:
                 self.foreign += 1
             elif report.id not in stored_before:
                 fresh.append((monitor, report))
-        if not fresh:
-            return []
-        ids = await repository.result_ids(len(fresh))
-        held = [False] * len(fresh)
-        if self.maintenance is not None:
-            held = await self.maintenance.in_maintenance(
-                session, [(m.id, m.project_id, r.checked_at) for m, r in fresh]
-            )
+        return fresh
+
+    async def _held(
+        self, session: AsyncSession, fresh: Sequence[tuple[LockedMonitor, CheckReport]]
+    ) -> list[bool]:
+        """Which results fall in a maintenance window of their monitor."""
+        if self.maintenance is None:
+            return [False] * len(fresh)
+        return await self.maintenance.in_maintenance(
+            session, [(m.id, m.project_id, r.checked_at) for m, r in fresh]
+        )
+
+    def _gather(
+        self,
+        session: AsyncSession,
+        fresh: Sequence[tuple[LockedMonitor, CheckReport]],
+        ids: Sequence[int],
+        held: Sequence[bool],
+    ) -> BatchRows:
+        """Result by result, oldest first: its row, its monitor's move (none during
+        maintenance) and last check, and its counts."""
         all_regions = self.region_ids()
-        days: dict[tuple[str, str, str], DayTotals] = {}
-        hours: dict[tuple[str, str, str], dict[str, int]] = {}
-        results: list[dict[str, Any]] = []
-        timings: list[dict[str, Any]] = []
-        actions: list[tuple[str, IncidentAction, Outcome, datetime]] = []
-        moved: dict[str, LockedMonitor] = {}
+        rows = BatchRows()
         for (monitor, report), result_id, in_window in zip(fresh, ids, held, strict=True):
             outcome = report.outcome
             status = result_status(
                 outcome.ok, outcome.response_time_ms, monitor.degraded_threshold_ms
             )
-            results.append(_row(result_id, report, status))
+            rows.results.append(result_row(result_id, report, status))
             if not in_window:
-                self._move(session, monitor, report, all_regions, actions)
+                self._move(session, monitor, report, all_regions, rows.actions)
             if monitor.last_checked_at is None or report.checked_at >= monitor.last_checked_at:
                 monitor.last_checked_at = report.checked_at
                 # The newest checks only: one that arrives late is older than the last kept.
                 recent = monitor.recent_ms or []
                 monitor.recent_ms = [*recent[-(RECENT_TIMES - 1) :], outcome.response_time_ms]
-            moved[monitor.id] = monitor
-            key = (monitor.id, report.region_id, report.checked_at.date().isoformat())
-            day = days.get(key)
-            if day is None:
-                day = days[key] = DayTotals()
-            day.total += 1
-            setattr(day, status, getattr(day, status) + 1)
-            hour_key = (monitor.id, report.region_id, HourlyCount.key_of(report.checked_at))
-            hour = hours.get(hour_key)
-            if hour is None:
-                hour = hours[hour_key] = {"total": 0, "up": 0, "down": 0, "degraded": 0}
-            hour["total"] += 1
-            hour[status] += 1
-            if in_window:
-                day.maintenance_total += 1
-                name = f"maintenance_{status}"
-                setattr(day, name, getattr(day, name) + 1)
-            if outcome.response_time_ms is not None:
-                day.response_ms_sum += outcome.response_time_ms
-                day.response_count += 1
-                day.histogram.add(outcome.response_time_ms)
-            measured = outcome.timings
-            if measured is not None:
-                timings.append(
-                    {
-                        "result_id": result_id,
-                        "dns_ms": measured.dns_ms,
-                        "connect_ms": measured.connect_ms,
-                        "tls_ms": measured.tls_ms,
-                        "first_byte_ms": measured.first_byte_ms,
-                        "total_ms": measured.total_ms,
-                    }
-                )
-        await repository.insert_results(results)
-        await repository.insert_timings(timings)
-        await repository.save_monitors(
-            [
-                {
-                    "m_id": m.id,
-                    "m_status": m.status,
-                    "m_state": m.state,
-                    "m_checked": m.last_checked_at,
-                    "m_recent": m.recent_ms,
-                }
-                for m in sorted(moved.values(), key=lambda m: m.id)
-            ]
-        )
-        await repository.add_days(
-            [
-                {
-                    "monitor_id": monitor_id,
-                    "region_id": region_id,
-                    "day": day_key,
-                    "total": add.total,
-                    "up": add.up,
-                    "down": add.down,
-                    "degraded": add.degraded,
-                    "response_ms_sum": add.response_ms_sum,
-                    "response_count": add.response_count,
-                    "response_ms_min": (add.histogram.observed or (None, None))[0],
-                    "response_ms_max": (add.histogram.observed or (None, None))[1],
-                    "maintenance_total": add.maintenance_total,
-                    "maintenance_up": add.maintenance_up,
-                    "maintenance_down": add.maintenance_down,
-                    "maintenance_degraded": add.maintenance_degraded,
-                }
-                for (monitor_id, region_id, day_key), add in days.items()
-            ]
-        )
-        await repository.add_hours(
-            [
-                {"monitor_id": monitor_id, "region_id": region_id, "hour": hour_key, **counts}
-                for (monitor_id, region_id, hour_key), counts in hours.items()
-            ]
-        )
-        await repository.add_buckets(
-            [
-                {
-                    "monitor_id": monitor_id,
-                    "region_id": region_id,
-                    "day": day_key,
-                    "bucket": bucket,
-                    "count": count,
-                }
-                for (monitor_id, region_id, day_key), add in days.items()
-                for bucket, count in add.histogram.buckets()
-            ]
-        )
-        self._report_monitors(fresh)
-        if self.automation is not None and actions:
-            # After the insert, so the outage's first failure is among the stored results.
-            # The rare transition loads the monitor as the domain knows it (with its state
-            # as just written).
-            for monitor_id, action, outcome, checked_at in actions:
-                row = await session.get(Monitor, monitor_id, populate_existing=True)
-                if row is not None:
-                    await self.automation.carry_out(session, row, action, outcome, checked_at)
-        return [r.id for _m, r in fresh]
+            rows.moved[monitor.id] = monitor
+            rows.add(result_id, monitor, report, status, in_window)
+        return rows
+
+    async def _carry_out(
+        self,
+        session: AsyncSession,
+        actions: Sequence[tuple[str, IncidentAction, Outcome, datetime]],
+    ) -> None:
+        if self.automation is None or not actions:
+            return
+        # After the insert, so the outage's first failure is among the stored results.
+        # The rare transition loads the monitor as the domain knows it (with its state
+        # as just written).
+        for monitor_id, action, outcome, checked_at in actions:
+            row = await session.get(Monitor, monitor_id, populate_existing=True)
+            if row is not None:
+                await self.automation.carry_out(session, row, action, outcome, checked_at)
+
+
+async def _write(repository: IngestRepository, rows: BatchRows) -> None:
+    """One statement each; the results before their timings, which refer to them."""
+    await repository.insert_results(rows.results)
+    await repository.insert_timings(rows.timings)
+    await repository.save_monitors(rows.monitor_rows())
+    await repository.add_days(rows.day_rows())
+    await repository.add_hours(rows.hour_rows())
+    await repository.add_buckets(rows.bucket_rows())
 
 
 def certificate_expiry(details: Mapping[str, object]) -> float | None:
@@ -387,19 +342,3 @@ def _log_status_change(
         previous_status=previous,
         region_id=region_id,
     )
-
-
-def _row(result_id: int, report: CheckReport, status: str) -> dict[str, Any]:
-    outcome = report.outcome
-    return {
-        "id": result_id,
-        "report_id": report.id,
-        "monitor_id": report.monitor_id,
-        "region_id": report.region_id,
-        "status": status,
-        "status_code": outcome.status_code,
-        "response_time_ms": outcome.response_time_ms,
-        "error_kind": outcome.error_kind.value if outcome.error_kind else None,
-        "error": outcome.error,
-        "checked_at": report.checked_at,
-    }
