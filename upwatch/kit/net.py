@@ -14,6 +14,7 @@ import ipaddress
 import re
 import socket
 import time
+from collections.abc import Awaitable, Callable
 from types import SimpleNamespace
 from typing import Final
 
@@ -362,43 +363,27 @@ class ConnectionPhases:
         self.reused_connection = True
 
 
-def _phases(context: SimpleNamespace) -> ConnectionPhases | None:
-    recorder = context.trace_request_ctx
-    return recorder if isinstance(recorder, ConnectionPhases) else None
+def _told(
+    step: Callable[[ConnectionPhases], None],
+) -> Callable[[object, SimpleNamespace, object], Awaitable[None]]:
+    """An aiohttp trace hook that tells the request's ``ConnectionPhases`` (when it was given
+    one as ``trace_request_ctx``) that ``step`` happened."""
 
+    async def hook(_session: object, context: SimpleNamespace, _params: object) -> None:
+        recorder = context.trace_request_ctx
+        if isinstance(recorder, ConnectionPhases):
+            step(recorder)
 
-async def _on_dns_start(_s: object, context: SimpleNamespace, _p: object) -> None:
-    if (phases := _phases(context)) is not None:
-        phases.dns_started()
-
-
-async def _on_dns_end(_s: object, context: SimpleNamespace, _p: object) -> None:
-    if (phases := _phases(context)) is not None:
-        phases.dns_ended()
-
-
-async def _on_connect_start(_s: object, context: SimpleNamespace, _p: object) -> None:
-    if (phases := _phases(context)) is not None:
-        phases.connect_started()
-
-
-async def _on_connect_end(_s: object, context: SimpleNamespace, _p: object) -> None:
-    if (phases := _phases(context)) is not None:
-        phases.connect_ended()
-
-
-async def _on_reuse(_s: object, context: SimpleNamespace, _p: object) -> None:
-    if (phases := _phases(context)) is not None:
-        phases.connection_reused()
+    return hook
 
 
 def _phase_trace_config() -> aiohttp.TraceConfig:
     config = aiohttp.TraceConfig()
-    config.on_dns_resolvehost_start.append(_on_dns_start)
-    config.on_dns_resolvehost_end.append(_on_dns_end)
-    config.on_connection_create_start.append(_on_connect_start)
-    config.on_connection_create_end.append(_on_connect_end)
-    config.on_connection_reuseconn.append(_on_reuse)
+    config.on_dns_resolvehost_start.append(_told(ConnectionPhases.dns_started))
+    config.on_dns_resolvehost_end.append(_told(ConnectionPhases.dns_ended))
+    config.on_connection_create_start.append(_told(ConnectionPhases.connect_started))
+    config.on_connection_create_end.append(_told(ConnectionPhases.connect_ended))
+    config.on_connection_reuseconn.append(_told(ConnectionPhases.connection_reused))
     config.freeze()
     return config
 
