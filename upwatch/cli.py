@@ -104,12 +104,20 @@ def _concurrency(value: str) -> int:
     return number
 
 
+def _redis_settings(who_needs: str, for_what: str) -> Settings | None:
+    """The settings, or None once it is said that ``who_needs`` UPWATCH_REDIS_URL."""
+    settings = Settings()
+    if not settings.redis_url:
+        print(f"upwatch: {who_needs} UPWATCH_REDIS_URL ({for_what})", file=sys.stderr)  # noqa: T201
+        return None
+    return settings
+
+
 def _worker(args: argparse.Namespace) -> int:
     from upwatch.engine.regionworker import serve_region
 
-    settings = Settings()
-    if not settings.redis_url:
-        print("upwatch: a worker needs UPWATCH_REDIS_URL (the broker)", file=sys.stderr)  # noqa: T201
+    settings = _redis_settings("a worker needs", "the broker")
+    if settings is None:
         return 2
     concurrency = args.concurrency or settings.check_concurrency
     try:
@@ -149,9 +157,8 @@ def _admin_worker_user(args: argparse.Namespace) -> int:
     from upwatch.engine.workeraccess import RegionUnknown, create_worker_user
     from upwatch.kit.redisclient import connect
 
-    settings = Settings()
-    if not settings.redis_url:
-        print("upwatch: this needs UPWATCH_REDIS_URL (an admin connection)", file=sys.stderr)  # noqa: T201
+    settings = _redis_settings("this needs", "an admin connection")
+    if settings is None:
         return 2
 
     async def create() -> str:

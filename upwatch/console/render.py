@@ -7,8 +7,10 @@ from pathlib import Path
 from typing import Any, Final
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined, pass_context
+from jinja2 import pass_context
 from jinja2.runtime import Context
+
+from upwatch.statuspages.render import templates_in
 
 TEMPLATES: Final = Path(__file__).parent / "templates"
 STATIC: Final = Path(__file__).parent / "static"
@@ -61,13 +63,7 @@ def sparkline(values: list[float | None], width: int = 120, height: int = 24) ->
     return " ".join([f"{round(i * step)},{round(bottom - v * scale)}" for i, v in enumerate(known)])
 
 
-_environment = Environment(
-    loader=FileSystemLoader(TEMPLATES),
-    autoescape=True,
-    undefined=StrictUndefined,
-    trim_blocks=True,
-    lstrip_blocks=True,
-)
+_environment = templates_in(TEMPLATES)
 _environment.globals.update(when=when, percent=percent, ms=ms)
 
 

@@ -14,10 +14,13 @@ from __future__ import annotations
 import math
 import re
 from datetime import timedelta
+from typing import TypeVar
 
 from pydantic import TypeAdapter, ValidationError
 
 from upwatch.engine.broker import CheckJob, CheckReport
+
+_Entry = TypeVar("_Entry")
 
 _JOB: TypeAdapter[CheckJob] = TypeAdapter(CheckJob)
 _REPORT: TypeAdapter[CheckReport] = TypeAdapter(CheckReport)
@@ -49,13 +52,19 @@ def _fine(value: float | None, most: float = 1e9) -> bool:
     return value is None or (math.isfinite(value) and 0 <= value <= most)
 
 
-def decode_job(data: bytes) -> CheckJob:
-    if len(data) > _MAX_JOB_BYTES:
-        raise Malformed(f"a check job of {len(data)} bytes")
+def _parsed(data: bytes, adapter: TypeAdapter[_Entry], most_bytes: int, what: str) -> _Entry:
+    """The entry in ``data`` (``what`` names it in the refusal), its size checked before any
+    parsing."""
+    if len(data) > most_bytes:
+        raise Malformed(f"{what} of {len(data)} bytes")
     try:
-        job = _JOB.validate_json(data)
+        return adapter.validate_json(data)
     except ValidationError as exc:
-        raise Malformed(f"not a check job: {exc.error_count()} error(s)") from exc
+        raise Malformed(f"not {what}: {exc.error_count()} error(s)") from exc
+
+
+def decode_job(data: bytes) -> CheckJob:
+    job = _parsed(data, _JOB, _MAX_JOB_BYTES, "a check job")
     spec = job.spec
     if not (
         _ID.fullmatch(spec.id)
@@ -71,12 +80,7 @@ def decode_job(data: bytes) -> CheckJob:
 
 def decode_report(data: bytes, now: float) -> CheckReport:
     """A report, if it is one this service would have made ``now`` (epoch seconds)."""
-    if len(data) > _MAX_REPORT_BYTES:
-        raise Malformed(f"a check report of {len(data)} bytes")
-    try:
-        report = _REPORT.validate_json(data)
-    except ValidationError as exc:
-        raise Malformed(f"not a check report: {exc.error_count()} error(s)") from exc
+    report = _parsed(data, _REPORT, _MAX_REPORT_BYTES, "a check report")
     outcome, checked = report.outcome, report.checked_at
     timings = outcome.timings
     if not (

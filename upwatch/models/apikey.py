@@ -6,6 +6,7 @@ from sqlalchemy import ForeignKey, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from upwatch.kit.db import Base, IdMixin
+from upwatch.models.project import project_ref
 
 
 class ApiKey(IdMixin, Base):
@@ -14,9 +15,7 @@ class ApiKey(IdMixin, Base):
 
     __tablename__ = "api_keys"
 
-    project_id: Mapped[str] = mapped_column(
-        String(32), ForeignKey("projects.id", ondelete="CASCADE"), index=True
-    )
+    project_id: Mapped[str] = project_ref()
     created_by: Mapped[str | None] = mapped_column(
         String(32), ForeignKey("users.id", ondelete="SET NULL")
     )

@@ -2,10 +2,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import JSON, ForeignKey, String
+from sqlalchemy import JSON, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from upwatch.kit.db import Base, IdMixin, TimestampMixin
+from upwatch.models.project import project_ref
 
 
 class EscalationPolicy(IdMixin, TimestampMixin, Base):
@@ -14,9 +15,7 @@ class EscalationPolicy(IdMixin, TimestampMixin, Base):
 
     __tablename__ = "escalation_policies"
 
-    project_id: Mapped[str] = mapped_column(
-        String(32), ForeignKey("projects.id", ondelete="CASCADE"), index=True
-    )
+    project_id: Mapped[str] = project_ref()
     name: Mapped[str] = mapped_column(String(100))
     # [{"providerIds": [...], "delayMinutes": n}, ...]; a deleted provider is skipped.
     steps: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)

@@ -6,6 +6,7 @@ from sqlalchemy import Boolean, ForeignKey, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from upwatch.kit.db import Base, IdMixin, TimestampMixin
+from upwatch.models.project import project_ref
 
 
 class MaintenanceWindow(IdMixin, TimestampMixin, Base):
@@ -16,9 +17,7 @@ class MaintenanceWindow(IdMixin, TimestampMixin, Base):
     __tablename__ = "maintenance_windows"
     __table_args__ = (UniqueConstraint("project_id", "key"),)
 
-    project_id: Mapped[str] = mapped_column(
-        String(32), ForeignKey("projects.id", ondelete="CASCADE"), index=True
-    )
+    project_id: Mapped[str] = project_ref()
     title: Mapped[str] = mapped_column(String(200))
     starts_at: Mapped[datetime]
     ends_at: Mapped[datetime]

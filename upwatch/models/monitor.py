@@ -16,9 +16,17 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
 )
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.orm import Mapped, MappedColumn, mapped_column
 
 from upwatch.kit.db import Base, IdMixin, TimestampMixin
+from upwatch.models.project import project_ref
+
+
+def _monitor_key() -> MappedColumn[str]:
+    """The monitor a row of figures counts for, first in its key; the figures go with it."""
+    return mapped_column(
+        String(32), ForeignKey("monitors.id", ondelete="CASCADE"), primary_key=True
+    )
 
 
 class Region(IdMixin, Base):
@@ -40,9 +48,7 @@ class Monitor(IdMixin, TimestampMixin, Base):
     __tablename__ = "monitors"
     __table_args__ = (UniqueConstraint("project_id", "key"),)
 
-    project_id: Mapped[str] = mapped_column(
-        String(32), ForeignKey("projects.id", ondelete="CASCADE"), index=True
-    )
+    project_id: Mapped[str] = project_ref()
     name: Mapped[str] = mapped_column(String(100))
     type: Mapped[str] = mapped_column(String(20))
     url: Mapped[str | None] = mapped_column(String(2048))
@@ -155,9 +161,7 @@ class DailyAggregate(Base):
     # A monitor's recent days without walking every region's year (usage.storage, retention).
     __table_args__ = (Index("ix_daily_aggregates_monitor_day", "monitor_id", "day"),)
 
-    monitor_id: Mapped[str] = mapped_column(
-        String(32), ForeignKey("monitors.id", ondelete="CASCADE"), primary_key=True
-    )
+    monitor_id: Mapped[str] = _monitor_key()
     region_id: Mapped[str] = mapped_column(String(32), primary_key=True)
     day: Mapped[str] = mapped_column(String(10), primary_key=True)
     total: Mapped[int] = mapped_column(Integer, default=0)
@@ -185,9 +189,7 @@ class HourlyCount(Base):
 
     __tablename__ = "hourly_counts"
 
-    monitor_id: Mapped[str] = mapped_column(
-        String(32), ForeignKey("monitors.id", ondelete="CASCADE"), primary_key=True
-    )
+    monitor_id: Mapped[str] = _monitor_key()
     region_id: Mapped[str] = mapped_column(String(32), primary_key=True)
     hour: Mapped[str] = mapped_column(String(13), primary_key=True)
     total: Mapped[int] = mapped_column(Integer, default=0)
@@ -207,9 +209,7 @@ class HistogramBucket(Base):
 
     __tablename__ = "daily_histogram_buckets"
 
-    monitor_id: Mapped[str] = mapped_column(
-        String(32), ForeignKey("monitors.id", ondelete="CASCADE"), primary_key=True
-    )
+    monitor_id: Mapped[str] = _monitor_key()
     region_id: Mapped[str] = mapped_column(String(32), primary_key=True)
     day: Mapped[str] = mapped_column(String(10), primary_key=True)
     bucket: Mapped[int] = mapped_column(SmallInteger, primary_key=True, autoincrement=False)

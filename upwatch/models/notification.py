@@ -17,15 +17,14 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, mapped_column
 
 from upwatch.kit.db import Base, IdMixin, TimestampMixin
+from upwatch.models.project import project_ref
 
 
 class NotificationProvider(IdMixin, TimestampMixin, Base):
     __tablename__ = "notification_providers"
     __table_args__ = (UniqueConstraint("project_id", "key"),)
 
-    project_id: Mapped[str] = mapped_column(
-        String(32), ForeignKey("projects.id", ondelete="CASCADE"), index=True
-    )
+    project_id: Mapped[str] = project_ref()
     type: Mapped[str] = mapped_column(String(20))
     name: Mapped[str] = mapped_column(String(100))
     config: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)  # holds secrets
@@ -65,9 +64,7 @@ class Alert(Base):
     user_id: Mapped[str | None] = mapped_column(
         String(32), ForeignKey("users.id", ondelete="CASCADE"), index=True
     )
-    project_id: Mapped[str] = mapped_column(
-        String(32), ForeignKey("projects.id", ondelete="CASCADE"), index=True
-    )
+    project_id: Mapped[str] = project_ref()
     incident_id: Mapped[str | None] = mapped_column(
         String(32), ForeignKey("incidents.id", ondelete="CASCADE"), index=True
     )

@@ -3,9 +3,15 @@ from __future__ import annotations
 from datetime import datetime
 
 from sqlalchemy import ForeignKey, String, Text, UniqueConstraint
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.orm import Mapped, MappedColumn, mapped_column
 
 from upwatch.kit.db import Base, IdMixin, TimestampMixin
+
+
+def project_ref() -> MappedColumn[str]:
+    """The project a row belongs to: it goes with the project, and is indexed, as rows are
+    listed by project."""
+    return mapped_column(String(32), ForeignKey("projects.id", ondelete="CASCADE"), index=True)
 
 
 class Project(IdMixin, TimestampMixin, Base):
@@ -25,9 +31,7 @@ class ProjectMember(IdMixin, Base):
     __tablename__ = "project_members"
     __table_args__ = (UniqueConstraint("project_id", "user_id"),)
 
-    project_id: Mapped[str] = mapped_column(
-        String(32), ForeignKey("projects.id", ondelete="CASCADE"), index=True
-    )
+    project_id: Mapped[str] = project_ref()
     user_id: Mapped[str] = mapped_column(
         String(32), ForeignKey("users.id", ondelete="CASCADE"), index=True
     )
@@ -42,9 +46,7 @@ class ProjectInvitation(IdMixin, Base):
     __tablename__ = "project_invitations"
     __table_args__ = (UniqueConstraint("project_id", "email"),)
 
-    project_id: Mapped[str] = mapped_column(
-        String(32), ForeignKey("projects.id", ondelete="CASCADE"), index=True
-    )
+    project_id: Mapped[str] = project_ref()
     email: Mapped[str] = mapped_column(String(320), index=True)
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     invited_by: Mapped[str | None] = mapped_column(

@@ -15,6 +15,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, mapped_column
 
 from upwatch.kit.db import Base, IdMixin, TimestampMixin
+from upwatch.models.project import project_ref
 
 
 class StatusPage(IdMixin, TimestampMixin, Base):
@@ -24,9 +25,7 @@ class StatusPage(IdMixin, TimestampMixin, Base):
     __tablename__ = "status_pages"
     __table_args__ = (UniqueConstraint("project_id", "key"),)
 
-    project_id: Mapped[str] = mapped_column(
-        String(32), ForeignKey("projects.id", ondelete="CASCADE"), index=True
-    )
+    project_id: Mapped[str] = project_ref()
     name: Mapped[str] = mapped_column(String(100))
     slug: Mapped[str] = mapped_column(String(63), unique=True)
     description: Mapped[str] = mapped_column(Text, default="")

@@ -108,13 +108,19 @@ def content_tag(text: str) -> str:
     return hashlib.blake2b(text.encode(), digest_size=6).hexdigest() if text else ""
 
 
-_environment = Environment(
-    loader=FileSystemLoader(TEMPLATES),
-    autoescape=True,
-    undefined=StrictUndefined,
-    trim_blocks=True,
-    lstrip_blocks=True,
-)
+def templates_in(folder: Path) -> Environment:
+    """Upwatch's HTML templates (these and the console's): everything autoescaped, and a name
+    the template does not receive is an error rather than an empty string."""
+    return Environment(
+        loader=FileSystemLoader(folder),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+_environment = templates_in(TEMPLATES)
 _environment.globals.update(
     words=WORDS,
     state_words=COMPONENT_WORDS,
