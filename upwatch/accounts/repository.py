@@ -84,7 +84,7 @@ class TokenRepository:
     def __init__(self, session: AsyncSession) -> None:
         self.session = session
 
-    async def add_refresh(self, token: RefreshToken) -> None:
+    async def add(self, token: RefreshToken | PasswordResetToken) -> None:
         self.session.add(token)
         await self.session.flush()
 
@@ -122,10 +122,6 @@ class TokenRepository:
             .where(RefreshToken.user_id == user_id, RefreshToken.revoked_at.is_(None))
             .values(revoked_at=now)
         )
-
-    async def add_reset(self, token: PasswordResetToken) -> None:
-        self.session.add(token)
-        await self.session.flush()
 
     async def reset_by_hash(self, token_hash: str) -> PasswordResetToken | None:
         return await self.session.scalar(

@@ -102,7 +102,7 @@ class AccountService(DomainService):
             created_at=now,
             expires_at=now + timedelta(days=self.runtime.settings.refresh_token_days),
         )
-        await self.tokens.add_refresh(link)
+        await self.tokens.add(link)
         return access, refresh
 
     async def refresh(self, refresh_token: str) -> tuple[str, str]:
@@ -200,7 +200,7 @@ class AccountService(DomainService):
         now = self.runtime.clock.now()
         token = new_opaque_token()
         minutes = self.runtime.settings.reset_token_minutes
-        await self.tokens.add_reset(
+        await self.tokens.add(
             PasswordResetToken(
                 user_id=user.id,
                 token_hash=token_digest(token),
