@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import dataclass
 
 from upwatch.engine.broker import Broker, CheckJob
 from upwatch.engine.repository import EngineRepository
@@ -21,24 +22,16 @@ from upwatch.kit.ids import new_id
 from upwatch.models import CheckResult, Monitor
 
 
+@dataclass(eq=False)
 class RemoteChecks:
-    def __init__(
-        self,
-        db: Database,
-        broker: Broker,
-        clock: Clock,
-        online_seconds: float,
-        extra_wait_seconds: float,
-        poll_seconds: float = 0.1,
-    ) -> None:
-        self.db = db
-        self.broker = broker
-        self.clock = clock
-        self.online_seconds = online_seconds
-        # Beyond the check's own timeout: the job's way to a worker, the result's to the
-        # database (an ingester's batch wait).
-        self.extra_wait_seconds = extra_wait_seconds
-        self.poll_seconds = poll_seconds
+    db: Database
+    broker: Broker
+    clock: Clock
+    online_seconds: float
+    # Beyond the check's own timeout: the job's way to a worker, the result's to the
+    # database (an ingester's batch wait).
+    extra_wait_seconds: float
+    poll_seconds: float = 0.1
 
     async def check_now(self, monitor: Monitor) -> CheckResult | None:
         spec = MonitorSpec.of(monitor)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from dataclasses import InitVar, dataclass, field
 from typing import TYPE_CHECKING
 
 from upwatch.engine.broker import CheckJob, CheckReport, JobSource
@@ -34,23 +35,18 @@ def observe(metrics: Metrics, job: CheckJob, report: CheckReport) -> None:
     metrics.checks.labels(job.spec.type, str(kind)).inc()
 
 
+@dataclass(eq=False)
 class Worker:
-    def __init__(
-        self,
-        region_id: str,
-        broker: JobSource,
-        kit: ProbeKit,
-        clock: Clock,
-        metrics: Metrics | None,
-        concurrency: int = 500,
-    ) -> None:
-        self.metrics = metrics
-        self.region_id = region_id
-        self.broker = broker
-        self.kit = kit
-        self.clock = clock
+    region_id: str
+    broker: JobSource
+    kit: ProbeKit
+    clock: Clock
+    metrics: Metrics | None
+    concurrency: InitVar[int] = 500
+    _running: set[asyncio.Task[None]] = field(default_factory=set, init=False)
+
+    def __post_init__(self, concurrency: int) -> None:
         self._slots = asyncio.Semaphore(concurrency)
-        self._running: set[asyncio.Task[None]] = set()
 
     async def run(self) -> None:
         try:

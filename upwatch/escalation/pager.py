@@ -9,6 +9,7 @@ the same reminder twice, and an acknowledgement that commits first stops the pag
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -33,19 +34,13 @@ log = logging.getLogger(__name__)
 BATCH = 200
 
 
+@dataclass(eq=False)
 class Pager:
-    def __init__(
-        self,
-        database: Database,
-        clock: Clock,
-        automation: IncidentAutomation,
-        poll_seconds: float,
-    ) -> None:
-        self.database = database
-        self.clock = clock
-        self.automation = automation
-        self.poll_seconds = poll_seconds
-        self.loop = Wakeable()
+    database: Database
+    clock: Clock
+    automation: IncidentAutomation
+    poll_seconds: float
+    loop: Wakeable = field(default_factory=Wakeable, init=False)
 
     async def run(self) -> None:
         """Page what is due, then wait a poll interval; until cancelled."""

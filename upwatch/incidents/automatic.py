@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Collection
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import partial
 
@@ -51,22 +51,16 @@ def incident_link(public_url: str, incident_id: str) -> str:
     return f"{public_url}/app/incidents/{incident_id}"
 
 
+@dataclass(eq=False)
 class IncidentAutomation:
     """The engine's ``TransitionHandler`` (``engine/ports.py``), implemented structurally: the
     engine calls it without importing this domain."""
 
-    def __init__(
-        self,
-        outbox: AlertOutbox,
-        public_url: str,
-        notices: IncidentFollowers,
-        escalation: Escalation,
-    ) -> None:
-        self.outbox = outbox
-        self.public_url = public_url
-        # Status-page subscribers' e-mails, in the same transaction.
-        self.notices = notices
-        self.escalation = escalation
+    outbox: AlertOutbox
+    public_url: str
+    # Status-page subscribers' e-mails, in the same transaction.
+    notices: IncidentFollowers
+    escalation: Escalation
 
     async def carry_out(
         self,

@@ -14,6 +14,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
@@ -55,22 +56,14 @@ class LostClaim(Exception):
     """Another run took this owner over (our claim expired): stop without deleting more."""
 
 
+@dataclass(eq=False)
 class RetentionJob:
-    def __init__(
-        self,
-        settings: Settings,
-        database: Database,
-        clock: Clock,
-        metrics: Metrics,
-        mailer: Mailer,
-        catalog: PlanCatalog,
-    ) -> None:
-        self.settings = settings
-        self.database = database
-        self.clock = clock
-        self.metrics = metrics
-        self.mailer = mailer
-        self.catalog = catalog
+    settings: Settings
+    database: Database
+    clock: Clock
+    metrics: Metrics
+    mailer: Mailer
+    catalog: PlanCatalog
 
     async def run(self) -> None:
         """The supervised loop: a pass over the due owners, then a wait."""
