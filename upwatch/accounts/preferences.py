@@ -1,55 +1,24 @@
 """The one stored settings record and its two views (profile settings and user settings).
 
 The notification switches and ``*Config`` objects are the user's personal channels; their
-rules (when one is active, how a config is checked and shown) are in
-``notifications/personal.py``.
+rules (which channels there are, their defaults, when one is active, how a config is checked
+and shown) are in ``notifications/personal.py``.
 """
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from upwatch.accounts.schemas import ChannelStatusOut, ProfileSettingsOut, UserSettingsOut
 from upwatch.kit.net import NetworkGuard
 from upwatch.notifications import personal
 
-SWITCHES = ("email", "sms", "slack", "discord", "teams", "webhook")
-CONFIGS = (
-    "emailConfig",
-    "smsConfig",
-    "slackConfig",
-    "discordConfig",
-    "teamsConfig",
-    "webhookConfig",
-)
-
-DEFAULTS: dict[str, Any] = {
-    "language": "en",
-    "timezone": "UTC",
-    "theme": "light",
-    "notifications": {
-        "email": True,
-        "sms": False,
-        "slack": False,
-        "discord": False,
-        "teams": False,
-        "webhook": False,
-    },
-    "preferredNotification": "email",
-    **{name: {} for name in CONFIGS},
-}
+ACCOUNT_DEFAULTS: dict[str, Any] = {"language": "en", "timezone": "UTC", "theme": "light"}
 
 
 def complete(stored: dict[str, Any] | None) -> dict[str, Any]:
     """The stored record with defaults filled in for anything never set."""
-    record = copy.deepcopy(DEFAULTS)
-    for key, value in (stored or {}).items():
-        if key == "notifications" and isinstance(value, dict):
-            record["notifications"].update(value)
-        elif key in record:
-            record[key] = value
-    return record
+    return personal.complete(stored, ACCOUNT_DEFAULTS)
 
 
 def merge(stored: dict[str, Any] | None, changes: dict[str, Any]) -> dict[str, Any]:
@@ -63,11 +32,6 @@ def merge(stored: dict[str, Any] | None, changes: dict[str, Any]) -> dict[str, A
         else:
             record[key] = value
     return record
-
-
-# The personal channels each view shows (the seed's two notification objects).
-PROFILE_CHANNELS = ("email", "sms", "slack", "webhook")
-SETTINGS_CHANNELS = ("email", "slack", "discord", "teams", "webhook")
 
 
 def checked(
@@ -107,8 +71,12 @@ def _published(
 
 
 def profile_view(stored: dict[str, Any] | None, account_email: str) -> ProfileSettingsOut:
-    return ProfileSettingsOut.model_validate(_published(stored, account_email, PROFILE_CHANNELS))
+    return ProfileSettingsOut.model_validate(
+        _published(stored, account_email, personal.PROFILE_CHANNELS)
+    )
 
 
 def settings_view(stored: dict[str, Any] | None, account_email: str) -> UserSettingsOut:
-    return UserSettingsOut.model_validate(_published(stored, account_email, SETTINGS_CHANNELS))
+    return UserSettingsOut.model_validate(
+        _published(stored, account_email, personal.SETTINGS_CHANNELS)
+    )

@@ -4,16 +4,22 @@ from __future__ import annotations
 
 import zoneinfo
 from functools import lru_cache
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
-from pydantic import AfterValidator, BaseModel, Field
+from pydantic import AfterValidator, BaseModel, Field, create_model
 
 from upwatch.kit.inputs import Input, JsonObject, worded
 from upwatch.kit.schemas import Email, Password, Role, RowOut
+from upwatch.notifications import personal
+from upwatch.notifications.channels import REGISTRY
 
 Language = Literal["en", "es", "fr", "de", "it", "pt", "ru", "zh", "ja", "ko"]
 Theme = Literal["light", "dark"]
-Channel = Literal["email", "slack", "discord", "teams", "webhook"]
+if TYPE_CHECKING:
+    Channel = str
+else:
+    # The channel that goes first: one of those the user settings show.
+    Channel = Literal[personal.SETTINGS_CHANNELS]
 
 
 @lru_cache(maxsize=1)
@@ -45,17 +51,44 @@ ImageUrl = Annotated[
 ]
 Roles = Annotated[list[Role], Field(min_length=1, max_length=4), AfterValidator(unique_roles)]
 TimeZone = Annotated[str, Field(max_length=64), AfterValidator(check_timezone)]
+
+
+def _config_shape(channel: str) -> str:
+    """``<name>Config `{field, optional?}``` as the description below lists it."""
+    model = REGISTRY[channel].config_model
+    names = [
+        f"{field.alias or name}{'' if field.is_required() else '?'}"
+        for name, field in model.model_fields.items()
+    ]
+    return f"{personal.config_key(channel)} `{{{', '.join(names)}}}`"
+
+
 ConfigObject = Annotated[
     JsonObject,
     Field(
         description="A personal channel's config, with the fields of a notification provider "
-        'of that type: emailConfig `{to: [addresses]}` (`{"to": []}`: your own address), '
-        "slackConfig, discordConfig, teamsConfig `{webhookUrl}`, webhookConfig "
-        "`{url, headers?, secret?}`, smsConfig `{to, from, accountSid, authToken}`. `{}` "
-        "unsets it. Checked like a provider's config (422 naming the field); one sent back "
-        "as read (masked secrets included) is kept as it is."
+        f"of that type: {', '.join(_config_shape(c) for c in personal.CHANNELS)}. An e-mail "
+        'config without addresses (`{"to": []}`) means your own address. `{}` unsets it. '
+        "Checked like a provider's config (422 naming the field); one sent back as read "
+        "(masked secrets included) is kept as it is."
     ),
 ]
+
+Model = TypeVar("Model", bound=BaseModel)
+
+
+def with_channels(name: str, base: type[Model], doc: str, **fields: Any) -> type[Model]:
+    """``base`` and ``fields``, a model whose channel fields come from the registry. Type
+    checkers see ``base`` (the names below are aliases of it for them)."""
+    return create_model(name, __base__=base, __module__=__name__, __doc__=doc, **fields)
+
+
+def _switches(channels: tuple[str, ...], *, optional: bool) -> dict[str, Any]:
+    return dict.fromkeys(channels, (bool | None, None) if optional else (bool, ...))
+
+
+def _configs(channels: tuple[str, ...], field: Any) -> dict[str, Any]:
+    return {personal.config_key(c): field for c in channels}
 
 
 InvitationToken = Annotated[
@@ -103,42 +136,47 @@ class CreateUserRequest(Input):
     invitationToken: InvitationToken = None
 
 
-class NotificationSwitchesIn(Input):
-    """Switches left out or null stay as they are."""
+# The settings records's channel fields (switches, `*Config`) come from the channel registry.
+UNCHANGED = "Fields left out or null stay as they are."
+_CONFIG_IN: Any = (ConfigObject | None, None)
+NotificationSwitchesIn = with_channels(
+    "NotificationSwitchesIn",
+    Input,
+    "Switches left out or null stay as they are.",
+    **_switches(personal.CHANNELS, optional=True),
+)
 
-    email: bool | None = None
-    sms: bool | None = None
-    slack: bool | None = None
-    discord: bool | None = None
-    teams: bool | None = None
-    webhook: bool | None = None
 
-
-class ProfileSettingsIn(Input):
-    """Fields left out or null stay as they are."""
-
+class _ProfileSettingsIn(Input):
     theme: Theme | None = None
-    notifications: NotificationSwitchesIn | None = None
-    preferredNotification: Channel | None = None
-    emailConfig: ConfigObject | None = None
-    smsConfig: ConfigObject | None = None
-    slackConfig: ConfigObject | None = None
-    webhookConfig: ConfigObject | None = None
 
 
-class UserSettingsFields(Input):
-    """Fields left out or null stay as they are."""
-
+class _UserSettingsFields(Input):
     language: Language | None = None
     timezone: TimeZone | None = None
     theme: Theme | None = None
-    notifications: NotificationSwitchesIn | None = None
-    preferredNotification: Channel | None = None
-    emailConfig: ConfigObject | None = None
-    slackConfig: ConfigObject | None = None
-    discordConfig: ConfigObject | None = None
-    teamsConfig: ConfigObject | None = None
-    webhookConfig: ConfigObject | None = None
+
+
+if TYPE_CHECKING:
+    ProfileSettingsIn = _ProfileSettingsIn
+    UserSettingsFields = _UserSettingsFields
+else:
+    ProfileSettingsIn = with_channels(
+        "ProfileSettingsIn",
+        _ProfileSettingsIn,
+        UNCHANGED,
+        notifications=(NotificationSwitchesIn | None, None),
+        preferredNotification=(Channel | None, None),
+        **_configs(personal.PROFILE_CHANNELS, _CONFIG_IN),
+    )
+    UserSettingsFields = with_channels(
+        "UserSettingsFields",
+        _UserSettingsFields,
+        UNCHANGED,
+        notifications=(NotificationSwitchesIn | None, None),
+        preferredNotification=(Channel | None, None),
+        **_configs(personal.SETTINGS_CHANNELS, _CONFIG_IN),
+    )
 
 
 # ---- responses ----
@@ -193,22 +231,40 @@ ChannelStatus = Annotated[
 SHOWN_CONFIG = "Secrets masked as in notification providers; `{}` when not set"
 
 
-class ProfileNotifications(BaseModel):
-    email: bool
-    sms: bool
-    slack: bool
-    webhook: bool
+_CONFIG_OUT: Any = (dict[str, Any], Field(description=SHOWN_CONFIG))
 
 
-class ProfileSettingsOut(BaseModel):
+def _settings_out(
+    name: str, base: type[Model], switches: str, channels: tuple[str, ...]
+) -> type[Model]:
+    """A view of the settings record showing ``channels`` (their switches: ``switches``)."""
+    notifications = with_channels(
+        switches,
+        BaseModel,
+        "",
+        **_switches(channels, optional=False),
+    )
+    return with_channels(
+        name,
+        base,
+        "",
+        notifications=(notifications, ...),
+        preferredNotification=(Channel, ...),
+        **_configs(channels, _CONFIG_OUT),
+        channelStatus=(ChannelStatus, ...),
+    )
+
+
+class _ProfileSettingsOut(BaseModel):
     theme: Theme
-    notifications: ProfileNotifications
-    preferredNotification: Channel
-    emailConfig: dict[str, Any] = Field(description=SHOWN_CONFIG)
-    smsConfig: dict[str, Any] = Field(description=SHOWN_CONFIG)
-    slackConfig: dict[str, Any] = Field(description=SHOWN_CONFIG)
-    webhookConfig: dict[str, Any] = Field(description=SHOWN_CONFIG)
-    channelStatus: ChannelStatus
+
+
+if TYPE_CHECKING:
+    ProfileSettingsOut = _ProfileSettingsOut
+else:
+    ProfileSettingsOut = _settings_out(
+        "ProfileSettingsOut", _ProfileSettingsOut, "ProfileNotifications", personal.PROFILE_CHANNELS
+    )
 
 
 class ProfileOut(RowOut):
@@ -228,26 +284,18 @@ class ProfileOut(RowOut):
         return {"settings": context["settings"]}
 
 
-class SettingsNotifications(BaseModel):
-    email: bool
-    slack: bool
-    discord: bool
-    teams: bool
-    webhook: bool
-
-
-class UserSettingsOut(BaseModel):
+class _UserSettingsOut(BaseModel):
     language: Language
     timezone: str
     theme: Theme
-    notifications: SettingsNotifications
-    preferredNotification: Channel
-    emailConfig: dict[str, Any] = Field(description=SHOWN_CONFIG)
-    slackConfig: dict[str, Any] = Field(description=SHOWN_CONFIG)
-    discordConfig: dict[str, Any] = Field(description=SHOWN_CONFIG)
-    teamsConfig: dict[str, Any] = Field(description=SHOWN_CONFIG)
-    webhookConfig: dict[str, Any] = Field(description=SHOWN_CONFIG)
-    channelStatus: ChannelStatus
+
+
+if TYPE_CHECKING:
+    UserSettingsOut = _UserSettingsOut
+else:
+    UserSettingsOut = _settings_out(
+        "UserSettingsOut", _UserSettingsOut, "SettingsNotifications", personal.SETTINGS_CHANNELS
+    )
 
 
 # ---- updates, after the responses they change ----

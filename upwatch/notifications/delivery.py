@@ -22,7 +22,6 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from upwatch.accounts.preferences import complete
 from upwatch.callers.plans import plan_of
 from upwatch.config import Settings
 from upwatch.kit.clock import Clock
@@ -121,7 +120,9 @@ async def destination_of(session: AsyncSession, alert: Alert) -> tuple[str, dict
             return "the user was deleted"
         if await ProjectRepository(session).member(alert.project_id, user.id) is None:
             return "the user is no longer a member of the project"
-        config = personal.delivery_config(complete(user.settings), user.email, alert.provider_type)
+        config = personal.delivery_config(
+            personal.complete(user.settings), user.email, alert.provider_type
+        )
         return config if isinstance(config, str) else (alert.provider_type, config)
     provider = (
         await session.get(NotificationProvider, alert.provider_id)
@@ -193,7 +194,7 @@ class AlertOutbox:
             alerts.append(alert)
         for _membership, user in members:
             # Personal channels have no quiet hours; the owner's plan applies to them too.
-            for channel in personal.active_channels(complete(user.settings), user.email):
+            for channel in personal.active_channels(personal.complete(user.settings), user.email):
                 facts = event(f"{incident_id or 'none'}:{user.id}.{channel}:{uuid.uuid4().hex[:8]}")
                 reason = suppression(
                     enabled=True,

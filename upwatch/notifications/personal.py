@@ -1,22 +1,25 @@
 """Personal channels: a member's own ways of hearing about incidents, from their settings.
 
-The settings record (``accounts/preferences.py``) holds the seed's notification switches and
-one ``*Config`` object per channel. A channel is *active* when its switch is on **and** its
-config is set (a non-empty object) **and** that config passes the channel's own rules, the
-ones a notification provider of that type passes (``channels/registry.py``). Every active
-channel of every member of a project gets that project's incident alerts, through the alert
-outbox, the address guard and the transports that serve providers; ``preferredNotification``
-goes first.
+The settings record (``accounts/preferences.py`` stores it and shows it) holds one switch and
+one ``<name>Config`` object per channel that declares itself personal (``Channel.personal``).
+A channel is *active* when its switch is on **and** its config is set (a non-empty object)
+**and** that config passes the channel's own rules, the ones a notification provider of that
+type passes (``channels/registry.py``). Every active channel of every member of a project gets
+that project's incident alerts, through the alert outbox, the address guard and the transports
+that serve providers; ``preferredNotification`` goes first.
 
-E-mail: ``emailConfig`` takes the provider's field ``to``; set without addresses
-(``{"to": []}``) it means the account's own address, read when sending. ``{}`` is unset, so
-the seed's default ``notifications.email: true`` alone mails nobody.
+A channel may read a personal config its own way (``Channel.for_account``): an e-mail config
+set without addresses (``{"to": []}``) means the account's own address, read when sending.
+``{}`` is unset, so the seed's default switch alone mails nobody.
 
-The rules here are pure: they read a completed settings record (``preferences.complete``).
+The rules here are pure: they read a settings record completed by ``complete``. The defaults
+and completion of the channel part of the record live here, with the rules, so that sending
+needs nothing from the accounts package.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
@@ -34,12 +37,52 @@ from upwatch.notifications.channels import (
     validate_config,
 )
 
-# The channels the settings record has a switch and a config for (the profile view adds sms).
-CHANNELS: Final = ("email", "sms", "slack", "discord", "teams", "webhook")
+
+def _in_record_order(view: str | None = None) -> tuple[str, ...]:
+    """The personal channels (those of ``view``, if given) in the settings record's order."""
+    personal = [
+        channel
+        for channel in REGISTRY.values()
+        if channel.personal is not None and (view is None or view in channel.personal.views)
+    ]
+    personal.sort(key=lambda channel: channel.places.personal or 0)
+    return tuple(channel.name for channel in personal)
+
+
+# The channels the settings record has a switch and a config for.
+CHANNELS: Final = _in_record_order()
+# The personal channels each view of the settings shows (the seed's two notification objects).
+PROFILE_CHANNELS: Final = _in_record_order("profile")
+SETTINGS_CHANNELS: Final = _in_record_order("settings")
 
 
 def config_key(channel: str) -> str:
     return f"{channel}Config"
+
+
+def _on_by_default(channel: str) -> bool:
+    declared = REGISTRY[channel].personal
+    return declared is not None and declared.on_by_default
+
+
+DEFAULTS: Final[Mapping[str, Any]] = {
+    "notifications": {channel: _on_by_default(channel) for channel in CHANNELS},
+    # The first channel that is on from the start.
+    "preferredNotification": next(c for c in CHANNELS if _on_by_default(c)),
+    **{config_key(channel): {} for channel in CHANNELS},
+}
+
+
+def complete(stored: Mapping[str, Any] | None, defaults: Mapping[str, Any] = {}) -> dict[str, Any]:
+    """The stored record with defaults (the channels', then ``defaults``) filled in for
+    anything never set."""
+    record = copy.deepcopy({**defaults, **DEFAULTS})
+    for key, value in (stored or {}).items():
+        if key == "notifications" and isinstance(value, dict):
+            record["notifications"].update(value)
+        elif key in record:
+            record[key] = value
+    return record
 
 
 def channel_of(key: str) -> str | None:
@@ -49,11 +92,8 @@ def channel_of(key: str) -> str | None:
 
 
 def resolved(channel: str, config: Mapping[str, Any], account_email: str) -> dict[str, Any]:
-    """The provider config a personal config stands for: e-mail without addresses goes to
-    the account's own address."""
-    if channel == "email" and not config.get("to"):
-        return {**config, "to": [account_email]}
-    return dict(config)
+    """The provider config a personal config stands for."""
+    return REGISTRY[channel].for_account(config, account_email)
 
 
 def config_errors(
@@ -146,6 +186,4 @@ def stored_config(
     config = validate_config(channel, resolved(channel, merged, account_email))
     for name, why in refused_urls(guard, channel, config):
         raise ValidationFailed.on(f"{field}.{name}", why)
-    if channel == "email" and not merged.get("to"):
-        config["to"] = []  # the account's address, whatever it is when an alert goes out
-    return config
+    return REGISTRY[channel].kept_for_account(config, merged)

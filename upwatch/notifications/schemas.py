@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
-from pydantic import ConfigDict, Field, GetJsonSchemaHandler
+from pydantic import ConfigDict, Field, GetJsonSchemaHandler, create_model
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
@@ -13,16 +13,7 @@ from upwatch.kit.declared import DeclaredKey, SecretRefOut, SecretRefsIn, shown_
 from upwatch.kit.inputs import SINGLE_LINE_PATTERN, Input, JsonObject, TagInWords, worded
 from upwatch.kit.partial import Omittable
 from upwatch.kit.schemas import RowOut
-from upwatch.notifications.channels import (
-    ChannelName,
-    ChatHookConfig,
-    EmailConfig,
-    PagerDutyConfig,
-    TelegramConfig,
-    TwilioConfig,
-    WebhookConfig,
-    masked,
-)
+from upwatch.notifications.channels import IN_FORM_ORDER, Channel, ChannelName, masked
 
 Name = Annotated[str, Field(min_length=1, max_length=100, pattern=SINGLE_LINE_PATTERN)]
 QuietTime = Annotated[
@@ -66,63 +57,30 @@ class _NewProvider(_ProviderFields):
     name: Name
 
 
-# One model per type, so the schema itself says what config each type needs.
-class EmailProviderCreate(_NewProvider):
-    type: Literal["email"]
-    config: EmailConfig
+class TypedProvider(_NewProvider):
+    """A new provider of one type; each channel's model narrows ``type`` and ``config``."""
+
+    type: str
+    config: Input
 
 
-class SlackProviderCreate(_NewProvider):
-    type: Literal["slack"]
-    config: ChatHookConfig
+def _provider_create(channel: Channel) -> type[TypedProvider]:
+    """One model per type, so the schema itself says what config each type needs."""
+    tag: Any = Literal[channel.name]
+    return create_model(
+        f"{type(channel).__name__}ProviderCreate",
+        __base__=TypedProvider,
+        __module__=__name__,
+        type=(tag, ...),
+        config=(channel.config_model, ...),
+    )
 
 
-class DiscordProviderCreate(_NewProvider):
-    type: Literal["discord"]
-    config: ChatHookConfig
-
-
-class TeamsProviderCreate(_NewProvider):
-    type: Literal["teams"]
-    config: ChatHookConfig
-
-
-class WebhookProviderCreate(_NewProvider):
-    type: Literal["webhook"]
-    config: WebhookConfig
-
-
-class TelegramProviderCreate(_NewProvider):
-    type: Literal["telegram"]
-    config: TelegramConfig
-
-
-class PagerDutyProviderCreate(_NewProvider):
-    type: Literal["pagerduty"]
-    config: PagerDutyConfig
-
-
-class SmsProviderCreate(_NewProvider):
-    type: Literal["sms"]
-    config: TwilioConfig
-
-
-class WhatsAppProviderCreate(_NewProvider):
-    type: Literal["whatsapp"]
-    config: TwilioConfig
-
-
-NewProvider = (
-    EmailProviderCreate
-    | SlackProviderCreate
-    | DiscordProviderCreate
-    | TeamsProviderCreate
-    | WebhookProviderCreate
-    | TelegramProviderCreate
-    | PagerDutyProviderCreate
-    | SmsProviderCreate
-    | WhatsAppProviderCreate
-)
+if TYPE_CHECKING:
+    # For type checkers, a union of one: every member is a ``TypedProvider``.
+    NewProvider = TypedProvider | TypedProvider
+else:
+    NewProvider = Union[tuple(_provider_create(channel) for channel in IN_FORM_ORDER)]  # noqa: UP007
 ProviderCreate = Annotated[NewProvider, TagInWords("type")]
 
 

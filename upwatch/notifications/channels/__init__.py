@@ -1,6 +1,6 @@
-"""Notification channels: one module per channel, each declaring its config, its secrets, the
-URLs the address guard checks, and how it sends (see ``base.Channel``); ``registry.py`` maps
-provider types to channels. Contract §9 fixes the config fields.
+"""Notification channels: one module per channel, each declaring everything about it (see
+``base.Channel``); ``registry.py`` finds them and derives every list of channels. Contract §9
+fixes the config fields.
 
 Secrets are masked in every response; a masked value sent back in an update keeps the stored
 secret, so a client can edit a provider it read.
@@ -9,14 +9,14 @@ secret, so a client can edit a provider it read.
 from upwatch.notifications.channels.base import (
     Channel,
     DeliveryKit,
+    FormField,
+    Personal,
     SecretNotKept,
     TransportError,
     mask_value,
 )
-from upwatch.notifications.channels.chat import ChatHookConfig
-from upwatch.notifications.channels.email import EmailConfig
-from upwatch.notifications.channels.pagerduty import PagerDutyConfig
 from upwatch.notifications.channels.registry import (
+    IN_FORM_ORDER,
     REGISTRY,
     ChannelName,
     deliver,
@@ -24,33 +24,29 @@ from upwatch.notifications.channels.registry import (
     is_secret_path,
     keep_secrets,
     masked,
+    plan_channels,
     refused_urls,
     urls_of,
     validate_config,
 )
-from upwatch.notifications.channels.telegram import TelegramConfig
-from upwatch.notifications.channels.twilio import TwilioConfig
-from upwatch.notifications.channels.webhook import WebhookConfig
 
 __all__ = [
+    "IN_FORM_ORDER",
     "REGISTRY",
     "Channel",
     "ChannelName",
-    "ChatHookConfig",
     "DeliveryKit",
-    "EmailConfig",
-    "PagerDutyConfig",
+    "FormField",
+    "Personal",
     "SecretNotKept",
-    "TelegramConfig",
     "TransportError",
-    "TwilioConfig",
-    "WebhookConfig",
     "deliver",
     "field_errors",
     "is_secret_path",
     "keep_secrets",
     "mask_value",
     "masked",
+    "plan_channels",
     "refused_urls",
     "urls_of",
     "validate_config",

@@ -1,8 +1,11 @@
 """What every channel shares: the ``Channel`` base, failures, secrets, and HTTP posting.
 
-A channel is one class that says everything about one way of alerting: its config model, which
-fields are secret, which URLs the address guard checks, and how it sends. The registry
-(``registry.py``) maps each provider type to one.
+A channel is one module that says everything about one way of alerting: its name and label, its
+config model and which fields are secret, which URLs the address guard checks, whether it can
+be a member's personal channel, the plan that offers it, its console form, and how it sends.
+The module ends with ``CHANNEL = ...``; the registry (``registry.py``) finds it there, and every
+list of channels (API enums and unions, plans, personal settings, console forms) is derived
+from the registry.
 
 A failed delivery raises ``TransportError``, which says whether retrying can help: a timeout or
 a 503 can pass, a revoked webhook or an invalid routing key cannot. Error messages are stored
@@ -131,11 +134,49 @@ def json_bytes(value: Any) -> bytes:
 # --- The base of every channel ------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class FormField:
+    """A config field as the console's form asks for it. ``name`` is the API's (the form sends
+    it as ``config.<name>``), so the API's errors land next to the right field."""
+
+    name: str
+    label: str
+    kind: str = "text"  # the <input> type
+    optional: bool = False  # left out of the config when blank
+    listed: bool = False  # a comma-separated list
+
+
+@dataclass(frozen=True)
+class Personal:
+    """How a channel serves as a member's personal channel (a switch and a ``<name>Config`` in
+    their settings record)."""
+
+    views: frozenset[str]  # the settings views that show it: "profile", "settings"
+    on_by_default: bool = False
+
+
+@dataclass(frozen=True)
+class Places:
+    """Where the API lists the channel. The contract's lists keep orders of their own, so each
+    list has its own position: the API document and the served lists stay as they were."""
+
+    names: int  # ChannelName, the registry, and a plan with every channel
+    forms: int  # the provider-create union and the console's choice of channel
+    free_plan: int | None = None  # in the free plan's list
+    personal: int | None = None  # in the settings record
+
+
 class Channel(ABC):
     """One notification channel, declared in one place."""
 
     name: ClassVar[str]  # the provider type, also the name in a plan's notificationChannels
     label: ClassVar[str]  # how error messages name the channel
+    title: ClassVar[str]  # how the console names it
+    places: ClassVar[Places]
+    # The cheapest built-in plan that offers it ("free" or "pro"); dearer plans offer it too.
+    plan: ClassVar[str]
+    personal: ClassVar[Personal | None] = None
+    form: ClassVar[tuple[FormField, ...]]
     config_model: ClassVar[type[Input]]
     # Shown masked in every response; a masked value sent back keeps the stored one.
     secret_fields: ClassVar[tuple[str, ...]] = ()
@@ -207,6 +248,16 @@ class Channel(ABC):
         return [
             (name, value) for name in self.url_fields if isinstance(value := config.get(name), str)
         ]
+
+    def for_account(self, config: Mapping[str, Any], account_email: str) -> dict[str, Any]:
+        """The provider config a member's personal config stands for."""
+        return dict(config)
+
+    def kept_for_account(
+        self, config: dict[str, Any], submitted: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """What to store of a personal config the channel's rules accepted as ``config``."""
+        return config
 
 
 # --- Channels that POST over HTTP ---------------------------------------------------------

@@ -7,7 +7,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from upwatch.kit.inputs import Input
-from upwatch.notifications.channels.base import DeliveryKit, HookUrl, HttpChannel, url_secrets
+from upwatch.notifications.channels.base import (
+    DeliveryKit,
+    FormField,
+    HookUrl,
+    HttpChannel,
+    url_secrets,
+)
 from upwatch.notifications.events import AlertEvent
 
 
@@ -20,6 +26,7 @@ class ChatHookChannel(HttpChannel):
     # The path of a chat webhook URL is its credential.
     secret_fields = ("webhookUrl",)
     url_fields = ("webhookUrl",)
+    form = (FormField("webhookUrl", "Incoming webhook URL", "url"),)
 
     async def send(self, config: Mapping[str, Any], event: AlertEvent, kit: DeliveryKit) -> None:
         url = self.required(config, "webhookUrl")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from upwatch.notifications.channels.base import Personal, Places
 from upwatch.notifications.channels.chat import ChatHookChannel
 from upwatch.notifications.events import AlertEvent, EventKind, iso
 
@@ -20,6 +21,10 @@ EMBED_CHARS: Final = 6000
 class Discord(ChatHookChannel):
     name = "discord"
     label = "Discord"
+    title = "Discord"
+    places = Places(names=4, forms=2, free_plan=3, personal=3)
+    plan = "free"
+    personal = Personal(views=frozenset({"settings"}))
 
     def message(self, event: AlertEvent) -> dict[str, Any]:
         title = event.headline[:256]
@@ -43,3 +48,6 @@ class Discord(ChatHookChannel):
             embed["url"] = event.incident_url
         # No parsed mentions: a monitor named "@everyone" must not ping a whole server.
         return {"username": "Upwatch", "allowed_mentions": {"parse": []}, "embeds": [embed]}
+
+
+CHANNEL = Discord()

@@ -14,7 +14,14 @@ from pydantic import Field
 from upwatch.kit.inputs import Input
 from upwatch.kit.schemas import Email as Address
 from upwatch.mail.sender import PermanentMailError, one_line
-from upwatch.notifications.channels.base import Channel, DeliveryKit, TransportError
+from upwatch.notifications.channels.base import (
+    Channel,
+    DeliveryKit,
+    FormField,
+    Personal,
+    Places,
+    TransportError,
+)
 from upwatch.notifications.events import AlertEvent
 
 
@@ -26,7 +33,25 @@ class EmailConfig(Input):
 class Email(Channel):
     name = "email"
     label = "email"
+    title = "E-mail"
+    places = Places(names=0, forms=0, free_plan=0, personal=0)
+    plan = "free"
+    # The seed's settings record has this switch on from the start.
+    personal = Personal(views=frozenset({"profile", "settings"}), on_by_default=True)
+    form = (FormField("to", "Send to (addresses, separated by commas)", listed=True),)
     config_model = EmailConfig
+
+    def for_account(self, config: Mapping[str, Any], account_email: str) -> dict[str, Any]:
+        # A personal config without addresses means the account's own address.
+        if not config.get("to"):
+            return {**config, "to": [account_email]}
+        return dict(config)
+
+    def kept_for_account(
+        self, config: dict[str, Any], submitted: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        # Stored without addresses: the account's address, whatever it is when an alert goes.
+        return {**config, "to": []} if not submitted.get("to") else config
 
     async def send(self, config: Mapping[str, Any], event: AlertEvent, kit: DeliveryKit) -> None:
         settings = kit.settings
@@ -59,3 +84,6 @@ class Email(Channel):
         except (aiosmtplib.SMTPException, OSError, TimeoutError) as exc:
             text = f"sending failed: {type(exc).__name__}: {exc}"
             raise self.error(text, retryable=True, secrets=secrets) from None
+
+
+CHANNEL = Email()

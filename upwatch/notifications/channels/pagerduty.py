@@ -8,7 +8,7 @@ from typing import Annotated, Any, Final
 from pydantic import Field
 
 from upwatch.kit.inputs import Input, worded
-from upwatch.notifications.channels.base import DeliveryKit, HttpChannel
+from upwatch.notifications.channels.base import DeliveryKit, FormField, HttpChannel, Places
 from upwatch.notifications.events import AlertEvent, EventKind, iso
 
 SEVERITIES: Final = {
@@ -32,6 +32,10 @@ class PagerDutyConfig(Input):
 class PagerDuty(HttpChannel):
     name = "pagerduty"
     label = "PagerDuty"
+    title = "PagerDuty"
+    places = Places(names=8, forms=6)
+    plan = "pro"
+    form = (FormField("routingKey", "Routing key", "password"),)
     config_model = PagerDutyConfig
     secret_fields = ("routingKey",)
 
@@ -92,3 +96,6 @@ class PagerDuty(HttpChannel):
     @staticmethod
     def resolve(routing_key: str, dedup_key: str) -> dict[str, Any]:
         return {"routing_key": routing_key, "event_action": "resolve", "dedup_key": dedup_key}
+
+
+CHANNEL = PagerDuty()

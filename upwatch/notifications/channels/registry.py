@@ -1,44 +1,54 @@
-"""Which channel serves each provider type, and the lookups the rest of the package uses."""
+"""The registry: every channel module of this package, found by its ``CHANNEL``, and the lists
+derived from it. No channel is named here; adding one is adding its module.
+"""
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from collections.abc import Mapping
-from typing import Any, Final, Literal
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from pydantic import ValidationError
 
 from upwatch.kit.errors import field_errors as worded_errors
 from upwatch.kit.net import NetworkGuard, TargetRefused
 from upwatch.notifications.channels.base import Channel, DeliveryKit, TransportError
-from upwatch.notifications.channels.discord import Discord
-from upwatch.notifications.channels.email import Email
-from upwatch.notifications.channels.pagerduty import PagerDuty
-from upwatch.notifications.channels.slack import Slack
-from upwatch.notifications.channels.teams import Teams
-from upwatch.notifications.channels.telegram import Telegram
-from upwatch.notifications.channels.twilio import Sms, WhatsApp
-from upwatch.notifications.channels.webhook import Webhook
 from upwatch.notifications.events import AlertEvent
+
+
+def _discovered() -> list[Channel]:
+    """The ``CHANNEL`` of each module of the package (shared modules declare none)."""
+    found = []
+    for module in pkgutil.iter_modules([str(Path(__file__).parent)]):
+        imported = importlib.import_module(f"{__package__}.{module.name}")
+        channel = getattr(imported, "CHANNEL", None)
+        if isinstance(channel, Channel):
+            found.append(channel)
+    return found
+
 
 REGISTRY: Final[Mapping[str, Channel]] = {
     channel.name: channel
-    for channel in (
-        Email(),
-        Sms(),
-        Slack(),
-        Webhook(),
-        Discord(),
-        Teams(),
-        Telegram(),
-        WhatsApp(),
-        PagerDuty(),
-    )
+    for channel in sorted(_discovered(), key=lambda channel: channel.places.names)
 }
+# The order in which the API offers a form per channel (the provider-create union).
+IN_FORM_ORDER: Final = tuple(sorted(REGISTRY.values(), key=lambda channel: channel.places.forms))
 
-# The registry's names as a type, for the API schemas (a test keeps the two equal).
-ChannelName = Literal[
-    "email", "sms", "slack", "webhook", "discord", "teams", "telegram", "whatsapp", "pagerduty"
-]
+if TYPE_CHECKING:
+    ChannelName = str
+else:
+    # The registry's names as a type, for the API schemas.
+    ChannelName = Literal[tuple(REGISTRY)]
+
+
+def plan_channels() -> dict[str, tuple[str, ...]]:
+    """Each built-in plan's channels: the free plan those tagged free, in its own order; the
+    pro plan every channel."""
+    free = [channel for channel in REGISTRY.values() if channel.plan == "free"]
+    free.sort(key=lambda channel: channel.places.free_plan or 0)
+    return {"free": tuple(channel.name for channel in free), "pro": tuple(REGISTRY)}
 
 
 async def deliver(

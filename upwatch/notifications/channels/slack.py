@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from upwatch.notifications.channels.base import Personal, Places
 from upwatch.notifications.channels.chat import ChatHookChannel
 from upwatch.notifications.events import AlertEvent
 
@@ -16,6 +17,10 @@ def _escape(text: str) -> str:
 class Slack(ChatHookChannel):
     name = "slack"
     label = "Slack"
+    title = "Slack"
+    places = Places(names=2, forms=1, free_plan=2, personal=2)
+    plan = "free"
+    personal = Personal(views=frozenset({"profile", "settings"}))
 
     def message(self, event: AlertEvent) -> dict[str, Any]:
         lines = "\n".join(_escape(line) for line in event.lines())
@@ -31,3 +36,6 @@ class Slack(ChatHookChannel):
             blocks.append({"type": "context", "elements": [link]})
         # "text" is the notification fallback shown where blocks are not.
         return {"text": _escape(event.headline), "blocks": blocks}
+
+
+CHANNEL = Slack()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from upwatch.notifications.channels.base import Personal, Places
 from upwatch.notifications.channels.chat import ChatHookChannel
 from upwatch.notifications.events import AlertEvent, EventKind
 
@@ -18,6 +19,10 @@ COLORS: Final = {
 class Teams(ChatHookChannel):
     name = "teams"
     label = "Microsoft Teams"
+    title = "Microsoft Teams"
+    places = Places(names=5, forms=3, free_plan=4, personal=4)
+    plan = "free"
+    personal = Personal(views=frozenset({"settings"}))
 
     def message(self, event: AlertEvent) -> dict[str, Any]:
         card: dict[str, Any] = {
@@ -50,3 +55,6 @@ class Teams(ChatHookChannel):
             "content": card,
         }
         return {"type": "message", "attachments": [attachment]}
+
+
+CHANNEL = Teams()

@@ -9,7 +9,13 @@ from urllib.parse import quote
 from pydantic import Field
 
 from upwatch.kit.inputs import Input, worded
-from upwatch.notifications.channels.base import DeliveryKit, HttpChannel, service_error
+from upwatch.notifications.channels.base import (
+    DeliveryKit,
+    FormField,
+    HttpChannel,
+    Places,
+    service_error,
+)
 from upwatch.notifications.events import AlertEvent
 
 
@@ -38,6 +44,13 @@ class TelegramConfig(Input):
 class Telegram(HttpChannel):
     name = "telegram"
     label = "Telegram"
+    title = "Telegram"
+    places = Places(names=6, forms=5, free_plan=5)
+    plan = "free"
+    form = (
+        FormField("botToken", "Bot token", "password"),
+        FormField("chatId", "Chat id or @channel", "text"),
+    )
     config_model = TelegramConfig
     secret_fields = ("botToken",)
     destination_fields = ("chatId",)
@@ -59,3 +72,6 @@ class Telegram(HttpChannel):
         retryable = isinstance(code, int) and (code == 429 or code >= 500)
         detail = service_error(reply.body)
         raise self.error(f"HTTP {reply.status}: {detail}", retryable=retryable, secrets=[token])
+
+
+CHANNEL = Telegram()

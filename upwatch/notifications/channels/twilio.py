@@ -1,5 +1,5 @@
-"""SMS and WhatsApp, both through Twilio's Messages API: one config, one way of sending; the
-WhatsApp numbers carry a ``whatsapp:`` prefix."""
+"""What the channels sent through Twilio's Messages API share: one config, one way of sending,
+one form; a channel may put a prefix before the numbers."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from urllib.parse import quote
 from pydantic import Field
 
 from upwatch.kit.inputs import Input, worded
-from upwatch.notifications.channels.base import DeliveryKit, HttpChannel
+from upwatch.notifications.channels.base import DeliveryKit, FormField, HttpChannel
 from upwatch.notifications.events import AlertEvent
 
 Phone = Annotated[
@@ -46,10 +46,17 @@ def short_text(event: AlertEvent, limit: int) -> str:
 
 
 class Twilio(HttpChannel):
+    # Put before both numbers, unless they carry it already.
     prefix: ClassVar[str] = ""
     config_model = TwilioConfig
     secret_fields = ("authToken",)
     destination_fields = ("to", "accountSid")
+    form = (
+        FormField("to", "Send to (E.164, e.g. +15551234567)", "tel"),
+        FormField("from", "Send from (E.164)", "tel"),
+        FormField("accountSid", "Twilio account SID", "text"),
+        FormField("authToken", "Twilio auth token", "password"),
+    )
 
     async def send(self, config: Mapping[str, Any], event: AlertEvent, kit: DeliveryKit) -> None:
         account_sid = self.required(config, "accountSid")
@@ -70,14 +77,3 @@ class Twilio(HttpChannel):
 
     def address(self, number: str) -> str:
         return number if number.startswith(self.prefix) else f"{self.prefix}{number}"
-
-
-class Sms(Twilio):
-    name = "sms"
-    label = "SMS (Twilio)"
-
-
-class WhatsApp(Twilio):
-    name = "whatsapp"
-    label = "WhatsApp (Twilio)"
-    prefix = "whatsapp:"

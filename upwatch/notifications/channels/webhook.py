@@ -13,8 +13,11 @@ from upwatch.kit.inputs import HEADER_NAME_PATTERN, SINGLE_LINE_PATTERN, Input
 from upwatch.notifications.channels.base import (
     DELIVERY_HEADER,
     DeliveryKit,
+    FormField,
     HookUrl,
     HttpChannel,
+    Personal,
+    Places,
     json_bytes,
     mask_value,
     url_secrets,
@@ -86,6 +89,14 @@ def signature(secret: str, body: bytes) -> str:
 class Webhook(HttpChannel):
     name = "webhook"
     label = "webhook"
+    title = "Webhook"
+    places = Places(names=3, forms=4, free_plan=1, personal=5)
+    plan = "free"
+    personal = Personal(views=frozenset({"profile", "settings"}))
+    form = (
+        FormField("url", "URL", "url"),
+        FormField("secret", "Signing secret", "password", optional=True),
+    )
     config_model = WebhookConfig
     # URLs often carry their credential in the path or query.
     secret_fields = ("url", "secret")
@@ -135,3 +146,6 @@ class Webhook(HttpChannel):
                     headers[key] = value
             merged["headers"] = headers
         return restored
+
+
+CHANNEL = Webhook()

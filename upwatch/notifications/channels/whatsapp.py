@@ -1,0 +1,18 @@
+"""WhatsApp through Twilio's Messages API: the numbers carry a ``whatsapp:`` prefix."""
+
+from __future__ import annotations
+
+from upwatch.notifications.channels.base import Places
+from upwatch.notifications.channels.twilio import Twilio
+
+
+class WhatsApp(Twilio):
+    name = "whatsapp"
+    label = "WhatsApp (Twilio)"
+    title = "WhatsApp (Twilio)"
+    places = Places(names=7, forms=8)
+    plan = "pro"
+    prefix = "whatsapp:"
+
+
+CHANNEL = WhatsApp()
