@@ -11,35 +11,14 @@ from pydantic import TypeAdapter, ValidationError
 from upwatch.console.endpoints.page import Page, SignedInPage
 from upwatch.console.endpoints.projects import projects_of
 from upwatch.kit.errors import ProblemError
-from upwatch.notifications.channels import REGISTRY
+from upwatch.notifications.channels import IN_FORM_ORDER, REGISTRY, Channel
 from upwatch.notifications.repository import ProviderRepository
 from upwatch.notifications.schemas import ProviderCreate, ProviderOut
 from upwatch.notifications.service import ProviderService
 
-# Each channel's config fields as the form asks for them: (name, label, input type). The
-# names are the API's, under "config.", so its errors land next to the right field.
-_TWILIO: Final = (
-    ("to", "Send to (E.164, e.g. +15551234567)", "tel"),
-    ("from", "Send from (E.164)", "tel"),
-    ("accountSid", "Twilio account SID", "text"),
-    ("authToken", "Twilio auth token", "password"),
-)
-_CHAT: Final = (("webhookUrl", "Incoming webhook URL", "url"),)
-CHANNELS: Final[dict[str, tuple[str, tuple[tuple[str, str, str], ...]]]] = {
-    "email": ("E-mail", (("to", "Send to (addresses, separated by commas)", "text"),)),
-    "slack": ("Slack", _CHAT),
-    "discord": ("Discord", _CHAT),
-    "teams": ("Microsoft Teams", _CHAT),
-    "webhook": ("Webhook", (("url", "URL", "url"), ("secret", "Signing secret", "password"))),
-    "telegram": (
-        "Telegram",
-        (("botToken", "Bot token", "password"), ("chatId", "Chat id or @channel", "text")),
-    ),
-    "pagerduty": ("PagerDuty", (("routingKey", "Routing key", "password"),)),
-    "sms": ("SMS (Twilio)", _TWILIO),
-    "whatsapp": ("WhatsApp (Twilio)", _TWILIO),
-}
-OPTIONAL: Final = {("webhook", "secret")}
+# The channels in the order the console offers them, each with its form (``Channel.form``).
+CHANNELS: Final[dict[str, Channel]] = {channel.name: channel for channel in IN_FORM_ORDER}
+FIRST: Final = IN_FORM_ORDER[0].name
 
 router = APIRouter(prefix="/app")
 _NEW_PROVIDER: TypeAdapter[Any] = TypeAdapter(ProviderCreate)
@@ -71,8 +50,8 @@ async def providers_page(page: SignedInPage) -> Response:
 
 
 def _channel(page: Page, form: dict[str, str] | None = None) -> str:
-    chosen = (form or {}).get("type") or page.request.query_params.get("type", "email")
-    return chosen if chosen in CHANNELS else "email"
+    chosen = (form or {}).get("type") or page.request.query_params.get("type", FIRST)
+    return chosen if chosen in CHANNELS else FIRST
 
 
 async def _new_provider_page(
@@ -97,12 +76,12 @@ async def new_provider_page(page: SignedInPage) -> Response:
 
 def _provider_body(channel: str, form: dict[str, str]) -> dict[str, Any]:
     config: dict[str, Any] = {}
-    for name, _label, _kind in CHANNELS[channel][1]:
-        value = form.get(f"config.{name}", "").strip()
-        if not value and (channel, name) in OPTIONAL:
+    for field in CHANNELS[channel].form:
+        value = form.get(f"config.{field.name}", "").strip()
+        if not value and field.optional:
             continue
-        config[name] = (
-            [a.strip() for a in value.split(",") if a.strip()] if (channel == "email") else value
+        config[field.name] = (
+            [a.strip() for a in value.split(",") if a.strip()] if field.listed else value
         )
     return {
         "projectId": form.get("projectId", ""),
