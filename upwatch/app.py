@@ -51,6 +51,7 @@ from upwatch.monitors.endpoints import heartbeats as heartbeats_router
 from upwatch.monitors.endpoints import regions as regions_router
 from upwatch.monitors.endpoints import reports_router as project_reports_router
 from upwatch.monitors.endpoints import router as monitors_router
+from upwatch.notifications.channels import plan_channels
 from upwatch.notifications.delivery import AlertOutbox, AlertSender
 from upwatch.notifications.endpoints import router as notifications_router
 from upwatch.operations.endpoints import router as operations_router
@@ -138,7 +139,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
     clock = clock or Clock()
     metrics = Metrics()
     # Read at creation, so a broken plans file stops the service before it serves anything.
-    catalog = PlanCatalog.load(settings.plans_file, settings.edition)
+    catalog = PlanCatalog.load(settings.plans_file, settings.edition, channels=plan_channels())
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

@@ -51,6 +51,7 @@ from upwatch.kit.redisclient import connect
 from upwatch.kit.supervisor import Supervisor
 from upwatch.mail.sender import Mailer
 from upwatch.maintenance.calendar import WindowCalendar
+from upwatch.notifications.channels import plan_channels
 from upwatch.notifications.delivery import AlertOutbox, AlertSender
 from upwatch.retention.job import RetentionJob
 from upwatch.statuspages.subscribers import IncidentNotices
@@ -157,7 +158,7 @@ def _scheduler(process: RoleProcess) -> None:
 
 def _ingester(process: RoleProcess) -> None:
     settings = process.settings
-    catalog = PlanCatalog.load(settings.plans_file, settings.edition)
+    catalog = PlanCatalog.load(settings.plans_file, settings.edition, channels=plan_channels())
     mailer = Mailer(settings, process.db, process.clock, process.metrics)
     feed = ChangeFeed(process.redis, settings.broker_prefix)
 
@@ -195,7 +196,7 @@ def _ingester(process: RoleProcess) -> None:
 
 def _sender(process: RoleProcess) -> None:
     settings = process.settings
-    catalog = PlanCatalog.load(settings.plans_file, settings.edition)
+    catalog = PlanCatalog.load(settings.plans_file, settings.edition, channels=plan_channels())
     mailer = Mailer(settings, process.db, process.clock, process.metrics)
     guard = NetworkGuard(
         allow_private=settings.allow_private_targets, loopback_only=settings.targets_loopback_only
@@ -218,7 +219,7 @@ def _sender(process: RoleProcess) -> None:
 
 def _retention(process: RoleProcess) -> None:
     settings = process.settings
-    catalog = PlanCatalog.load(settings.plans_file, settings.edition)
+    catalog = PlanCatalog.load(settings.plans_file, settings.edition, channels=plan_channels())
     mailer = Mailer(settings, process.db, process.clock, process.metrics)
     job = RetentionJob(settings, process.db, process.clock, process.metrics, mailer, catalog)
     process.supervisor.start(

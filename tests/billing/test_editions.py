@@ -11,6 +11,7 @@ import pytest
 from tests.conftest import SignUp, assert_problem
 from tests.factories import create_monitor
 from upwatch.kit.plans import UNLIMITED, PlanCatalog
+from upwatch.notifications.channels import plan_channels
 
 
 @pytest.fixture
@@ -53,8 +54,8 @@ async def test_upgrading_on_a_self_hosted_service_is_a_409_that_says_why(
 def test_an_operators_plans_file_applies_on_top_of_the_self_hosted_plans(tmp_path: Path) -> None:
     path = tmp_path / "plans.toml"
     path.write_text("[plans.free]\nmonitorCount = 500\n")
-    catalog = PlanCatalog.load(path, "selfhosted")
+    catalog = PlanCatalog.load(path, "selfhosted", channels=plan_channels())
     assert catalog.get("free").monitorCount == 500
     assert catalog.get("free").projectCount == UNLIMITED
     assert catalog.upgrades is False
-    assert PlanCatalog.load(path).upgrades is True
+    assert PlanCatalog.load(path, channels=plan_channels()).upgrades is True

@@ -12,6 +12,7 @@ import pytest
 from tests.conftest import Account, Cast, SignUp, assert_problem
 from tests.factories import create_monitor
 from upwatch.kit.plans import UNLIMITED, PlanCatalog, PlansFileError
+from upwatch.notifications.channels import plan_channels
 
 Promote = Callable[[Account, str], Awaitable[None]]
 
@@ -155,7 +156,7 @@ async def test_downgrade_is_refused_with_the_list_of_what_exceeds_free(
 
 
 def test_the_default_catalog_has_free_and_pro() -> None:
-    catalog = PlanCatalog.defaults()
+    catalog = PlanCatalog.defaults(plan_channels())
     assert catalog.get("free").monitorCount == 10
     assert catalog.get("pro").storageLimit == 10240
     assert catalog.get("gone").name == "free"
@@ -169,7 +170,7 @@ def test_a_plans_file_changes_limits_and_defines_an_unlimited_plan(tmp_path: Pat
         '[plans.selfhosted]\nmonitorCount = "unlimited"\nprojectCount = "unlimited"\n'
         'notificationChannels = ["email", "webhook"]\n'
     )
-    catalog = PlanCatalog.load(path)
+    catalog = PlanCatalog.load(path, channels=plan_channels())
     assert catalog.get("free").monitorCount == 50
     assert catalog.get("free").statusPageCount == 1
     assert catalog.default_plan == "selfhosted"
@@ -193,7 +194,7 @@ def test_a_broken_plans_file_is_refused_with_a_reason(tmp_path: Path, text: str)
     path = tmp_path / "plans.toml"
     path.write_text(text)
     with pytest.raises(PlansFileError):
-        PlanCatalog.load(path)
+        PlanCatalog.load(path, channels=plan_channels())
 
 
 @pytest.fixture

@@ -26,7 +26,6 @@ from multidict import CIMultiDictProxy
 from tests.conftest import SmtpServer, free_port, make_settings
 from upwatch.config import Settings
 from upwatch.kit.net import NetworkGuard, guarded_session
-from upwatch.kit.plans import CHANNELS
 from upwatch.mail.sender import SmtpTransport
 from upwatch.notifications.channels import (
     REGISTRY,
@@ -34,6 +33,7 @@ from upwatch.notifications.channels import (
     DeliveryKit,
     TransportError,
     deliver,
+    plan_channels,
 )
 from upwatch.notifications.events import AlertEvent, EventKind, Failure
 from upwatch.notifications.schemas import NewProvider
@@ -806,7 +806,7 @@ async def test_an_unreachable_mail_server_is_retryable(
 
 
 async def test_an_unknown_channel_is_not_retryable(kit: DeliveryKit) -> None:
-    assert "pigeon" not in CHANNELS
+    assert "pigeon" not in REGISTRY
 
     error = await failure_of("pigeon", {}, opened_event(), kit)
 
@@ -814,7 +814,7 @@ async def test_an_unknown_channel_is_not_retryable(kit: DeliveryKit) -> None:
 
 
 def test_the_api_the_plans_and_the_registry_name_the_same_channels() -> None:
-    assert set(get_args(ChannelName)) == set(REGISTRY) == set(CHANNELS)
+    assert set(get_args(ChannelName)) == set(REGISTRY) == set(plan_channels()["pro"])
 
 
 def test_each_provider_type_in_the_api_takes_the_config_its_channel_declares() -> None:

@@ -1,8 +1,13 @@
-"""Plans as data: the default free and pro plans, and an operator's TOML override."""
+"""Plans as data: the default free and pro plans, and an operator's TOML override.
+
+The kit knows no notification channel: whoever loads the catalog passes each built-in plan's
+channels (the channel registry derives them from each channel's plan tag).
+"""
 
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from importlib import resources
 from pathlib import Path
@@ -11,17 +16,8 @@ from typing import Any
 # What "unlimited" in a plans file becomes: still a number, as the seed's `limits` are numbers.
 UNLIMITED = 2_147_483_647
 
-CHANNELS = (
-    "email",
-    "sms",
-    "slack",
-    "webhook",
-    "discord",
-    "teams",
-    "telegram",
-    "whatsapp",
-    "pagerduty",
-)
+# Each built-in plan's notification channels, by plan name, in the order the plan lists them.
+PlanChannels = Mapping[str, tuple[str, ...]]
 
 COUNTED = (
     "monitorCount",
@@ -63,7 +59,7 @@ FREE = Plan(
     name="free",
     monitorCount=10,
     statusPageCount=1,
-    notificationChannels=("email", "webhook", "slack", "discord", "teams", "telegram"),
+    notificationChannels=(),  # from PlanChannels, when the catalog is built
     checkFrequencyMinutes=5,
     retentionDays=30,
     projectCount=1,
@@ -77,7 +73,7 @@ PRO = Plan(
     name="pro",
     monitorCount=250,
     statusPageCount=20,
-    notificationChannels=CHANNELS,
+    notificationChannels=(),  # from PlanChannels, when the catalog is built
     checkFrequencyMinutes=1,
     retentionDays=365,
     projectCount=20,
@@ -99,17 +95,26 @@ class PlanCatalog:
     upgrade_plan: str = "pro"
     # False in the self-hosted edition: every account already has everything.
     upgrades: bool = True
+    # Every channel there is, in the order a plan with all of them lists them.
+    channels: tuple[str, ...] = ()
 
     def get(self, name: str) -> Plan:
         # An account on a plan the operator has since removed falls back to the default.
         return self.plans.get(name) or self.plans[self.default_plan]
 
     @classmethod
-    def defaults(cls) -> PlanCatalog:
-        return cls(plans={"free": FREE, "pro": PRO})
+    def defaults(cls, channels: PlanChannels) -> PlanCatalog:
+        plans = {
+            plan.name: replace(plan, notificationChannels=channels[plan.name])
+            for plan in (FREE, PRO)
+        }
+        every = tuple(dict.fromkeys(name for listed in channels.values() for name in listed))
+        return cls(plans=plans, channels=every)
 
     @classmethod
-    def load(cls, path: Path | None, edition: str = "hosted") -> PlanCatalog:
+    def load(
+        cls, path: Path | None, edition: str = "hosted", *, channels: PlanChannels
+    ) -> PlanCatalog:
         """The defaults, changed by the edition's built-in plans file and then by ``path``.
 
         ```toml
@@ -119,9 +124,10 @@ class PlanCatalog:
         monitorCount = 50           # any limit; others keep their default
         [plans.selfhosted]          # a new plan starts from `free` ...
         monitorCount = "unlimited"  # ... and "unlimited" lifts a limit
+        notificationChannels = "all"  # or a list of channel names
         ```
         """
-        catalog = cls.defaults()
+        catalog = cls.defaults(channels)
         if edition == "selfhosted":
             built_in = resources.files("upwatch.kit").joinpath("plans_selfhosted.toml")
             catalog = catalog._apply(built_in.read_text(), "the self-hosted plans")
@@ -142,7 +148,8 @@ class PlanCatalog:
         for name, overrides in (data.get("plans") or {}).items():
             if not isinstance(overrides, dict):
                 raise PlansFileError(f"[plans.{name}] must be a table")
-            plans[name] = _override(plans.get(name, replace(FREE, name=name)), overrides)
+            base = plans.get(name) or replace(self.plans["free"], name=name)
+            plans[name] = _override(base, overrides, self.channels)
         default = str(data.get("default", self.default_plan))
         if default not in plans:
             raise PlansFileError(f"default plan {default!r} is not defined")
@@ -152,11 +159,13 @@ class PlanCatalog:
         return replace(self, plans=plans, default_plan=default, upgrades=upgrades)
 
 
-def _override(plan: Plan, overrides: dict[str, Any]) -> Plan:
+def _override(plan: Plan, overrides: dict[str, Any], channels: tuple[str, ...]) -> Plan:
     changes: dict[str, Any] = {}
     for key, value in overrides.items():
         if key == "notificationChannels":
-            unknown = set(value) - set(CHANNELS) if isinstance(value, list) else {"?"}
+            if value == "all":
+                value = list(channels)
+            unknown = set(value) - set(channels) if isinstance(value, list) else {"?"}
             if unknown:
                 raise PlansFileError(f"{plan.name}.notificationChannels: unknown {unknown}")
             changes[key] = tuple(value)

@@ -15,6 +15,7 @@ from upwatch.kit.schemas import Email, Password
 from upwatch.kit.security import Passwords
 from upwatch.migrations import upgrade
 from upwatch.models import User
+from upwatch.notifications.channels import plan_channels
 
 
 def _valid(field: str, kind: Any, value: str) -> str:
@@ -53,7 +54,10 @@ async def create_admin(
                     settings={},
                 )
                 await users.add(
-                    user, PlanCatalog.load(settings.plans_file, settings.edition).default_plan
+                    user,
+                    PlanCatalog.load(
+                        settings.plans_file, settings.edition, channels=plan_channels()
+                    ).default_plan,
                 )
             else:
                 user.roles = list(dict.fromkeys([*user.roles, role]))
