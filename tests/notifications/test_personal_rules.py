@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from upwatch.accounts.preferences import complete
 from upwatch.notifications import personal
 
 
@@ -23,17 +22,17 @@ def test_only_the_config_keys_of_personal_channels_name_a_channel() -> None:
 
 
 def test_email_without_addresses_goes_to_the_accounts_own_address() -> None:
-    record = complete({"emailConfig": {"to": []}})
+    record = personal.complete({"emailConfig": {"to": []}})
     assert personal.active_channels(record, "me@example.com") == ["email"]
     assert personal.delivery_config(record, "me@example.com", "email") == {"to": ["me@example.com"]}
-    given = complete({"emailConfig": {"to": ["pager@example.com"]}})
+    given = personal.complete({"emailConfig": {"to": ["pager@example.com"]}})
     assert personal.delivery_config(given, "me@example.com", "email") == {
         "to": ["pager@example.com"]
     }
 
 
 def test_the_seed_defaults_activate_nothing() -> None:
-    record = complete({})
+    record = personal.complete({})
     assert personal.active_channels(record, "me@example.com") == []
     assert personal.delivery_config(record, "me@example.com", "email") == (
         "the personal channel is inactive: emailConfig is not set"

@@ -136,15 +136,26 @@ class CreateUserRequest(Input):
     invitationToken: InvitationToken = None
 
 
-# The settings records's channel fields (switches, `*Config`) come from the channel registry.
+# The settings record's channel fields (switches, `*Config`) come from the channel registry.
 UNCHANGED = "Fields left out or null stay as they are."
-_CONFIG_IN: Any = (ConfigObject | None, None)
 NotificationSwitchesIn = with_channels(
     "NotificationSwitchesIn",
     Input,
     "Switches left out or null stay as they are.",
     **_switches(personal.CHANNELS, optional=True),
 )
+
+
+def _settings_in(name: str, base: type[Model], channels: tuple[str, ...]) -> type[Model]:
+    """A settings request showing ``channels``: every field optional."""
+    return with_channels(
+        name,
+        base,
+        UNCHANGED,
+        notifications=(NotificationSwitchesIn | None, None),
+        preferredNotification=(Channel | None, None),
+        **_configs(channels, (ConfigObject | None, None)),
+    )
 
 
 class _ProfileSettingsIn(Input):
@@ -161,21 +172,11 @@ if TYPE_CHECKING:
     ProfileSettingsIn = _ProfileSettingsIn
     UserSettingsFields = _UserSettingsFields
 else:
-    ProfileSettingsIn = with_channels(
-        "ProfileSettingsIn",
-        _ProfileSettingsIn,
-        UNCHANGED,
-        notifications=(NotificationSwitchesIn | None, None),
-        preferredNotification=(Channel | None, None),
-        **_configs(personal.PROFILE_CHANNELS, _CONFIG_IN),
+    ProfileSettingsIn = _settings_in(
+        "ProfileSettingsIn", _ProfileSettingsIn, personal.PROFILE_CHANNELS
     )
-    UserSettingsFields = with_channels(
-        "UserSettingsFields",
-        _UserSettingsFields,
-        UNCHANGED,
-        notifications=(NotificationSwitchesIn | None, None),
-        preferredNotification=(Channel | None, None),
-        **_configs(personal.SETTINGS_CHANNELS, _CONFIG_IN),
+    UserSettingsFields = _settings_in(
+        "UserSettingsFields", _UserSettingsFields, personal.SETTINGS_CHANNELS
     )
 
 
