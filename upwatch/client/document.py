@@ -28,7 +28,7 @@ from upwatch.kit.errors import described
 from upwatch.kit.inputs import Input, TagInWords
 from upwatch.kit.security import SECRET_MASK
 from upwatch.maintenance.schemas import MaintenanceWindowCreate
-from upwatch.monitors.schemas import MonitorCreate, NewMonitor
+from upwatch.monitors.schemas import MONITOR_CREATES, MonitorCreate
 from upwatch.monitors.secrets import secret_names
 from upwatch.notifications.channels import REGISTRY, is_secret_path
 from upwatch.notifications.schemas import NewProvider, ProviderCreate
@@ -79,7 +79,7 @@ Secret = Union[str, EnvRef]  # noqa: UP007 - pydantic reads the annotation at ru
 
 def _monitor_entries() -> Any:
     members = []
-    for model in NewMonitor.__args__:
+    for model in MONITOR_CREATES:
         headers = (
             Annotated[dict[str, Secret], Field(max_length=50)] | None,
             Field(

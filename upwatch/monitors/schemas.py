@@ -3,114 +3,36 @@
 from __future__ import annotations
 
 from datetime import date, datetime
-from typing import Annotated, Any, Literal
+from types import NoneType
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model
+from pydantic.alias_generators import to_snake
+from pydantic.fields import FieldInfo
 
 from upwatch.kit.declared import DeclaredKey, SecretRefOut, SecretRefsIn, shown_refs
-from upwatch.kit.inputs import (
-    HEADER_NAME_PATTERN,
-    HTTP_URL_PATTERN,
-    SINGLE_LINE_PATTERN,
-    Input,
-    TagInWords,
-    iso_text_only,
-    worded,
-)
+from upwatch.kit.inputs import SINGLE_LINE_PATTERN, Input, TagInWords, iso_text_only, worded
 from upwatch.kit.partial import Omittable
 from upwatch.kit.schemas import RowOut
 from upwatch.monitors import secrets
-from upwatch.probes.assertions import Operator, Source
+from upwatch.probes.kind import accepts_none
+from upwatch.probes.registry import KINDS, MonitorType
 
-MonitorType = Literal["http", "tcp", "dns", "tls", "heartbeat"]
-HttpMethod = Literal["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
-RecordType = Literal["A", "AAAA", "CNAME", "MX", "TXT", "NS"]
 Status = Literal["up", "down", "degraded", "paused", "pending"]
 Period = Literal["24h", "7d", "30d", "90d"]
 # A query bound: ISO 8601 text as published, never a number read as Unix time.
 QueryTime = Annotated[datetime, BeforeValidator(iso_text_only)]
 
 Name = Annotated[str, Field(min_length=1, max_length=100, pattern=SINGLE_LINE_PATTERN)]
-HeaderText = Annotated[str, Field(max_length=1000, pattern=SINGLE_LINE_PATTERN)]
-StatusCode = Annotated[int, Field(ge=100, le=599)]
-Host = Annotated[
-    str,
-    Field(
-        min_length=1,
-        max_length=253,
-        pattern=worded(
-            r"^[A-Za-z0-9._:\[\]-]+$",
-            "a host name or IP address: letters, digits, dots, hyphens, colons and brackets",
-        ),
-    ),
-]
-Url = Annotated[str, Field(min_length=1, max_length=2048, pattern=HTTP_URL_PATTERN)]
-Headers = Annotated[
-    dict[str, HeaderText],
-    Field(
-        max_length=50,
-        description="Values of Authorization, Cookie, Proxy-Authorization and of the headers "
-        "named in `secretHeaders` are masked in responses; sent back masked, they keep the "
-        "stored value",
-    ),
-]
-HeaderName = Annotated[str, Field(min_length=1, max_length=100, pattern=HEADER_NAME_PATTERN)]
-SecretHeaders = Annotated[
-    list[HeaderName],
-    Field(
-        max_length=50,
-        description="Names of further headers whose values are secret (any letter case)",
-    ),
-]
-StatusCodes = Annotated[list[StatusCode], Field(max_length=50)]
 Interval = Annotated[int, Field(ge=10, le=86_400)]
 Timeout = Annotated[float, Field(gt=0, le=60)]
 Retries = Annotated[int, Field(ge=0, le=10)]
 
 
-class AssertionIn(Input):
-    """A condition on an HTTP response; the first that does not hold fails the check with a
-    message naming it."""
-
-    source: Source = Field(
-        description="What is read: a JSONPath into the JSON body (`path`), a header (`path` "
-        "is its name), the body text, the response time in ms, the status code"
-    )
-    operator: Operator
-    path: Annotated[str, Field(min_length=1, max_length=500)] | None = Field(
-        default=None, examples=["$.status", "content-type"]
-    )
-    value: Annotated[str, Field(max_length=500)] | int | float | bool | None = Field(
-        default=None,
-        description="The expected value (a pattern for `matches`, a number for the "
-        "orderings); left out for `exists` and `notExists`",
-    )
-
-    def stored(self) -> dict[str, Any]:
-        """As kept on the monitor: `value` only when it was given (null is a value)."""
-        kept: dict[str, Any] = {"source": self.source, "operator": self.operator}
-        if self.path is not None:
-            kept["path"] = self.path
-        if "value" in self.model_fields_set:
-            kept["value"] = self.value
-        return kept
-
-
-class MonitorFields(Input):
-    """Fields shared by create and update; which are required depends on ``type``."""
+class _CommonFields(Input):
+    """Fields every monitor has, whatever its type."""
 
     name: Name | None = None
-    url: Url | None = None
-    method: HttpMethod | None = None
-    headers: Headers | None = None
-    secretHeaders: SecretHeaders | None = None
-    body: Annotated[str, Field(max_length=65_536)] | None = None
-    expectedStatusCodes: StatusCodes | None = None
-    keyword: Annotated[str, Field(min_length=1, max_length=500)] | None = None
-    host: Host | None = None
-    port: Annotated[int, Field(ge=1, le=65535)] | None = None
-    recordType: RecordType | None = None
-    expectedValue: Annotated[str, Field(max_length=500)] | None = None
     intervalSeconds: Interval | None = None
     timeoutSeconds: Timeout | None = None
     retries: Retries | None = None
@@ -120,11 +42,6 @@ class MonitorFields(Input):
         Annotated[list[Annotated[str, Field(max_length=32)]], Field(max_length=50)] | None
     ) = None
     isActive: bool | None = None
-    assertions: Annotated[list[AssertionIn], Field(max_length=20)] | None = Field(
-        default=None,
-        description="HTTP monitors: conditions on the response beyond its status code, "
-        "checked in order (`[]` removes them)",
-    )
     dependsOn: (
         Annotated[list[Annotated[str, Field(max_length=32)]], Field(max_length=20)] | None
     ) = Field(
@@ -132,23 +49,6 @@ class MonitorFields(Input):
         description="Monitors of the same project this one depends on (no cycles). While "
         "one of them is down, this monitor's failures open no incident and send no alert "
         "of their own: they are listed under that monitor's incident. `[]` removes them",
-    )
-    schedule: (
-        Annotated[str, Field(min_length=1, max_length=100, pattern=SINGLE_LINE_PATTERN)] | None
-    ) = Field(
-        default=None,
-        description="Heartbeat monitors: a cron schedule (five fields, or @hourly, @daily, "
-        "...) read in `timezone`; the job is late when no ping arrives by the schedule's next "
-        "time after the last ping, plus `graceSeconds`. Without it: every `intervalSeconds`",
-        examples=["0 2 * * *"],
-    )
-    timezone: Annotated[str, Field(min_length=1, max_length=64)] | None = Field(
-        default=None, description="Heartbeat monitors: the IANA zone of `schedule` (UTC)"
-    )
-    graceSeconds: Annotated[int, Field(ge=0, le=86_400)] | None = Field(
-        default=None,
-        description="Heartbeat monitors: how late a ping may be, and how long a started job "
-        "may run, before the monitor is down (60)",
     )
     escalationPolicyId: Annotated[str, Field(max_length=32)] | None = Field(
         default=None,
@@ -159,44 +59,94 @@ class MonitorFields(Input):
     secretRefs: SecretRefsIn | None = None
 
 
+# ---- the types' own fields, from their declarations (probes/registry.py) -------------------
+
+
+def _declared_fields() -> dict[str, FieldInfo]:
+    """Each type's config fields once; a field several types share (``host``) is the first
+    declaration's."""
+    found: dict[str, FieldInfo] = {}
+    for kind in KINDS.values():
+        for name, info in kind.config.model_fields.items():
+            found.setdefault(name, info)
+    return found
+
+
+TYPE_FIELDS = _declared_fields()
+
+
+def _bounded(info: FieldInfo) -> Any:
+    """The field's type, its bounds included, without ``None``."""
+    annotation: Any = info.annotation
+    if accepts_none(annotation):
+        kept = tuple(a for a in get_args(annotation) if a is not NoneType)
+        annotation = kept[0] if len(kept) == 1 else Union[kept]  # noqa: UP007
+    return Annotated[(annotation, *info.metadata)] if info.metadata else annotation
+
+
+def _described(info: FieldInfo, **given: Any) -> Any:
+    return Field(description=info.description, examples=info.examples, **given)
+
+
+def _null_refused_on_update(name: str) -> bool:
+    """No type that has the field lets an update clear it (``method``, ``headers``)."""
+    having = [kind for kind in KINDS.values() if name in kind.config.model_fields]
+    return not any(kind.nullable(name) for kind in having)
+
+
+if TYPE_CHECKING:
+
+    class MonitorFields(_CommonFields):
+        # The types' fields are made at run time: to the type checker they are Any.
+        def __getattr__(self, name: str) -> Any: ...
+
+else:
+    # On create any type's field may be sent (null or left out: the type's default).
+    MonitorFields = create_model(
+        "MonitorFields",
+        __base__=_CommonFields,
+        __doc__="Fields shared by create and update; which are required depends on ``type``.",
+        **{
+            name: (_bounded(info) | None, _described(info, default=None))
+            for name, info in TYPE_FIELDS.items()
+        },
+    )
+
+
 class _NewMonitor(MonitorFields):
     projectId: Annotated[str, Field(max_length=32)]
     name: Name
 
-
-# One model per type, so the schema itself says which target fields each type needs.
-class HttpMonitorCreate(_NewMonitor):
-    type: Literal["http"]
-    url: Url
-
-
-class TcpMonitorCreate(_NewMonitor):
-    type: Literal["tcp"]
-    host: Host
-    port: Annotated[int, Field(ge=1, le=65535)]
+    def columns(self, exclude: set[str]) -> dict[str, Any]:
+        """The fields as the monitor's columns; one left out or null takes its type's default,
+        else is left out for the column's own."""
+        defaults = KINDS[self.type].defaults
+        values = self.model_dump(exclude=exclude)
+        stored = {name: defaults.get(name) if v is None else v for name, v in values.items()}
+        return {to_snake(name): value for name, value in stored.items() if value is not None}
 
 
-class DnsMonitorCreate(_NewMonitor):
-    type: Literal["dns"]
-    host: Host
+def _create_model(kind_name: str) -> type[_NewMonitor]:
+    """The create body of one type, so the schema itself says which fields it needs."""
+    kind = KINDS[kind_name]
+    targets = {
+        name: (_bounded(kind.config.model_fields[name]), _described(TYPE_FIELDS[name]))
+        for name in kind.targets
+    }
+    made: type[_NewMonitor] = create_model(  # type: ignore[call-overload]
+        f"{kind.title}MonitorCreate",
+        __base__=_NewMonitor,
+        type=(Literal[kind.name], ...),
+        **targets,
+    )
+    return made
 
 
-class TlsMonitorCreate(_NewMonitor):
-    type: Literal["tls"]
-    host: Host
-
-
-class HeartbeatMonitorCreate(_NewMonitor):
-    type: Literal["heartbeat"]
-
-
-NewMonitor = (
-    HttpMonitorCreate
-    | TcpMonitorCreate
-    | DnsMonitorCreate
-    | TlsMonitorCreate
-    | HeartbeatMonitorCreate
-)
+MONITOR_CREATES = tuple(_create_model(name) for name in KINDS)
+if TYPE_CHECKING:
+    NewMonitor = _NewMonitor
+else:
+    NewMonitor = Union[MONITOR_CREATES]  # noqa: UP007
 MonitorCreate = Annotated[NewMonitor, TagInWords("type")]
 
 
@@ -258,30 +208,35 @@ class MonitorOut(RowOut):
         }
 
 
-class MonitorUpdate(MonitorFields):
-    """Fields left out stay as they are. `null` clears `keyword`, `body`, `expectedValue`,
-    `degradedThresholdMs`, `quorum`, `escalationPolicyId`, `schedule`, `timezone` and
-    `graceSeconds`, restores the default `recordType` (A) and TLS `port` (443), and leaves
-    `regionIds`, `assertions`, `dependsOn` and `isActive` unchanged.
-    The target a monitor's type checks may not be null: `url` of an http monitor, `host` and
-    `port` of a tcp monitor, `host` of a dns or tls monitor (422)."""
-
+class _UpdateFields(MonitorFields):
     resource = MonitorOut
 
     name: Omittable[Name] = None
-    method: Omittable[HttpMethod] = None
-    headers: Omittable[Headers] = Field(default=None, description="`{}` removes every header")
-    secretHeaders: Omittable[SecretHeaders] = Field(
-        default=None,
-        description="A header stays secret until its value is replaced or removed: unmarking "
-        "it alone does not reveal the stored value",
-    )
-    expectedStatusCodes: Omittable[StatusCodes] = Field(
-        default=None, description="`[]` means 200-399"
-    )
     intervalSeconds: Omittable[Interval] = None
     timeoutSeconds: Omittable[Timeout] = None
     retries: Omittable[Retries] = None
+
+
+_UPDATE_DOC = """Fields left out stay as they are. `null` clears `keyword`, `body`, `expectedValue`,
+`degradedThresholdMs`, `quorum`, `escalationPolicyId`, `schedule`, `timezone` and
+`graceSeconds`, restores the default `recordType` (A) and TLS `port` (443), and leaves
+`regionIds`, `assertions`, `dependsOn` and `isActive` unchanged.
+The target a monitor's type checks may not be null: `url` of an http monitor, `host` and
+`port` of a tcp monitor, `host` of a dns or tls monitor (422)."""
+
+if TYPE_CHECKING:
+    MonitorUpdate = _UpdateFields
+else:
+    MonitorUpdate = create_model(
+        "MonitorUpdate",
+        __base__=_UpdateFields,
+        __doc__=_UPDATE_DOC,
+        **{
+            name: (Omittable[_bounded(info)], _described(info, default=None))
+            for name, info in TYPE_FIELDS.items()
+            if _null_refused_on_update(name)
+        },
+    )
 
 
 class CheckTimingsOut(RowOut):

@@ -29,12 +29,21 @@ from upwatch.monitors.schemas import MonitorFields, MonitorUpdate, NewMonitor
 from upwatch.probes.assertions import assertion_of
 from upwatch.probes.assertions import validate_all as validate_assertions
 from upwatch.probes.heartbeat import BadSchedule, validate_schedule, zone_of
+from upwatch.probes.registry import kind_of
 from upwatch.projects.repository import ProjectRepository
 from upwatch.runtime import DomainService, uses
 
 DEFAULT_TIMEOUT_SECONDS = 10.0
-# What each type checks; an update may change these but not remove them.
-TARGET_FIELDS = {"http": {"url"}, "tcp": {"host", "port"}, "dns": {"host"}, "tls": {"host"}}
+# Create fields with rules of their own; every other one is stored as sent, by column name.
+SEPARATELY_CREATED = {
+    "secretHeaders",
+    "intervalSeconds",
+    "timeoutSeconds",
+    "regionIds",
+    "dependsOn",
+    "assertions",
+    "secretRefs",
+}
 # Update fields with rules of their own; every other one is stored as sent, by column name.
 SEPARATELY_UPDATED = {
     "headers",
@@ -224,37 +233,16 @@ class MonitorService(DomainService):
         if timeout >= interval:
             raise ValidationFailed.on("timeoutSeconds", "must be shorter than intervalSeconds")
         monitor = Monitor(
-            project_id=body.projectId,
-            name=body.name,
-            type=body.type,
-            url=body.url,
-            method=body.method or "GET",
-            headers=body.headers or {},
+            **body.columns(exclude=SEPARATELY_CREATED),
             secret_headers=secrets.unique(body.secretHeaders or []),
-            body=body.body,
-            expected_status_codes=body.expectedStatusCodes or [],
-            keyword=body.keyword,
-            host=body.host,
-            port=body.port or (443 if body.type == "tls" else None),
-            record_type=body.recordType or ("A" if body.type == "dns" else None),
-            expected_value=body.expectedValue,
             interval_seconds=interval,
             timeout_seconds=timeout,
-            retries=body.retries if body.retries is not None else 0,
-            degraded_threshold_ms=body.degradedThresholdMs,
-            quorum=body.quorum,
             region_ids=list(dict.fromkeys(body.regionIds or [])),
-            is_active=body.isActive if body.isActive is not None else True,
-            escalation_policy_id=body.escalationPolicyId,
             depends_on=parents,
             assertions=[a.stored() for a in body.assertions or []],
-            schedule=body.schedule,
-            timezone=body.timezone,
-            grace_seconds=body.graceSeconds,
             status="pending" if body.isActive is not False else "paused",
             state={},
             heartbeat_token=new_opaque_token() if body.type == "heartbeat" else None,
-            key=body.key,
         )
         await self._refresh_secret_refs(monitor, {}, body.headers, body.secretRefs or {})
         self._check_heartbeat(monitor)
@@ -283,7 +271,7 @@ class MonitorService(DomainService):
         await self._refresh_secret_refs(monitor, headers_before, body.headers, body.secretRefs)
         # Fields null is refused for on every type are refused by the schema (Omittable);
         # what null is refused for depends on the type, so it is checked here.
-        needed = TARGET_FIELDS.get(monitor.type, set())
+        needed = kind_of(monitor.type).targets
         sent = body.model_dump(exclude_unset=True, exclude=SEPARATELY_UPDATED)
         for field, value in sent.items():
             if value is None and field in needed:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ipaddress
 import time
 from datetime import datetime
+from typing import Annotated, Final, Literal
 
 import dns.asyncresolver
 import dns.exception
@@ -16,11 +17,16 @@ import dns.rdata
 import dns.rdatatype
 import dns.rdtypes.txtbase
 import dns.resolver
+from pydantic import Field
 
+from upwatch.kit.inputs import Input
+from upwatch.probes.fields import Host
+from upwatch.probes.kind import FormField, MonitorKind
 from upwatch.probes.outcome import ErrorKind, Outcome, Timings
 from upwatch.probes.probe import ProbeKit
 from upwatch.probes.spec import CheckSpec
 
+DEFAULT_RECORD_TYPE: Final = "A"
 _ADDRESS_TYPES = frozenset({dns.rdatatype.A, dns.rdatatype.AAAA})
 
 
@@ -133,5 +139,27 @@ class DnsProbe:
                 error="DNS checks are off where only loopback targets are reached",
             )
         return await probe_dns(
-            spec.host, spec.record_type or "A", spec.expected_value, spec.timeout_seconds
+            spec.host,
+            spec.record_type or DEFAULT_RECORD_TYPE,
+            spec.expected_value,
+            spec.timeout_seconds,
         )
+
+
+RecordType = Literal["A", "AAAA", "CNAME", "MX", "TXT", "NS"]
+
+
+class DnsConfig(Input):
+    host: Host
+    recordType: RecordType | None = DEFAULT_RECORD_TYPE
+    expectedValue: Annotated[str, Field(max_length=500)] | None = None
+
+
+KIND = MonitorKind(
+    name="dns",
+    label="DNS record",
+    rank=3,
+    config=DnsConfig,
+    probe=DnsProbe(),
+    form=(FormField("host", "Host"),),
+)

@@ -13,10 +13,13 @@ from __future__ import annotations
 import re
 import zoneinfo
 from datetime import datetime, timedelta
-from typing import TypeGuard
+from typing import Annotated, TypeGuard
 
 from croniter import CroniterBadCronError, CroniterBadDateError, croniter
+from pydantic import Field
 
+from upwatch.kit.inputs import SINGLE_LINE_PATTERN, Input
+from upwatch.probes.kind import MonitorKind
 from upwatch.probes.outcome import ErrorKind, Outcome
 from upwatch.probes.probe import ProbeKit
 from upwatch.probes.spec import CheckSpec
@@ -164,3 +167,30 @@ class HeartbeatProbe:
             )
         except BadSchedule as exc:  # refused when saved; a zone can leave the tz database
             return _missed(f"the schedule cannot be read: {exc}", {})
+
+
+class HeartbeatConfig(Input):
+    """Nothing is reached: the job reports to the monitor's heartbeat URL."""
+
+    schedule: (
+        Annotated[str, Field(min_length=1, max_length=100, pattern=SINGLE_LINE_PATTERN)] | None
+    ) = Field(
+        default=None,
+        description="Heartbeat monitors: a cron schedule (five fields, or @hourly, @daily, "
+        "...) read in `timezone`; the job is late when no ping arrives by the schedule's next "
+        "time after the last ping, plus `graceSeconds`. Without it: every `intervalSeconds`",
+        examples=["0 2 * * *"],
+    )
+    timezone: Annotated[str, Field(min_length=1, max_length=64)] | None = Field(
+        default=None, description="Heartbeat monitors: the IANA zone of `schedule` (UTC)"
+    )
+    graceSeconds: Annotated[int, Field(ge=0, le=86_400)] | None = Field(
+        default=None,
+        description="Heartbeat monitors: how late a ping may be, and how long a started job "
+        f"may run, before the monitor is down ({HEARTBEAT_GRACE_SECONDS})",
+    )
+
+
+KIND = MonitorKind(
+    name="heartbeat", label="Heartbeat", rank=5, config=HeartbeatConfig, probe=HeartbeatProbe()
+)

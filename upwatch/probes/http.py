@@ -13,13 +13,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import MappingProxyType
+from typing import Annotated, Any, Literal
 
 import aiohttp
+from pydantic import Field
 
+from upwatch.kit.inputs import HEADER_NAME_PATTERN, HTTP_URL_PATTERN, SINGLE_LINE_PATTERN, Input
 from upwatch.kit.net import ConnectionPhases, TargetRefused
-from upwatch.probes.assertions import Assertion, Response, first_failure
+from upwatch.probes.assertions import Assertion, Operator, Response, Source, first_failure
 from upwatch.probes.connect import CheckClock, Phase, classify
 from upwatch.probes.judging import judged
+from upwatch.probes.kind import FormField, MonitorKind
 from upwatch.probes.outcome import ErrorKind, Outcome, Timings
 from upwatch.probes.probe import ProbeKit
 from upwatch.probes.spec import CheckSpec
@@ -244,3 +248,76 @@ class HttpProbe:
             project_id=spec.project_id,
         )
         return await probe_http(check, kit.http)
+
+
+# ---- the monitor type ----------------------------------------------------------------------
+
+HttpMethod = Literal["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+HeaderText = Annotated[str, Field(max_length=1000, pattern=SINGLE_LINE_PATTERN)]
+HeaderName = Annotated[str, Field(min_length=1, max_length=100, pattern=HEADER_NAME_PATTERN)]
+Url = Annotated[str, Field(min_length=1, max_length=2048, pattern=HTTP_URL_PATTERN)]
+
+
+class AssertionIn(Input):
+    """A condition on an HTTP response; the first that does not hold fails the check with a
+    message naming it."""
+
+    source: Source = Field(
+        description="What is read: a JSONPath into the JSON body (`path`), a header (`path` "
+        "is its name), the body text, the response time in ms, the status code"
+    )
+    operator: Operator
+    path: Annotated[str, Field(min_length=1, max_length=500)] | None = Field(
+        default=None, examples=["$.status", "content-type"]
+    )
+    value: Annotated[str, Field(max_length=500)] | int | float | bool | None = Field(
+        default=None,
+        description="The expected value (a pattern for `matches`, a number for the "
+        "orderings); left out for `exists` and `notExists`",
+    )
+
+    def stored(self) -> dict[str, Any]:
+        """As kept on the monitor: `value` only when it was given (null is a value)."""
+        kept: dict[str, Any] = {"source": self.source, "operator": self.operator}
+        if self.path is not None:
+            kept["path"] = self.path
+        if "value" in self.model_fields_set:
+            kept["value"] = self.value
+        return kept
+
+
+class HttpConfig(Input):
+    url: Url
+    method: HttpMethod = "GET"
+    headers: Annotated[dict[str, HeaderText], Field(max_length=50)] = Field(
+        default_factory=dict,
+        description="Values of Authorization, Cookie, Proxy-Authorization and of the headers "
+        "named in `secretHeaders` are masked in responses; sent back masked, they keep the "
+        "stored value. On update, `{}` removes every header",
+    )
+    secretHeaders: Annotated[list[HeaderName], Field(max_length=50)] = Field(
+        default_factory=list,
+        description="Names of further headers whose values are secret (any letter case). A "
+        "header stays secret until its value is replaced or removed: unmarking it alone does "
+        "not reveal the stored value",
+    )
+    body: Annotated[str, Field(max_length=65_536)] | None = None
+    expectedStatusCodes: Annotated[
+        list[Annotated[int, Field(ge=100, le=599)]], Field(max_length=50)
+    ] = Field(default_factory=list, description="`[]` means 200-399")
+    keyword: Annotated[str, Field(min_length=1, max_length=500)] | None = None
+    assertions: Annotated[list[AssertionIn], Field(max_length=20)] | None = Field(
+        default=None,
+        description="HTTP monitors: conditions on the response beyond its status code, "
+        "checked in order (`[]` removes them)",
+    )
+
+
+KIND = MonitorKind(
+    name="http",
+    label="HTTP(S)",
+    rank=1,
+    config=HttpConfig,
+    probe=HttpProbe(),
+    form=(FormField("url", "URL", "url", hint="e.g. https://example.com/health"),),
+)

@@ -5,8 +5,11 @@ from __future__ import annotations
 import asyncio
 from datetime import datetime
 
+from upwatch.kit.inputs import Input
 from upwatch.kit.net import NetworkGuard
 from upwatch.probes.connect import CONNECT_ERRORS, CheckClock, connect, failed
+from upwatch.probes.fields import Host, Port
+from upwatch.probes.kind import FormField, MonitorKind
 from upwatch.probes.outcome import Outcome
 from upwatch.probes.probe import ProbeKit
 from upwatch.probes.spec import CheckSpec
@@ -35,3 +38,18 @@ class TcpProbe:
         assert spec.host is not None
         assert spec.port is not None
         return await probe_tcp(spec.host, spec.port, spec.timeout_seconds, kit.guard)
+
+
+class TcpConfig(Input):
+    host: Host
+    port: Port
+
+
+KIND = MonitorKind(
+    name="tcp",
+    label="TCP port",
+    rank=2,
+    config=TcpConfig,
+    probe=TcpProbe(),
+    form=(FormField("host", "Host"), FormField("port", "Port", "number")),
+)

@@ -8,13 +8,17 @@ import ssl
 import time
 from datetime import UTC, datetime
 
+from upwatch.kit.inputs import Input
 from upwatch.kit.net import NetworkGuard
 from upwatch.probes.connect import CONNECT_ERRORS, CheckClock, Stream, connect, failed
+from upwatch.probes.fields import Host, Port
+from upwatch.probes.kind import FormField, MonitorKind
 from upwatch.probes.outcome import ErrorKind, Outcome
 from upwatch.probes.probe import ProbeKit
 from upwatch.probes.spec import CheckSpec
 
 _SECONDS_PER_DAY = 86_400
+DEFAULT_PORT = 443
 
 
 def _expiry(peercert: dict[str, object]) -> tuple[int, str]:
@@ -79,4 +83,21 @@ async def probe_tls(
 class TlsProbe:
     async def check(self, spec: CheckSpec, kit: ProbeKit, now: datetime) -> Outcome:
         assert spec.host is not None
-        return await probe_tls(spec.host, spec.port or 443, spec.timeout_seconds, kit.guard)
+        return await probe_tls(
+            spec.host, spec.port or DEFAULT_PORT, spec.timeout_seconds, kit.guard
+        )
+
+
+class TlsConfig(Input):
+    host: Host
+    port: Port | None = DEFAULT_PORT
+
+
+KIND = MonitorKind(
+    name="tls",
+    label="TLS certificate",
+    rank=4,
+    config=TlsConfig,
+    probe=TlsProbe(),
+    form=(FormField("host", "Host"), FormField("port", "Port", "number", hint="Default: 443")),
+)
