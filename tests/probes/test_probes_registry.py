@@ -15,7 +15,7 @@ import upwatch.probes
 from upwatch.engine.checks import ProbeKit, run_check
 from upwatch.engine.targets import MonitorSpec
 from upwatch.kit.net import NetworkGuard, guarded_session
-from upwatch.monitors.schemas import MonitorType
+from upwatch.monitors.schemas import MonitorOut
 from upwatch.probes.outcome import ErrorKind
 from upwatch.probes.registry import PROBES, UnknownMonitorType, probe_for
 
@@ -67,7 +67,7 @@ async def open_port() -> AsyncIterator[int]:
 
 
 def test_every_monitor_type_the_api_accepts_has_exactly_one_probe() -> None:
-    assert set(PROBES) == set(get_args(MonitorType))
+    assert list(PROBES) == list(get_args(MonitorOut.model_fields["type"].annotation))
 
 
 def test_an_unknown_type_has_no_probe_and_says_which_type() -> None:

@@ -14,6 +14,10 @@ from argon2.exceptions import InvalidHashError, VerificationError
 from upwatch.client.document import ConfigFile, entries, resolved, secret_refs
 from upwatch.client.plan import KIND_NAMES, SECRET_HOLDERS, Change, Plan, plan
 from upwatch.client.service import Service
+from upwatch.probes.registry import KINDS
+
+# What the monitor types check (url, host, port): a change of one is a new destination.
+TARGETS: Final = {name for kind in KINDS.values() for name in kind.targets}
 
 PATHS: Final = {
     "providers": "/notification-providers",
@@ -98,7 +102,7 @@ class Applier:
         holder = SECRET_HOLDERS.get(change.kind)
         # A new destination needs its secrets given again (the API keeps a masked one only
         # for the same destination), so they go with it.
-        moving = change.kind == "monitors" and bool({"url", "host", "port"} & set(fields or []))
+        moving = change.kind == "monitors" and bool(TARGETS & set(fields or []))
         if holder and (fields is None or holder in fields or "secretRefs" in fields or moving):
             body["secretRefs"] = secret_refs(entry)
             if holder in entry:
@@ -171,32 +175,17 @@ class Applier:
 
 # ---- export ------------------------------------------------------------------------------
 
-MONITOR_FIELDS: Final = {
-    "common": [
-        "name",
-        "type",
-        "intervalSeconds",
-        "timeoutSeconds",
-        "retries",
-        "degradedThresholdMs",
-        "quorum",
-        "isActive",
-    ],
-    "http": [
-        "url",
-        "method",
-        "headers",
-        "secretHeaders",
-        "body",
-        "expectedStatusCodes",
-        "keyword",
-        "assertions",
-    ],
-    "tcp": ["host", "port"],
-    "dns": ["host", "recordType", "expectedValue"],
-    "tls": ["host", "port"],
-    "heartbeat": ["schedule", "timezone", "graceSeconds"],
-}
+# Every monitor's fields; then those of its type, as the type declares them (probes/).
+MONITOR_FIELDS: Final = [
+    "name",
+    "type",
+    "intervalSeconds",
+    "timeoutSeconds",
+    "retries",
+    "degradedThresholdMs",
+    "quorum",
+    "isActive",
+]
 PROVIDER_FIELDS: Final = [
     "name",
     "type",
@@ -261,7 +250,8 @@ def _exported(
     entry: dict[str, Any] = {"key": obj["key"]}
     label = f"{KIND_NAMES[kind]} {obj['key']}"
     if kind == "monitors":
-        names = MONITOR_FIELDS["common"] + MONITOR_FIELDS.get(str(obj["type"]), [])
+        monitor_type = KINDS.get(str(obj["type"]))
+        names = MONITOR_FIELDS + list(monitor_type.fields if monitor_type is not None else ())
         entry.update({n: obj[n] for n in names if _shown(obj.get(n))})
         if "headers" in entry:
             entry["headers"] = _with_references(entry["headers"], refs, "headers")

@@ -20,6 +20,8 @@ from upwatch.monitors import dashboard, statistics
 from upwatch.monitors.repository import MonitorRepository, RegionRepository
 from upwatch.monitors.schemas import MonitorCreate, MonitorRegionStats
 from upwatch.monitors.service import MonitorService
+from upwatch.probes.kind import FormField
+from upwatch.probes.registry import KINDS
 from upwatch.statuspages.repository import StatusPageRepository
 
 SORTS: Final = ("name", "status", "uptime")
@@ -28,6 +30,25 @@ RECENT_CHECKS: Final = 20
 
 router = APIRouter(prefix="/app")
 _NEW_MONITOR: TypeAdapter[Any] = TypeAdapter(MonitorCreate)
+
+
+def _form_fields() -> list[FormField]:
+    """Each type's boxes once, labelled with the types that use them ("Host (TCP, DNS, TLS)"):
+    one form serves every type, without a script to swap boxes."""
+    users: dict[str, list[str]] = {}
+    first: dict[str, FormField] = {}
+    for kind in KINDS.values():
+        for box in kind.form:
+            users.setdefault(box.name, []).append(kind.name.upper())
+            first.setdefault(box.name, box)
+    return [
+        FormField(name, f"{box.label} ({', '.join(users[name])})", box.input, box.hint)
+        for name, box in first.items()
+    ]
+
+
+FORM_FIELDS: Final = _form_fields()
+TYPE_CHOICES: Final = [(kind.name, kind.label) for kind in KINDS.values()]
 
 
 async def _monitor_rows(page: Page, query: dict[str, str]) -> list[dict[str, Any]]:
@@ -101,6 +122,8 @@ async def _new_monitor_page(page: Page, status: int = 200, **context: Any) -> Re
         title="New monitor",
         section="monitors",
         projects=projects,
+        types=TYPE_CHOICES,
+        type_fields=FORM_FIELDS,
         **context,
     )
 
@@ -116,11 +139,11 @@ def _monitor_body(form: dict[str, str]) -> dict[str, Any]:
         "name": form.get("name", ""),
         "type": form.get("type", "http"),
     }
-    if body["type"] == "http":
-        body["url"] = form.get("url", "")
-    else:
-        body["host"] = form.get("host", "")
-        body["port"] = form.get("port") or None
+    kind = KINDS.get(body["type"])
+    # The boxes of the chosen type; an empty one is left out (its default, or "required").
+    for box in kind.form if kind is not None else ():
+        if form.get(box.name):
+            body[box.name] = form[box.name]
     if form.get("intervalSeconds"):
         body["intervalSeconds"] = form["intervalSeconds"]
     return body

@@ -1,0 +1,119 @@
+"""Monitor types declare themselves (probes/kind.py); what the API, ``upwatch apply`` and the
+console show is derived from the declarations, so a new type needs no other change."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, get_args
+
+import pytest
+from pydantic import Field, TypeAdapter, ValidationError
+
+from upwatch.client.apply import TARGETS, exported
+from upwatch.console.endpoints.monitors import FORM_FIELDS, TYPE_CHOICES
+from upwatch.kit.inputs import Input
+from upwatch.monitors.schemas import (
+    MONITOR_CREATES,
+    TYPE_FIELDS,
+    MonitorCreate,
+    MonitorOut,
+    MonitorUpdate,
+)
+from upwatch.probes.kind import MonitorKind
+from upwatch.probes.registry import KINDS, PROBES, kind_of
+from upwatch.probes.tcp import TcpProbe
+
+pytestmark = pytest.mark.db_independent
+
+CREATE = TypeAdapter(MonitorCreate)
+
+
+def test_the_types_are_listed_in_their_rank_order_everywhere() -> None:
+    names = ["http", "tcp", "dns", "tls", "heartbeat"]
+
+    assert list(KINDS) == names
+    assert list(get_args(MonitorOut.model_fields["type"].annotation)) == names
+    assert [model.__name__ for model in MONITOR_CREATES] == [
+        f"{name.capitalize()}MonitorCreate" for name in names
+    ]
+    assert [name for name, _label in TYPE_CHOICES] == names
+
+
+def test_a_type_requires_its_target_on_create_and_nothing_else() -> None:
+    for kind in KINDS.values():
+        model = next(m for m in MONITOR_CREATES if m.__name__.startswith(kind.title))
+        required = {name for name, info in model.model_fields.items() if info.is_required()}
+        assert required == {"projectId", "name", "type", *kind.targets}
+
+
+def test_a_field_several_types_share_is_declared_alike_by_each() -> None:
+    for name, shared in TYPE_FIELDS.items():
+        for kind in KINDS.values():
+            info = kind.config.model_fields.get(name)
+            if info is not None and name in kind.targets:
+                assert repr(info.metadata) == repr(shared.metadata), (kind.name, name)
+
+
+def test_a_field_left_out_is_stored_as_its_type_declares() -> None:
+    def columns(**body: Any) -> dict[str, Any]:
+        made = CREATE.validate_python({"projectId": "p", "name": "n", **body})
+        return made.columns(exclude=set())  # type: ignore[no-any-return]
+
+    assert columns(type="tls", host="example.com")["port"] == 443
+    assert columns(type="dns", host="example.com", recordType=None)["record_type"] == "A"
+    assert columns(type="http", url="https://example.com")["method"] == "GET"
+    # Another type's default is not this type's: the column keeps its own.
+    assert "port" not in columns(type="http", url="https://example.com")
+    assert "record_type" not in columns(type="tcp", host="example.com", port=1)
+
+
+def test_an_update_may_clear_a_field_only_where_a_type_lets_it() -> None:
+    with pytest.raises(ValidationError, match="may not be null"):
+        MonitorUpdate.model_validate({"method": None})
+    cleared = MonitorUpdate.model_validate({"recordType": None, "port": None, "url": None})
+    assert cleared.model_fields_set == {"recordType", "port", "url"}
+
+
+def test_export_writes_the_fields_of_the_monitors_type() -> None:
+    monitor = {"id": "m", "key": "db", "name": "DB", "type": "tcp", "host": "db", "port": 5432}
+    monitor |= {"url": "https://ignored.example", "method": "GET"}
+
+    document = exported(
+        {"monitors": [monitor], "providers": [], "statusPages": [], "maintenance": []},
+        lambda _: None,
+    )
+
+    assert document["monitors"] == [
+        {"key": "db", "name": "DB", "type": "tcp", "host": "db", "port": 5432}
+    ]
+    assert {"url", "host", "port"} == TARGETS
+
+
+def test_the_console_form_has_each_box_once_named_for_the_types_using_it() -> None:
+    labels = {box.name: box.label for box in FORM_FIELDS}
+
+    assert labels == {
+        "url": "URL (HTTP)",
+        "host": "Host (TCP, DNS, TLS)",
+        "port": "Port (TCP, TLS)",
+    }
+
+
+def test_an_unknown_type_is_named_when_looked_up() -> None:
+    with pytest.raises(ValueError, match="unknown monitor type 'smtp'"):
+        kind_of("smtp")
+
+
+def test_a_declared_type_is_a_name_a_config_model_and_a_probe() -> None:
+    class PortOnly(Input):
+        port: Annotated[int, Field(ge=1)]
+        note: str | None = "x"
+
+    kind = MonitorKind(name="demo", label="Demo", rank=99, config=PortOnly, probe=TcpProbe())
+
+    assert kind.title == "Demo"
+    assert kind.fields == ("port", "note")
+    assert kind.targets == ("port",)
+    assert kind.defaults == {"note": "x"}
+    assert kind.nullable("note")
+    assert kind.nullable("port")
+    assert set(PROBES) == set(KINDS)
