@@ -171,7 +171,6 @@ class Channel(ABC):
 
     name: ClassVar[str]  # the provider type, also the name in a plan's notificationChannels
     label: ClassVar[str]  # how error messages name the channel
-    title: ClassVar[str]  # how the console names it
     places: ClassVar[Places]
     # The cheapest built-in plan that offers it ("free" or "pro"); dearer plans offer it too.
     plan: ClassVar[str]
@@ -186,6 +185,11 @@ class Channel(ABC):
     destination_fields: ClassVar[tuple[str, ...]] = ()
     # URLs the service will contact, refused when saved if the address guard refuses them.
     url_fields: ClassVar[tuple[str, ...]] = ()
+
+    @property
+    def title(self) -> str:
+        """How the console names the channel: its label, unless the channel says otherwise."""
+        return self.label
 
     @abstractmethod
     async def send(self, config: Mapping[str, Any], event: AlertEvent, kit: DeliveryKit) -> None:

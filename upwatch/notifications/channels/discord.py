@@ -21,7 +21,6 @@ EMBED_CHARS: Final = 6000
 class Discord(ChatHookChannel):
     name = "discord"
     label = "Discord"
-    title = "Discord"
     places = Places(names=4, forms=2, free_plan=3, personal=3)
     plan = "free"
     personal = Personal(views=frozenset({"settings"}))

@@ -33,13 +33,16 @@ class EmailConfig(Input):
 class Email(Channel):
     name = "email"
     label = "email"
-    title = "E-mail"
     places = Places(names=0, forms=0, free_plan=0, personal=0)
     plan = "free"
     # The seed's settings record has this switch on from the start.
     personal = Personal(views=frozenset({"profile", "settings"}), on_by_default=True)
     form = (FormField("to", "Send to (addresses, separated by commas)", listed=True),)
     config_model = EmailConfig
+
+    @property
+    def title(self) -> str:
+        return "E-mail"
 
     def for_account(self, config: Mapping[str, Any], account_email: str) -> dict[str, Any]:
         # A personal config without addresses means the account's own address.

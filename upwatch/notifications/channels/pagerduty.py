@@ -32,7 +32,6 @@ class PagerDutyConfig(Input):
 class PagerDuty(HttpChannel):
     name = "pagerduty"
     label = "PagerDuty"
-    title = "PagerDuty"
     places = Places(names=8, forms=6)
     plan = "pro"
     form = (FormField("routingKey", "Routing key", "password"),)

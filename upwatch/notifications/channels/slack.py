@@ -17,7 +17,6 @@ def _escape(text: str) -> str:
 class Slack(ChatHookChannel):
     name = "slack"
     label = "Slack"
-    title = "Slack"
     places = Places(names=2, forms=1, free_plan=2, personal=2)
     plan = "free"
     personal = Personal(views=frozenset({"profile", "settings"}))

@@ -9,7 +9,6 @@ from upwatch.notifications.channels.twilio import Twilio
 class Sms(Twilio):
     name = "sms"
     label = "SMS (Twilio)"
-    title = "SMS (Twilio)"
     places = Places(names=1, forms=7, personal=1)
     plan = "pro"
     personal = Personal(views=frozenset({"profile"}))

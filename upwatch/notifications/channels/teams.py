@@ -19,7 +19,6 @@ COLORS: Final = {
 class Teams(ChatHookChannel):
     name = "teams"
     label = "Microsoft Teams"
-    title = "Microsoft Teams"
     places = Places(names=5, forms=3, free_plan=4, personal=4)
     plan = "free"
     personal = Personal(views=frozenset({"settings"}))

@@ -44,7 +44,6 @@ class TelegramConfig(Input):
 class Telegram(HttpChannel):
     name = "telegram"
     label = "Telegram"
-    title = "Telegram"
     places = Places(names=6, forms=5, free_plan=5)
     plan = "free"
     form = (

@@ -89,7 +89,6 @@ def signature(secret: str, body: bytes) -> str:
 class Webhook(HttpChannel):
     name = "webhook"
     label = "webhook"
-    title = "Webhook"
     places = Places(names=3, forms=4, free_plan=1, personal=5)
     plan = "free"
     personal = Personal(views=frozenset({"profile", "settings"}))
@@ -102,6 +101,10 @@ class Webhook(HttpChannel):
     secret_fields = ("url", "secret")
     destination_fields = ("url",)
     url_fields = ("url",)
+
+    @property
+    def title(self) -> str:
+        return "Webhook"
 
     async def send(self, config: Mapping[str, Any], event: AlertEvent, kit: DeliveryKit) -> None:
         url = self.required(config, "url")

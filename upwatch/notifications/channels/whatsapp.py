@@ -9,7 +9,6 @@ from upwatch.notifications.channels.twilio import Twilio
 class WhatsApp(Twilio):
     name = "whatsapp"
     label = "WhatsApp (Twilio)"
-    title = "WhatsApp (Twilio)"
     places = Places(names=7, forms=8)
     plan = "pro"
     prefix = "whatsapp:"
