@@ -27,9 +27,7 @@ class ApiKeyService(DomainService):
     projects = uses(ProjectRepository)
 
     async def _managed(self, caller: User, project_id: str) -> ProjectAccess:
-        access = await self.projects.access(caller, project_id)
-        if access is None:
-            raise NotFound("no such project")
+        access = await self.projects.get_visible(caller, project_id)
         if not access.can_manage_members:
             raise Forbidden("API keys are made and revoked by the owner or a project manager")
         return access
@@ -56,8 +54,7 @@ class ApiKeyService(DomainService):
         return stored, key
 
     async def listed(self, caller: User, project_id: str) -> Sequence[ApiKey]:
-        if await self.projects.access(caller, project_id) is None:
-            raise NotFound("no such project")
+        await self.projects.get_visible(caller, project_id)
         return await self.keys.of_project(project_id)
 
     async def revoke(self, caller: User, project_id: str, key_id: str) -> None:

@@ -15,8 +15,8 @@ from upwatch.escalation.schemas import (
 )
 from upwatch.escalation.service import EscalationService
 from upwatch.kit.errors import problem_responses
-from upwatch.kit.pagination import IdFilter, PageParams
 from upwatch.kit.schemas import DeletedOut
+from upwatch.kit.scoped import ProjectPageParams
 
 router = APIRouter(
     prefix="/escalation-policies",
@@ -41,21 +41,16 @@ async def create_policy(
 
 @router.get("", operation_id="listEscalationPolicies")
 async def list_policies(
-    user: CurrentUser, session: Session, page: PageParams, projectId: IdFilter = None
+    user: CurrentUser, session: Session, page: ProjectPageParams
 ) -> list[EscalationPolicyOut]:
     """Policies in the caller's projects, oldest first."""
-    items, total = await EscalationRepository(session).visible_to(
-        user, projectId, page.limit, page.offset
-    )
-    page.total(total)
-    return [EscalationPolicyOut.model_validate(p) for p in items]
+    policies = await page.of(EscalationRepository(session), user)
+    return [EscalationPolicyOut.model_validate(p) for p in policies]
 
 
 @router.get("/{id}", operation_id="getEscalationPolicy")
-async def get_policy(
-    id: str, user: CurrentUser, session: Session, runtime: RuntimeDep
-) -> EscalationPolicyOut:
-    policy = await EscalationService(session, runtime).visible(user, id)
+async def get_policy(id: str, user: CurrentUser, session: Session) -> EscalationPolicyOut:
+    policy = await EscalationRepository(session).get_visible(user, id)
     return EscalationPolicyOut.model_validate(policy)
 
 

@@ -8,26 +8,23 @@ from datetime import datetime
 from sqlalchemy import func, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from upwatch.kit.scoped import ProjectScopedRepository
 from upwatch.models import (
     Alert,
     EscalationPolicy,
     Incident,
     Monitor,
     NotificationProvider,
-    User,
 )
-from upwatch.projects.repository import readable_project_ids
 
 # Alerts that tell a provider of an open incident: what a reminder counts from.
 PAGING_EVENTS = ("incident.opened", "incident.reminder")
 
 
-class EscalationRepository:
-    def __init__(self, session: AsyncSession) -> None:
-        self.session = session
-
-    async def get(self, policy_id: str) -> EscalationPolicy | None:
-        return await self.session.get(EscalationPolicy, policy_id)
+class EscalationRepository(ProjectScopedRepository[EscalationPolicy]):
+    model = EscalationPolicy
+    order = (EscalationPolicy.created_at, EscalationPolicy.id)
+    not_found = "no such escalation policy"
 
     async def of_monitor(self, monitor: Monitor) -> EscalationPolicy | None:
         """The policy the monitor names, if any."""
@@ -42,22 +39,6 @@ class EscalationRepository:
             )
         )
         return found is not None
-
-    async def visible_to(
-        self, caller: User, project_id: str | None, limit: int, offset: int
-    ) -> tuple[Sequence[EscalationPolicy], int]:
-        query = select(EscalationPolicy).where(
-            EscalationPolicy.project_id.in_(readable_project_ids(caller))
-        )
-        if project_id is not None:
-            query = query.where(EscalationPolicy.project_id == project_id)
-        total = await self.session.scalar(select(func.count()).select_from(query.subquery()))
-        rows = await self.session.scalars(
-            query.order_by(EscalationPolicy.created_at, EscalationPolicy.id)
-            .limit(limit)
-            .offset(offset)
-        )
-        return rows.all(), int(total or 0)
 
     async def providers_in_project(
         self, project_id: str, provider_ids: Collection[str]

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from upwatch.escalation.repository import EscalationRepository
 from upwatch.escalation.rules import Step
 from upwatch.escalation.schemas import EscalationPolicyCreate, EscalationPolicyPatch, StepIn
-from upwatch.kit.errors import NotFound, ValidationFailed
+from upwatch.kit.errors import ValidationFailed
 from upwatch.models import EscalationPolicy, User
 from upwatch.projects.repository import ProjectRepository
 from upwatch.runtime import DomainService, uses
@@ -25,16 +25,8 @@ class EscalationService(DomainService):
     policies = uses(EscalationRepository)
     projects = uses(ProjectRepository)
 
-    async def visible(self, caller: User, policy_id: str) -> EscalationPolicy:
-        """The policy if the caller may see its project, else 404."""
-        policy = await self.policies.get(policy_id)
-        if policy is None or await self.projects.access(caller, policy.project_id) is None:
-            raise NotFound("no such escalation policy")
-        return policy
-
     async def create(self, caller: User, body: EscalationPolicyCreate) -> EscalationPolicy:
-        if await self.projects.access(caller, body.projectId) is None:
-            raise NotFound("no such project")
+        await self.projects.get_visible(caller, body.projectId)
         await self._check_steps(body.projectId, body.steps)
         return await self.policies.add(
             EscalationPolicy(
@@ -47,7 +39,7 @@ class EscalationService(DomainService):
     async def update(
         self, caller: User, policy_id: str, body: EscalationPolicyPatch
     ) -> EscalationPolicy:
-        policy = await self.visible(caller, policy_id)
+        policy = await self.policies.get_visible(caller, policy_id)
         if body.name is not None:
             policy.name = body.name
         if body.steps is not None:
@@ -59,7 +51,7 @@ class EscalationService(DomainService):
 
     async def delete(self, caller: User, policy_id: str) -> None:
         """Monitors that named it page every provider of their project again."""
-        await self.policies.delete(await self.visible(caller, policy_id))
+        await self.policies.delete(await self.policies.get_visible(caller, policy_id))
 
     async def _check_steps(self, project_id: str, steps: Sequence[StepIn]) -> None:
         named = {p for step in steps for p in step.providerIds}

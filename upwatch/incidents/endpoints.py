@@ -64,9 +64,14 @@ async def list_incidents(
     monitorId: IdFilter = None,
 ) -> list[IncidentOut]:
     """Incidents in the caller's projects, newest first."""
+    # Not ProjectPageParams: the OpenAPI document names projectId before the filters.
     repository = IncidentRepository(session)
-    items, total = await repository.visible_to(
-        user, projectId, status, monitorId, page.limit, page.offset
+    items, total = await repository.list_visible(
+        user,
+        page.limit,
+        page.offset,
+        project_id=projectId,
+        where=repository.narrowed(status, monitorId),
     )
     page.total(total)
     timeline = await repository.updates_of([i.id for i in items])
@@ -74,10 +79,8 @@ async def list_incidents(
 
 
 @router.get("/{id}", operation_id="getIncident")
-async def get_incident(
-    id: str, user: CurrentUser, session: Session, runtime: RuntimeDep
-) -> IncidentOut:
-    incident = await IncidentService(session, runtime).visible(user, id)
+async def get_incident(id: str, user: CurrentUser, session: Session) -> IncidentOut:
+    incident = await IncidentRepository(session).get_visible(user, id)
     return await _with_timeline(session, incident)
 
 

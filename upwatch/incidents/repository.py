@@ -5,46 +5,29 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
-from sqlalchemy import func, select, update
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy import ColumnElement, func, select, update
 
-from upwatch.models import CheckResult, Incident, IncidentUpdate, Monitor, User
-from upwatch.projects.repository import readable_project_ids
+from upwatch.kit.scoped import ProjectScopedRepository
+from upwatch.models import CheckResult, Incident, IncidentUpdate, Monitor
 
 # How far back the start of an outage is looked for.
 OUTAGE_LOOKBACK = timedelta(days=7)
 
 
-class IncidentRepository:
-    def __init__(self, session: AsyncSession) -> None:
-        self.session = session
+class IncidentRepository(ProjectScopedRepository[Incident]):
+    model = Incident
+    order = (Incident.created_at.desc(), Incident.id)
+    not_found = "no such incident"
 
-    async def get(self, incident_id: str) -> Incident | None:
-        return await self.session.get(Incident, incident_id)
-
-    async def visible_to(
-        self,
-        caller: User,
-        project_id: str | None,
-        status: str | None,
-        monitor_id: str | None,
-        limit: int,
-        offset: int,
-    ) -> tuple[Sequence[Incident], int]:
-        """Incidents in the projects the caller lists (``readable_project_ids``: members only,
-        administrators included)."""
-        query = select(Incident).where(Incident.project_id.in_(readable_project_ids(caller)))
-        if project_id is not None:
-            query = query.where(Incident.project_id == project_id)
+    @staticmethod
+    def narrowed(status: str | None, monitor_id: str | None) -> list[ColumnElement[bool]]:
+        """The conditions of a list's ``status`` and ``monitorId`` filters."""
+        conditions = []
         if status is not None:
-            query = query.where(Incident.status == status)
+            conditions.append(Incident.status == status)
         if monitor_id is not None:
-            query = query.where(Incident.monitor_id == monitor_id)
-        total = await self.session.scalar(select(func.count()).select_from(query.subquery()))
-        rows = await self.session.scalars(
-            query.order_by(Incident.created_at.desc(), Incident.id).limit(limit).offset(offset)
-        )
-        return rows.all(), int(total or 0)
+            conditions.append(Incident.monitor_id == monitor_id)
+        return conditions
 
     async def updates_of(
         self, incident_ids: Sequence[str], public: bool = False

@@ -12,7 +12,7 @@ from upwatch.incidents.automatic import automatic_title
 from upwatch.incidents.repository import IncidentRepository
 from upwatch.incidents.schemas import IncidentCreate, IncidentPatch, IncidentUpdateCreate
 from upwatch.kit.db import after_commit
-from upwatch.kit.errors import Conflict, NotFound, ValidationFailed
+from upwatch.kit.errors import Conflict, ValidationFailed
 from upwatch.kit.logs import log_event
 from upwatch.models import Alert, AlertAttempt, Incident, IncidentUpdate, Monitor, User
 from upwatch.notifications.events import iso
@@ -99,13 +99,6 @@ class IncidentService(DomainService):
         for page_id in pages:
             after_commit(self.session, partial(self.runtime.status_pages.changed, page_id))
 
-    async def visible(self, caller: User, incident_id: str) -> Incident:
-        """The incident if the caller may see its project (any member may), else 404."""
-        incident = await self.incidents.get(incident_id)
-        if incident is None or await self.projects.access(caller, incident.project_id) is None:
-            raise NotFound("no such incident")
-        return incident
-
     async def _monitor_of(self, project_id: str, monitor_id: str) -> Monitor:
         monitor = await self.session.get(Monitor, monitor_id)
         if monitor is None or monitor.project_id != project_id:
@@ -113,8 +106,7 @@ class IncidentService(DomainService):
         return monitor
 
     async def create(self, caller: User, body: IncidentCreate) -> Incident:
-        if await self.projects.access(caller, body.projectId) is None:
-            raise NotFound("no such project")
+        await self.projects.get_visible(caller, body.projectId)
         if body.monitorId is not None:
             await self._monitor_of(body.projectId, body.monitorId)
         now = self.runtime.clock.now()
@@ -143,7 +135,7 @@ class IncidentService(DomainService):
         return incident
 
     async def update(self, caller: User, incident_id: str, body: IncidentPatch) -> Incident:
-        incident = await self.visible(caller, incident_id)
+        incident = await self.incidents.get_visible(caller, incident_id)
         given = body.model_fields_set
         # The schema refuses null for these; left out means unchanged.
         plain = {"title", "severity", "description", "startedAt"}
@@ -174,7 +166,7 @@ class IncidentService(DomainService):
     async def add_update(
         self, caller: User, incident_id: str, body: IncidentUpdateCreate
     ) -> Incident:
-        incident = await self.visible(caller, incident_id)
+        incident = await self.incidents.get_visible(caller, incident_id)
         now = self.runtime.clock.now()
         was = incident.status
         move_status(incident, body.status or incident.status, now)
@@ -193,7 +185,7 @@ class IncidentService(DomainService):
         return incident
 
     async def acknowledge(self, caller: User, incident_id: str) -> Incident:
-        incident = await self.visible(caller, incident_id)
+        incident = await self.incidents.get_visible(caller, incident_id)
         if incident.resolved_at is not None:
             raise Conflict("the incident is resolved: there is nothing to acknowledge")
         if incident.acknowledged_at is not None:
@@ -215,13 +207,13 @@ class IncidentService(DomainService):
         return incident
 
     async def delete(self, caller: User, incident_id: str) -> None:
-        await self.incidents.delete(await self.visible(caller, incident_id))
+        await self.incidents.delete(await self.incidents.get_visible(caller, incident_id))
 
     async def alerts(
         self, caller: User, incident_id: str
     ) -> tuple[list[Alert], dict[int, list[AlertAttempt]]]:
         """The incident's alerts and every delivery attempt of each."""
-        incident = await self.visible(caller, incident_id)
+        incident = await self.incidents.get_visible(caller, incident_id)
         repository = AlertRepository(self.session)
         alerts = list(await repository.of_incident(incident.id))
         attempts: dict[int, list[AlertAttempt]] = {a.id: [] for a in alerts}

@@ -8,8 +8,8 @@ from fastapi import APIRouter, status
 from upwatch.callers.dependencies import CurrentUser
 from upwatch.dependencies import RuntimeDep, Session
 from upwatch.kit.errors import problem_responses
-from upwatch.kit.pagination import IdFilter, PageParams
 from upwatch.kit.schemas import DeletedOut
+from upwatch.kit.scoped import ProjectPageParams
 from upwatch.maintenance.repository import MaintenanceRepository
 from upwatch.maintenance.schemas import (
     MaintenanceWindowCreate,
@@ -66,23 +66,19 @@ async def list_windows(
     user: CurrentUser,
     session: Session,
     runtime: RuntimeDep,
-    page: PageParams,
-    projectId: IdFilter = None,
+    page: ProjectPageParams,
 ) -> list[MaintenanceWindowOut]:
     """Windows in the caller's projects, by first start."""
-    items, total = await MaintenanceRepository(session).visible_to(
-        user, projectId, page.limit, page.offset
-    )
-    page.total(total)
-    return [window_out(s) for s in await MaintenanceService(session, runtime).shown(items)]
+    windows = await page.of(MaintenanceRepository(session), user)
+    return [window_out(s) for s in await MaintenanceService(session, runtime).shown(windows)]
 
 
 @router.get("/{id}", operation_id="getMaintenanceWindow")
 async def get_window(
     id: str, user: CurrentUser, session: Session, runtime: RuntimeDep
 ) -> MaintenanceWindowOut:
-    service = MaintenanceService(session, runtime)
-    return await _out(service, await service.visible(user, id))
+    window = await MaintenanceRepository(session).get_visible(user, id)
+    return await _out(MaintenanceService(session, runtime), window)
 
 
 @router.patch("/{id}", operation_id="updateMaintenanceWindow", responses=problem_responses(409))

@@ -4,36 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from sqlalchemy import delete, func, select
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy import delete, select
 
-from upwatch.models import MaintenanceWindow, MaintenanceWindowMonitor, Monitor, User
-from upwatch.projects.repository import readable_project_ids
+from upwatch.kit.scoped import ProjectScopedRepository
+from upwatch.models import MaintenanceWindow, MaintenanceWindowMonitor, Monitor
 
 
-class MaintenanceRepository:
-    def __init__(self, session: AsyncSession) -> None:
-        self.session = session
-
-    async def get(self, window_id: str) -> MaintenanceWindow | None:
-        return await self.session.get(MaintenanceWindow, window_id)
-
-    async def visible_to(
-        self, caller: User, project_id: str | None, limit: int, offset: int
-    ) -> tuple[Sequence[MaintenanceWindow], int]:
-        """Windows in the projects the caller lists, soonest first."""
-        query = select(MaintenanceWindow).where(
-            MaintenanceWindow.project_id.in_(readable_project_ids(caller))
-        )
-        if project_id is not None:
-            query = query.where(MaintenanceWindow.project_id == project_id)
-        total = await self.session.scalar(select(func.count()).select_from(query.subquery()))
-        rows = await self.session.scalars(
-            query.order_by(MaintenanceWindow.starts_at, MaintenanceWindow.id)
-            .limit(limit)
-            .offset(offset)
-        )
-        return rows.all(), int(total or 0)
+class MaintenanceRepository(ProjectScopedRepository[MaintenanceWindow]):
+    model = MaintenanceWindow
+    order = (MaintenanceWindow.starts_at, MaintenanceWindow.id)  # soonest first
+    not_found = "no such maintenance window"
 
     async def of_projects(self, project_ids: Collection[str]) -> Sequence[MaintenanceWindow]:
         if not project_ids:

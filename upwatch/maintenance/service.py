@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from upwatch.kit.declared import require_free_key
-from upwatch.kit.errors import NotFound, ValidationFailed
+from upwatch.kit.errors import ValidationFailed
 from upwatch.maintenance.repository import MaintenanceRepository
 from upwatch.maintenance.rules import BadSchedule, Schedule, active, next_start, validate
 from upwatch.maintenance.schemas import MaintenanceWindowCreate, MaintenanceWindowPatch
@@ -36,16 +36,8 @@ class MaintenanceService(DomainService):
     windows = uses(MaintenanceRepository)
     projects = uses(ProjectRepository)
 
-    async def visible(self, caller: User, window_id: str) -> MaintenanceWindow:
-        """The window if the caller may see its project (any member may), else 404."""
-        window = await self.windows.get(window_id)
-        if window is None or await self.projects.access(caller, window.project_id) is None:
-            raise NotFound("no such maintenance window")
-        return window
-
     async def create(self, caller: User, body: MaintenanceWindowCreate) -> MaintenanceWindow:
-        if await self.projects.access(caller, body.projectId) is None:
-            raise NotFound("no such project")
+        await self.projects.get_visible(caller, body.projectId)
         window = MaintenanceWindow(
             project_id=body.projectId,
             title=body.title,
@@ -68,7 +60,7 @@ class MaintenanceService(DomainService):
     async def update(
         self, caller: User, window_id: str, body: MaintenanceWindowPatch
     ) -> MaintenanceWindow:
-        window = await self.visible(caller, window_id)
+        window = await self.windows.get_visible(caller, window_id)
         given = body.model_fields_set
         if body.title is not None:
             window.title = body.title
@@ -95,7 +87,7 @@ class MaintenanceService(DomainService):
         return window
 
     async def delete(self, caller: User, window_id: str) -> None:
-        await self.windows.delete(await self.visible(caller, window_id))
+        await self.windows.delete(await self.windows.get_visible(caller, window_id))
 
     async def shown(self, windows: Sequence[MaintenanceWindow]) -> list[Shown]:
         """Each window with its monitors and its schedule as of now."""

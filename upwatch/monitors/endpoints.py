@@ -16,6 +16,7 @@ from upwatch.kit.errors import Conflict, problem_responses
 from upwatch.kit.inputs import Day
 from upwatch.kit.pagination import IdFilter, PageParams
 from upwatch.kit.schemas import DeletedOut
+from upwatch.kit.scoped import ProjectPageParams
 from upwatch.models import CheckResult, CheckTiming, Monitor, Region
 from upwatch.monitors import dashboard
 from upwatch.monitors.repository import MonitorRepository, RegionRepository
@@ -36,7 +37,8 @@ from upwatch.monitors.schemas import (
     SlaOut,
     StatsOut,
 )
-from upwatch.monitors.service import MonitorService, SlaPeriod, SlaService, SlaSlice
+from upwatch.monitors.service import MonitorService
+from upwatch.monitors.sla_reports import SlaPeriod, SlaService, SlaSlice
 from upwatch.runtime import Runtime
 
 reports_router = APIRouter(
@@ -87,22 +89,17 @@ async def list_monitors(
     user: CurrentUser,
     session: Session,
     runtime: RuntimeDep,
-    page: PageParams,
-    projectId: IdFilter = None,
+    page: ProjectPageParams,
 ) -> list[MonitorOut]:
     """Monitors in the caller's projects, newest first; `projectId` narrows to one project."""
-    items, total = await MonitorRepository(session).visible_to(
-        user, projectId, page.limit, page.offset
-    )
-    page.total(total)
-    return [monitor_out(m, runtime) for m in items]
+    return [monitor_out(m, runtime) for m in await page.of(MonitorRepository(session), user)]
 
 
 @router.get("/{id}", operation_id="getMonitor")
 async def get_monitor(
     id: str, user: CurrentUser, session: Session, runtime: RuntimeDep
 ) -> MonitorOut:
-    return monitor_out(await MonitorService(session, runtime).visible(user, id), runtime)
+    return monitor_out(await MonitorRepository(session).get_visible(user, id), runtime)
 
 
 @router.patch("/{id}", operation_id="updateMonitor", responses=problem_responses(402, 409))
@@ -157,7 +154,7 @@ async def list_checks(
     regionId: IdFilter = None,
 ) -> list[CheckResultOut]:
     """Stored check results, newest first, optionally within [from, to] and for one region."""
-    monitor = await MonitorService(session, runtime).visible(user, id)
+    monitor = await MonitorRepository(session).get_visible(user, id)
     items, total = await MonitorRepository(session).results(
         monitor.id, from_, to, regionId, page.limit, page.offset
     )
@@ -332,7 +329,7 @@ async def monitor_regions(
     id: str, user: CurrentUser, session: Session, runtime: RuntimeDep
 ) -> MonitorRegionsOut:
     """Per region over the last 24 hours: status, last check, uptime, response times."""
-    monitor = await MonitorService(session, runtime).visible(user, id)
+    monitor = await MonitorRepository(session).get_visible(user, id)
     now = runtime.clock.now()
     online = await RegionRepository(session).online_ids(
         now - timedelta(seconds=runtime.settings.region_online_seconds)

@@ -9,6 +9,7 @@ from datetime import datetime
 from sqlalchemy import String, cast, delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from upwatch.kit.scoped import ProjectScopedRepository
 from upwatch.models import (
     CheckResult,
     CheckTiming,
@@ -22,32 +23,15 @@ from upwatch.models import (
     User,
 )
 from upwatch.monitors.sla import Counts
-from upwatch.projects.repository import readable_project_ids
 
 
-class MonitorRepository:
-    def __init__(self, session: AsyncSession) -> None:
-        self.session = session
-
-    async def get(self, monitor_id: str) -> Monitor | None:
-        return await self.session.get(Monitor, monitor_id)
+class MonitorRepository(ProjectScopedRepository[Monitor]):
+    model = Monitor
+    order = (Monitor.created_at.desc(), Monitor.id)
+    not_found = "no such monitor"
 
     async def by_heartbeat_token(self, token: str) -> Monitor | None:
         return await self.session.scalar(select(Monitor).where(Monitor.heartbeat_token == token))
-
-    async def visible_to(
-        self, caller: User, project_id: str | None, limit: int, offset: int
-    ) -> tuple[Sequence[Monitor], int]:
-        """Monitors in the projects the caller lists (``readable_project_ids``: members only,
-        administrators included)."""
-        query = select(Monitor).where(Monitor.project_id.in_(readable_project_ids(caller)))
-        if project_id is not None:
-            query = query.where(Monitor.project_id == project_id)
-        total = await self.session.scalar(select(func.count()).select_from(query.subquery()))
-        rows = await self.session.scalars(
-            query.order_by(Monitor.created_at.desc(), Monitor.id).limit(limit).offset(offset)
-        )
-        return rows.all(), int(total or 0)
 
     async def dependencies_in(self, project_id: str) -> dict[str, list[str]]:
         """Every monitor of the project and the monitors it depends on."""
@@ -152,7 +136,7 @@ class MonitorRepository:
     async def visible_all(self, caller: User, project_id: str | None = None) -> Sequence[Monitor]:
         """Every monitor the caller lists (the dashboard), by ``readable_project_ids``; only
         those of ``project_id`` when given."""
-        query = select(Monitor).where(Monitor.project_id.in_(readable_project_ids(caller)))
+        query = select(Monitor).where(self.readable(caller))
         if project_id is not None:
             query = query.where(Monitor.project_id == project_id)
         return (await self.session.scalars(query.order_by(Monitor.created_at, Monitor.id))).all()
@@ -164,7 +148,7 @@ class MonitorRepository:
         lists, as ``visible_all`` finds them: the columns of a list, without whole monitors."""
         query = select(
             Monitor.id, Monitor.name, Monitor.status, Monitor.last_checked_at, Monitor.recent_ms
-        ).where(Monitor.project_id.in_(readable_project_ids(caller)))
+        ).where(self.readable(caller))
         if project_id is not None:
             query = query.where(Monitor.project_id == project_id)
         if status is not None:

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import datetime
 from functools import partial
 from typing import Literal
 
@@ -18,13 +17,10 @@ from upwatch.kit.errors import Conflict, NotFound, ValidationFailed
 from upwatch.kit.logs import log_event
 from upwatch.kit.net import TargetRefused, check_host_name
 from upwatch.kit.security import new_opaque_token
-from upwatch.maintenance.repository import MaintenanceRepository
-from upwatch.maintenance.rules import occurrences
-from upwatch.maintenance.service import schedule_of
 from upwatch.models import CheckResult, Monitor, User
-from upwatch.monitors import secrets, sla, statistics
+from upwatch.monitors import secrets, statistics
 from upwatch.monitors.dependency_graph import cycle_through
-from upwatch.monitors.repository import MonitorRepository, RegionRepository, SlaRepository
+from upwatch.monitors.repository import MonitorRepository, RegionRepository
 from upwatch.monitors.schemas import MonitorFields, MonitorUpdate, NewMonitor
 from upwatch.probes.assertions import assertion_of
 from upwatch.probes.assertions import validate_all as validate_assertions
@@ -80,36 +76,8 @@ def _log_pause(monitor: Monitor, caller: User, was: str, active: bool) -> None:
     )
 
 
-# Aggregates are kept at least 90 days and longer on paid plans; a year and a bit covers any
-# yearly report.
-SLA_LONGEST_DAYS = 400
-# The day after a period (its end as an instant) must be a date Python can hold.
-LAST_REPORTED_DAY = date(9998, 12, 31)
 # What a heartbeat ping reports (GET or POST /heartbeat/{token}[/start|/fail]).
 PingKind = Literal["success", "start", "fail"]
-
-
-@dataclass(frozen=True, slots=True)
-class SlaPeriod:
-    """Whole UTC days ``first`` to ``last``, the uptime objective and the Apdex threshold."""
-
-    first: date
-    last: date
-    target: float = 99.9
-    threshold_ms: float = 500
-
-    def check(self) -> None:
-        if self.last > LAST_REPORTED_DAY:
-            raise ValidationFailed.on("to", f"a period ends by {LAST_REPORTED_DAY} at the latest")
-        if self.last < self.first:
-            raise ValidationFailed.on("to", "must not be before from")
-        if (self.last - self.first).days + 1 > SLA_LONGEST_DAYS:
-            raise ValidationFailed.on("to", f"a period spans at most {SLA_LONGEST_DAYS} days")
-
-    def bounds(self, now: datetime) -> tuple[datetime, datetime]:
-        """The period as instants, cut at ``now``."""
-        since = datetime.combine(self.first, time(), UTC)
-        return since, min(datetime.combine(self.last + timedelta(days=1), time(), UTC), now)
 
 
 class MonitorService(DomainService):
@@ -117,13 +85,6 @@ class MonitorService(DomainService):
     regions = uses(RegionRepository)
     projects = uses(ProjectRepository)
     limits = uses(PlanLimits)
-
-    async def visible(self, caller: User, monitor_id: str) -> Monitor:
-        """The monitor if the caller may see its project (any member may), else 404."""
-        monitor = await self.monitors.get(monitor_id)
-        if monitor is None or await self.projects.access(caller, monitor.project_id) is None:
-            raise NotFound("no such monitor")
-        return monitor
 
     @staticmethod
     def _check_assertions(monitor: Monitor) -> None:
@@ -213,9 +174,7 @@ class MonitorService(DomainService):
         after_commit(self.session, lambda: self.runtime.monitor_changes.changed(monitor_id))
 
     async def create(self, caller: User, body: NewMonitor) -> Monitor:
-        access = await self.projects.access(caller, body.projectId)
-        if access is None:
-            raise NotFound("no such project")
+        access = await self.projects.get_visible(caller, body.projectId)
         owner_id = access.project.owner_id
         await self.limits.lock(owner_id)
         await self.limits.require(
@@ -252,7 +211,7 @@ class MonitorService(DomainService):
         return monitor
 
     async def update(self, caller: User, monitor_id: str, body: MonitorUpdate) -> Monitor:
-        monitor = await self.visible(caller, monitor_id)
+        monitor = await self.monitors.get_visible(caller, monitor_id)
         access = await self.projects.access(caller, monitor.project_id)
         assert access is not None
         await self._check_fields(body, access.project.owner_id)
@@ -352,7 +311,7 @@ class MonitorService(DomainService):
         monitor.secret_headers = secrets.unique([*wanted, *still_secret])
 
     async def delete(self, caller: User, monitor_id: str) -> None:
-        monitor = await self.visible(caller, monitor_id)
+        monitor = await self.monitors.get_visible(caller, monitor_id)
         for child in await self.monitors.depending_on(monitor):
             child.depends_on = [p for p in child.depends_on if p != monitor.id]
             self._notify(child.id)
@@ -360,7 +319,7 @@ class MonitorService(DomainService):
         self._notify(monitor_id)
 
     async def check_now(self, caller: User, monitor_id: str) -> CheckResult:
-        monitor = await self.visible(caller, monitor_id)
+        monitor = await self.monitors.get_visible(caller, monitor_id)
         if not monitor.is_active:
             raise Conflict("the monitor is paused; resume it to check it")
         # The probe takes as long as the target does; the engine stores its result itself.
@@ -373,7 +332,7 @@ class MonitorService(DomainService):
     async def stats(
         self, caller: User, monitor_id: str, period: str
     ) -> tuple[Monitor, statistics.Figures]:
-        monitor = await self.visible(caller, monitor_id)
+        monitor = await self.monitors.get_visible(caller, monitor_id)
         now = self.runtime.clock.now()
         if period == "24h":
             rows = await self.monitors.recent_results([monitor.id], statistics.since_24h(now))
@@ -408,99 +367,3 @@ class MonitorService(DomainService):
             monitor.last_ping_at = now
         await self.session.flush()
         self._notify(monitor.id)
-
-
-@dataclass(frozen=True, slots=True)
-class SlaSlice:
-    first: date
-    last: date
-    report: sla.Report
-
-
-class SlaService(DomainService):
-    """SLA reports of a monitor or of a project's monitors over whole UTC days, answered from
-    aggregates; time figures count up to now when the period reaches it."""
-
-    monitors = uses(MonitorService)
-    projects = uses(ProjectRepository)
-    reports = uses(SlaRepository)
-    windows = uses(MaintenanceRepository)
-
-    async def of_monitor(
-        self, caller: User, monitor_id: str, period: SlaPeriod, monthly: bool
-    ) -> list[SlaSlice]:
-        monitor = await self.monitors.visible(caller, monitor_id)
-        return await self._slices([monitor.id], monitor.project_id, period, monthly)
-
-    async def of_project(
-        self, caller: User, project_id: str, period: SlaPeriod, monthly: bool
-    ) -> list[SlaSlice]:
-        """Checks and incidents of every monitor of the project; maintenance minutes are the
-        mean of its monitors' (each window counts for the monitors it covers)."""
-        if await self.projects.access(caller, project_id) is None:
-            raise NotFound("no such project")
-        monitor_ids = await self.reports.monitor_ids(project_id)
-        return await self._slices(monitor_ids, project_id, period, monthly)
-
-    async def _slices(
-        self, monitor_ids: list[str], project_id: str, period: SlaPeriod, monthly: bool
-    ) -> list[SlaSlice]:
-        """The whole period, after each calendar month of it when ``monthly``."""
-        period.check()
-        spans = await self._maintenance(monitor_ids, project_id, *period.bounds(self.now))
-        parts = sla.months(period.first, period.last) if monthly else []
-        return [
-            SlaSlice(first, last, await self._report(monitor_ids, spans, period, first, last))
-            for first, last in [*parts, (period.first, period.last)]
-        ]
-
-    @property
-    def now(self) -> datetime:
-        return self.runtime.clock.now()
-
-    async def _report(
-        self,
-        monitor_ids: list[str],
-        spans: list[list[tuple[datetime, datetime]]],
-        period: SlaPeriod,
-        first: date,
-        last: date,
-    ) -> sla.Report:
-        since, until = SlaPeriod(first, last).bounds(self.now)
-        first_day, last_day = first.isoformat(), last.isoformat()
-        # Monitors covered by the same windows share one list: merged once, not per monitor.
-        merged: dict[int, float] = {}
-        for covered in spans:
-            if id(covered) not in merged:
-                merged[id(covered)] = sla.merged_minutes(covered, since, until)
-        maintenance = sum(merged[id(c)] for c in spans) / len(spans) if spans else 0.0
-        repairs = [
-            None if resolved is None else (resolved - started).total_seconds() / 60
-            for started, resolved in await self.reports.incidents(monitor_ids, since, until)
-        ]
-        return sla.report(
-            await self.reports.counts(monitor_ids, first_day, last_day),
-            await self.reports.buckets(monitor_ids, first_day, last_day),
-            max((until - since).total_seconds() / 60, 0.0),
-            maintenance,
-            repairs,
-            period.target,
-            period.threshold_ms,
-        )
-
-    async def _maintenance(
-        self, monitor_ids: list[str], project_id: str, since: datetime, until: datetime
-    ) -> list[list[tuple[datetime, datetime]]]:
-        """Per monitor, the maintenance time of the period (each window worked out once)."""
-        covering = await self.windows.covering([project_id])
-        spans = {w.id: list(occurrences(schedule_of(w), since, until)) for w, _ in covering}
-        # One list per distinct set of windows (usually one for the whole project).
-        keys = [
-            tuple(w.id for w, covers in covering if covers is None or monitor_id in covers)
-            for monitor_id in monitor_ids
-        ]
-        shared: dict[tuple[str, ...], list[tuple[datetime, datetime]]] = {}
-        for key in keys:
-            if key not in shared:
-                shared[key] = [span for window_id in key for span in spans[window_id]]
-        return [shared[key] for key in keys]

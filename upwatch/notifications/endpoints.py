@@ -7,8 +7,8 @@ from fastapi import APIRouter, status
 from upwatch.callers.dependencies import CurrentUser
 from upwatch.dependencies import RuntimeDep, Session
 from upwatch.kit.errors import problem_responses
-from upwatch.kit.pagination import IdFilter, PageParams
 from upwatch.kit.schemas import DeletedOut
+from upwatch.kit.scoped import ProjectPageParams
 from upwatch.models import NotificationProvider
 from upwatch.notifications.repository import ProviderRepository
 from upwatch.notifications.schemas import ProviderCreate, ProviderOut, ProviderUpdate
@@ -46,22 +46,15 @@ async def create_provider(
 async def list_providers(
     user: CurrentUser,
     session: Session,
-    page: PageParams,
-    projectId: IdFilter = None,
+    page: ProjectPageParams,
 ) -> list[ProviderOut]:
     """The providers in projects the caller belongs to, newest first."""
-    items, total = await ProviderRepository(session).visible_to(
-        user, projectId, page.limit, page.offset
-    )
-    page.total(total)
-    return [provider_out(p) for p in items]
+    return [provider_out(p) for p in await page.of(ProviderRepository(session), user)]
 
 
 @router.get("/{id}", operation_id="getNotificationProvider")
-async def get_provider(
-    id: str, user: CurrentUser, session: Session, runtime: RuntimeDep
-) -> ProviderOut:
-    return provider_out(await ProviderService(session, runtime).visible(user, id))
+async def get_provider(id: str, user: CurrentUser, session: Session) -> ProviderOut:
+    return provider_out(await ProviderRepository(session).get_visible(user, id))
 
 
 @router.patch(

@@ -9,34 +9,14 @@ from sqlalchemy import and_, exists, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
-from upwatch.models import Alert, AlertAttempt, NotificationProvider, User
-from upwatch.projects.repository import readable_project_ids
+from upwatch.kit.scoped import ProjectScopedRepository
+from upwatch.models import Alert, AlertAttempt, NotificationProvider
 
 
-class ProviderRepository:
-    def __init__(self, session: AsyncSession) -> None:
-        self.session = session
-
-    async def get(self, provider_id: str) -> NotificationProvider | None:
-        return await self.session.get(NotificationProvider, provider_id)
-
-    async def visible_to(
-        self, caller: User, project_id: str | None, limit: int, offset: int
-    ) -> tuple[Sequence[NotificationProvider], int]:
-        """Providers in the projects the caller lists (``readable_project_ids``: members only,
-        administrators included)."""
-        query = select(NotificationProvider).where(
-            NotificationProvider.project_id.in_(readable_project_ids(caller))
-        )
-        if project_id is not None:
-            query = query.where(NotificationProvider.project_id == project_id)
-        total = await self.session.scalar(select(func.count()).select_from(query.subquery()))
-        rows = await self.session.scalars(
-            query.order_by(NotificationProvider.created_at.desc(), NotificationProvider.id)
-            .limit(limit)
-            .offset(offset)
-        )
-        return rows.all(), int(total or 0)
+class ProviderRepository(ProjectScopedRepository[NotificationProvider]):
+    model = NotificationProvider
+    order = (NotificationProvider.created_at.desc(), NotificationProvider.id)
+    not_found = "no such notification provider"
 
     async def count_in_project(self, project_id: str) -> int:
         total = await self.session.scalar(

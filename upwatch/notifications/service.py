@@ -13,7 +13,6 @@ from upwatch.kit.db import end_transaction
 from upwatch.kit.declared import SecretWrite, digested, require_free_key
 from upwatch.kit.errors import (
     Forbidden,
-    NotFound,
     TooManyRequests,
     ValidationFailed,
     field_errors,
@@ -58,17 +57,8 @@ class ProviderService(DomainService):
     projects = uses(ProjectRepository)
     limits = uses(PlanLimits)
 
-    async def visible(self, caller: User, provider_id: str) -> NotificationProvider:
-        """The provider if the caller may see its project (any member may), else 404."""
-        provider = await self.providers.get(provider_id)
-        if provider is None or await self.projects.access(caller, provider.project_id) is None:
-            raise NotFound("no such notification provider")
-        return provider
-
     async def _project(self, caller: User, project_id: str) -> Project:
-        access = await self.projects.access(caller, project_id)
-        if access is None:
-            raise NotFound("no such project")
+        access = await self.projects.get_visible(caller, project_id)
         return access.project
 
     async def _own(self, provider: NotificationProvider) -> Project:
@@ -136,7 +126,7 @@ class ProviderService(DomainService):
     async def update(
         self, caller: User, provider_id: str, body: ProviderUpdate
     ) -> NotificationProvider:
-        provider = await self.visible(caller, provider_id)
+        provider = await self.providers.get_visible(caller, provider_id)
         config_before = dict(provider.config or {}) if body.type in (None, provider.type) else {}
         given = body.model_fields_set
         if body.type is not None and body.config is None:
@@ -201,11 +191,11 @@ class ProviderService(DomainService):
         return provider
 
     async def delete(self, caller: User, provider_id: str) -> None:
-        await self.providers.delete(await self.visible(caller, provider_id))
+        await self.providers.delete(await self.providers.get_visible(caller, provider_id))
 
     async def test(self, caller: User, provider_id: str) -> bool:
         """Send a real test message now; recorded in the alert history like any alert."""
-        provider = await self.visible(caller, provider_id)
+        provider = await self.providers.get_visible(caller, provider_id)
         window = self.runtime.throttles.provider_test
         wait = await window.take(caller.id)
         if wait is not None:

@@ -1,4 +1,5 @@
-"""Every query of projects and membership, and the one access rule other domains reuse."""
+"""Every query of projects and membership; who may open a project is ``kit/scoped.py``'s
+rule, the one every project-scoped row follows."""
 
 from __future__ import annotations
 
@@ -6,9 +7,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import ColumnElement, Select, delete, func, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from upwatch.kit.errors import NotFound
+from upwatch.kit.scoped import listed_memberships, may_open, readable_project_ids
 from upwatch.models import Project, ProjectInvitation, ProjectMember, User
 
 
@@ -34,27 +37,6 @@ class ProjectAccess:
         return self.caller.grant is None and (self.role == "owner" or self.caller.is_admin)
 
 
-def _listed_memberships(caller: User) -> ColumnElement[bool]:
-    """The membership rows of the projects ``caller`` lists: its own (an owner has one too),
-    and for an API key only the one of its project (the key acts for the project's owner,
-    who may belong to other tenants' projects as well)."""
-    condition = ProjectMember.user_id == caller.id
-    if caller.grant is not None:
-        condition = condition & (ProjectMember.project_id == caller.grant.project_id)
-    return condition
-
-
-def readable_project_ids(caller: User) -> Select[str]:
-    """The ids of the projects ``caller`` lists: those it belongs to (an owner has a membership
-    row too). Every list of project-scoped rows filters by this one subquery.
-
-    Administrators are no exception here: their lists show only their own projects, while
-    ``ProjectRepository.access`` lets them reach any project by id. A list over every tenant
-    would be a different feature (an admin view), not a wider member list. An API key lists
-    its own project only."""
-    return select(ProjectMember.project_id).where(_listed_memberships(caller))
-
-
 class ProjectRepository:
     def __init__(self, session: AsyncSession) -> None:
         self.session = session
@@ -67,11 +49,9 @@ class ProjectRepository:
     # ---- the access rule ----
 
     async def access(self, caller: User, project_id: str) -> ProjectAccess | None:
-        """The project if ``caller`` may open it by id: members their projects, administrators
-        any project (unlike lists, see ``readable_project_ids``). None (to be answered 404)
-        for everyone else, and for an API key outside its project."""
-        if caller.grant is not None and caller.grant.project_id != project_id:
-            return None
+        """The project if ``caller`` may open it by id (``kit.scoped.may_open``: members their
+        projects, administrators any project, a key its own), with the caller's role. None
+        (to be answered 404) for everyone else."""
         row = (
             await self.session.execute(
                 select(Project, ProjectMember.role)
@@ -79,17 +59,22 @@ class ProjectRepository:
                     ProjectMember,
                     (ProjectMember.project_id == Project.id) & (ProjectMember.user_id == caller.id),
                 )
-                .where(Project.id == project_id)
+                .where(Project.id == project_id, may_open(caller, Project.id))
             )
         ).first()
         if row is None:
             return None
         project, role = row
-        if role is None:
-            if not caller.is_admin:
-                return None
-            role = "admin"
-        return ProjectAccess(project=project, role=role, caller=caller)
+        # A row let through without a membership is an administrator's.
+        return ProjectAccess(project=project, role=role or "admin", caller=caller)
+
+    async def get_visible(self, caller: User, project_id: str) -> ProjectAccess:
+        """``access``, or 404 when the caller may not open the project (never reveal that it
+        exists): what a row's project is checked with before the row is made in it."""
+        access = await self.access(caller, project_id)
+        if access is None:
+            raise NotFound("no such project")
+        return access
 
     async def of_member(
         self, caller: User, limit: int, offset: int
@@ -99,7 +84,7 @@ class ProjectRepository:
         rows = await self.session.execute(
             select(Project, ProjectMember.role)
             .join(ProjectMember, ProjectMember.project_id == Project.id)
-            .where(_listed_memberships(caller))
+            .where(listed_memberships(caller))
             .order_by(Project.created_at.desc(), Project.id)
             .limit(limit)
             .offset(offset)

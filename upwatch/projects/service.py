@@ -26,10 +26,7 @@ class ProjectService(DomainService):
 
     async def visible(self, caller: User, project_id: str) -> ProjectAccess:
         """The project, or 404 when the caller may not see it (never reveal it exists)."""
-        access = await self.projects.access(caller, project_id)
-        if access is None:
-            raise NotFound("no such project")
-        return access
+        return await self.projects.get_visible(caller, project_id)
 
     async def create(self, caller: User, body: ProjectCreate) -> ProjectAccess:
         await self.limits.lock(caller.id)

@@ -14,11 +14,13 @@ from starlette.requests import Request
 from upwatch.callers.dependencies import CurrentUser
 from upwatch.dependencies import ClientAddress, RuntimeDep, Session, WritingSession
 from upwatch.kit.errors import NotFound, problem_responses
-from upwatch.kit.pagination import IdFilter, PageParams
+from upwatch.kit.pagination import PageParams
 from upwatch.kit.schemas import DeletedOut, normalize_email
+from upwatch.kit.scoped import ProjectPageParams
 from upwatch.models import StatusPage, StatusPageComponent
 from upwatch.runtime import Runtime
 from upwatch.statuspages import render
+from upwatch.statuspages.repository import StatusPageRepository
 from upwatch.statuspages.schemas import (
     ComponentCreate,
     ComponentOut,
@@ -97,15 +99,10 @@ async def list_status_pages(
     user: CurrentUser,
     session: Session,
     runtime: RuntimeDep,
-    page: PageParams,
-    projectId: IdFilter = None,
+    page: ProjectPageParams,
 ) -> list[StatusPageOut]:
     """Status pages of the caller's projects, oldest first."""
-    items, total = await StatusPageService(session, runtime).listed(
-        user, projectId, page.limit, page.offset
-    )
-    page.total(total)
-    return await pages_out(session, runtime, items)
+    return await pages_out(session, runtime, await page.of(StatusPageRepository(session), user))
 
 
 @router.get("/{id}", operation_id="getStatusPage")
@@ -114,7 +111,7 @@ async def get_status_page(
 ) -> StatusPageOut:
     """A page with its components (in order, each with its monitor's status) and current
     message, public or not."""
-    page = await StatusPageService(session, runtime).visible(user, id)
+    page = await StatusPageRepository(session).get_visible(user, id)
     return await page_out(session, runtime, page)
 
 

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from sqlalchemy import func, or_, select
-from sqlalchemy.ext.asyncio import AsyncSession
 
+from upwatch.kit.scoped import ProjectScopedRepository
 from upwatch.models import (
     DailyAggregate,
     Incident,
@@ -17,17 +17,13 @@ from upwatch.models import (
     StatusPage,
     StatusPageComponent,
     StatusPageSubscriber,
-    User,
 )
-from upwatch.projects.repository import readable_project_ids
 
 
-class StatusPageRepository:
-    def __init__(self, session: AsyncSession) -> None:
-        self.session = session
-
-    async def get(self, page_id: str) -> StatusPage | None:
-        return await self.session.get(StatusPage, page_id)
+class StatusPageRepository(ProjectScopedRepository[StatusPage]):
+    model = StatusPage
+    order = (StatusPage.created_at, StatusPage.id)
+    not_found = "no such status page"
 
     async def by_slug(self, slug: str) -> StatusPage | None:
         return await self.session.scalar(select(StatusPage).where(StatusPage.slug == slug))
@@ -36,19 +32,6 @@ class StatusPageRepository:
         return await self.session.scalar(
             select(StatusPage).where(StatusPage.custom_domain == domain.lower())
         )
-
-    async def visible_to(
-        self, caller: User, project_id: str | None, limit: int, offset: int
-    ) -> tuple[Sequence[StatusPage], int]:
-        """Pages of the projects the caller lists (``readable_project_ids``)."""
-        query = select(StatusPage).where(StatusPage.project_id.in_(readable_project_ids(caller)))
-        if project_id is not None:
-            query = query.where(StatusPage.project_id == project_id)
-        total = await self.session.scalar(select(func.count()).select_from(query.subquery()))
-        rows = await self.session.scalars(
-            query.order_by(StatusPage.created_at, StatusPage.id).limit(limit).offset(offset)
-        )
-        return rows.all(), int(total or 0)
 
     async def taken(self, slug: str | None, domain: str | None, besides: str | None) -> set[str]:
         """Which of ``slug`` and ``domain`` another page (not ``besides``) already has:

@@ -52,13 +52,6 @@ class StatusPageService(DomainService):
     limits = uses(PlanLimits)
     usage = uses(UsageRepository)
 
-    async def visible(self, caller: User, page_id: str) -> StatusPage:
-        """The page if the caller may see its project (any member may), else 404."""
-        page = await self.pages.get(page_id)
-        if page is None or await self.projects.access(caller, page.project_id) is None:
-            raise NotFound("no such status page")
-        return page
-
     async def _require_free(
         self, slug: str | None, domain: str | None, besides: str | None = None
     ) -> None:
@@ -69,9 +62,7 @@ class StatusPageService(DomainService):
             raise Conflict("another status page has this custom domain")
 
     async def create(self, caller: User, body: StatusPageCreate) -> StatusPage:
-        access = await self.projects.access(caller, body.projectId)
-        if access is None:
-            raise NotFound("no such project")
+        access = await self.projects.get_visible(caller, body.projectId)
         owner_id = access.project.owner_id
         await self.limits.lock(owner_id)
         await self.limits.require(
@@ -96,7 +87,7 @@ class StatusPageService(DomainService):
         return page
 
     async def update(self, caller: User, page_id: str, body: StatusPageUpdate) -> StatusPage:
-        page = await self.visible(caller, page_id)
+        page = await self.pages.get_visible(caller, page_id)
         given = body.model_dump(exclude_unset=True)
         slug = given.get("slug")
         domain = given.get("customDomain")
@@ -116,7 +107,7 @@ class StatusPageService(DomainService):
         return page
 
     async def delete(self, caller: User, page_id: str) -> None:
-        page = await self.visible(caller, page_id)
+        page = await self.pages.get_visible(caller, page_id)
         self._touch(page)
         await self.pages.delete(page)
 
@@ -132,7 +123,7 @@ class StatusPageService(DomainService):
     async def add_component(
         self, caller: User, page_id: str, body: ComponentCreate
     ) -> StatusPageComponent:
-        page = await self.visible(caller, page_id)
+        page = await self.pages.get_visible(caller, page_id)
         monitor = await self.session.get(Monitor, body.monitorId)
         if monitor is None or await self.projects.access(caller, monitor.project_id) is None:
             raise NotFound("no such monitor")
@@ -159,7 +150,7 @@ class StatusPageService(DomainService):
     async def _component(
         self, caller: User, page_id: str, component_id: str
     ) -> tuple[StatusPage, StatusPageComponent]:
-        page = await self.visible(caller, page_id)
+        page = await self.pages.get_visible(caller, page_id)
         component = await self.pages.component(page.id, component_id)
         if component is None:
             raise NotFound("no such component on this status page")
@@ -192,12 +183,6 @@ class StatusPageService(DomainService):
         monitors = await self.pages.monitors([c.monitor_id for c in components])
         return {c.id: monitor_component_status(monitors.get(c.monitor_id)) for c in components}
 
-    async def listed(
-        self, caller: User, project_id: str | None, limit: int, offset: int
-    ) -> tuple[Sequence[StatusPage], int]:
-        """Pages of the caller's projects, oldest first, and how many there are."""
-        return await self.pages.visible_to(caller, project_id, limit, offset)
-
     async def shown(
         self, pages: Sequence[StatusPage]
     ) -> tuple[
@@ -216,7 +201,7 @@ class StatusPageService(DomainService):
     # ---- messages ----
 
     async def post_message(self, caller: User, page_id: str, body: StatusMessageIn) -> StatusPage:
-        page = await self.visible(caller, page_id)
+        page = await self.pages.get_visible(caller, page_id)
         ids = list(dict.fromkeys(body.componentIds))
         known = {c.id for c in (await self.pages.components([page.id]))[page.id]}
         unknown = [i for i in ids if i not in known]
@@ -241,7 +226,7 @@ class StatusPageService(DomainService):
     async def message_history(
         self, caller: User, page_id: str, limit: int, offset: int
     ) -> tuple[Sequence[StatusMessage], int]:
-        page = await self.visible(caller, page_id)
+        page = await self.pages.get_visible(caller, page_id)
         return await self.pages.messages(page.id, limit, offset)
 
     # ---- subscribers ----
@@ -249,11 +234,11 @@ class StatusPageService(DomainService):
     async def subscribers(
         self, caller: User, page_id: str, limit: int, offset: int
     ) -> tuple[Sequence[StatusPageSubscriber], int]:
-        page = await self.visible(caller, page_id)
+        page = await self.pages.get_visible(caller, page_id)
         return await self.pages.subscribers(page.id, limit, offset)
 
     async def delete_subscriber(self, caller: User, page_id: str, subscriber_id: str) -> None:
-        page = await self.visible(caller, page_id)
+        page = await self.pages.get_visible(caller, page_id)
         subscriber = await self.pages.subscriber(page.id, subscriber_id)
         if subscriber is None:
             raise NotFound("no such subscriber of this status page")

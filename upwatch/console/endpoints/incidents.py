@@ -19,8 +19,7 @@ router = APIRouter(prefix="/app")
 
 async def _incidents(page: Page) -> list[Any]:
     repository = IncidentRepository(page.session)
-    items, _total = await repository.visible_to(page.user, None, None, None, 100, 0)
-    return list(items)
+    return list((await repository.list_visible(page.user, 100, 0)).rows)
 
 
 @router.get("/incidents")
@@ -38,7 +37,7 @@ async def _incident_page(
     page: Page, incident_id: str, status: int = 200, **context: Any
 ) -> Response:
     try:
-        incident = await IncidentService(page.session, page.runtime).visible(page.user, incident_id)
+        incident = await IncidentRepository(page.session).get_visible(page.user, incident_id)
     except ProblemError:
         page.not_found("incident")
     updates = await IncidentRepository(page.session).updates_of([incident.id])

@@ -22,7 +22,7 @@ router = APIRouter(prefix="/app")
 
 
 async def _windows_page(page: Page, status: int = 200, **context: Any) -> Response:
-    windows, _total = await MaintenanceRepository(page.session).visible_to(page.user, None, 500, 0)
+    windows, _total = await MaintenanceRepository(page.session).list_visible(page.user, 500, 0)
     shown = await MaintenanceService(page.session, page.runtime).shown(windows)
     projects = await projects_of(page)
     monitors = await MonitorRepository(page.session).visible_all(page.user)

@@ -163,7 +163,7 @@ async def create_monitor(page: SignedInPage) -> Response:
 
 async def _monitor_state(page: Page, monitor_id: str) -> dict[str, Any]:
     try:
-        monitor = await MonitorService(page.session, page.runtime).visible(page.user, monitor_id)
+        monitor = await MonitorRepository(page.session).get_visible(page.user, monitor_id)
     except ProblemError:
         page.not_found("monitor")
     repository = MonitorRepository(page.session)

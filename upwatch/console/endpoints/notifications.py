@@ -36,7 +36,7 @@ def destination(provider: Any) -> str:
 
 @router.get("/notifications")
 async def providers_page(page: SignedInPage) -> Response:
-    providers, _total = await ProviderRepository(page.session).visible_to(page.user, None, 500, 0)
+    providers, _total = await ProviderRepository(page.session).list_visible(page.user, 500, 0)
     names = {a.project.id: a.project.name for a in await projects_of(page)}
     return page.html(
         "notifications.html",

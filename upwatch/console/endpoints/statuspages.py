@@ -13,6 +13,7 @@ from upwatch.console.endpoints.projects import projects_of
 from upwatch.console.render import POLICY
 from upwatch.kit.errors import ProblemError
 from upwatch.monitors.repository import MonitorRepository
+from upwatch.statuspages.repository import StatusPageRepository
 from upwatch.statuspages.schemas import (
     ComponentCreate,
     ComponentUpdate,
@@ -25,9 +26,7 @@ router = APIRouter(prefix="/app")
 
 
 async def _pages_page(page: Page, status: int = 200, **context: Any) -> Response:
-    pages, _total = await StatusPageService(page.session, page.runtime).listed(
-        page.user, None, 500, 0
-    )
+    pages, _total = await StatusPageRepository(page.session).list_visible(page.user, 500, 0)
     projects = await projects_of(page)
     return page.html(
         "status_pages.html",
@@ -66,7 +65,7 @@ async def create_status_page(page: SignedInPage) -> Response:
 async def _editor(page: Page, page_id: str, status: int = 200, **context: Any) -> Response:
     service = StatusPageService(page.session, page.runtime)
     try:
-        status_page = await service.visible(page.user, page_id)
+        status_page = await service.pages.get_visible(page.user, page_id)
     except ProblemError:
         page.not_found("status page")
     components, messages, statuses = await service.shown([status_page])
@@ -133,7 +132,7 @@ async def _move(
 ) -> str:
     """Swap a component with its neighbour: the positions are renumbered 0, 1, 2... first, so
     pages whose components share a position (set through the API) move predictably."""
-    status_page = await service.visible(page.user, page_id)
+    status_page = await service.pages.get_visible(page.user, page_id)
     components, _m, _s = await service.shown([status_page])
     order = [c.id for c in components[status_page.id]]
     if component_id not in order:
@@ -179,7 +178,7 @@ async def preview(page_id: str, page: SignedInPage) -> Response:
     script, which the console's policy does not run."""
     service = StatusPageService(page.session, page.runtime)
     try:
-        status_page = await service.visible(page.user, page_id)
+        status_page = await service.pages.get_visible(page.user, page_id)
     except ProblemError:
         page.not_found("status page")
     body = await page.runtime.status_pages.preview(page.session, status_page)
