@@ -60,10 +60,10 @@ from upwatch.projects.endpoints import router as projects_router
 from upwatch.retention.endpoints import router as retention_router
 from upwatch.retention.job import RetentionJob
 from upwatch.runtime import PlanCache, Runtime, Throttles
-from upwatch.statuspages.endpoints import public as public_status_router
 from upwatch.statuspages.endpoints import router as status_pages_router
-from upwatch.statuspages.endpoints import site as status_site_router
+from upwatch.statuspages.public import public as public_status_router
 from upwatch.statuspages.serving import PublicPages
+from upwatch.statuspages.site import site as status_site_router
 from upwatch.statuspages.snapshot import Snapshots
 from upwatch.statuspages.subscribers import IncidentNotices
 

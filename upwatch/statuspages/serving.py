@@ -5,8 +5,8 @@ but its path and two headers). Measured in bench/statuspage.py: through FastAPI'
 visit cost about nine times what the bytes themselves cost to send.
 
 Only hits are served here; a page that is missing, private or cannot be built goes on to the
-routes in ``endpoints.py``, which answer it as every other error is answered (a problem
-document). The answers are the routes' answers: the same bytes, ETag, Cache-Control and
+routes in ``public.py`` and ``site.py``, which answer it as every other error is answered (a
+problem document). The answers are the routes' answers: the same bytes, ETag, Cache-Control and
 Content-Security-Policy, and a request counted in the metrics under the route's template.
 """
 
