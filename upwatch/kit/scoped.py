@@ -79,13 +79,7 @@ class ListsVisible(Protocol[Item]):
     """What ``ProjectPage`` reads a page from: a ``ProjectScopedRepository``."""
 
     async def list_visible(
-        self,
-        caller: User,
-        limit: int,
-        offset: int,
-        *,
-        project_id: str | None = None,
-        where: Iterable[ColumnElement[bool]] = (),
+        self, caller: User, limit: int, offset: int, *, project_id: str | None
     ) -> Listed[Item]: ...
 
 
@@ -147,15 +141,10 @@ class ProjectPage(Page):
 
     project_id: str | None
 
-    async def of(
-        self,
-        repository: ListsVisible[Item],
-        caller: User,
-        where: Iterable[ColumnElement[bool]] = (),
-    ) -> Sequence[Item]:
+    async def of(self, repository: ListsVisible[Item], caller: User) -> Sequence[Item]:
         """The rows of this page the caller lists; their total goes to ``X-Total-Count``."""
         listed = await repository.list_visible(
-            caller, self.limit, self.offset, project_id=self.project_id, where=where
+            caller, self.limit, self.offset, project_id=self.project_id
         )
         self.total(listed.total)
         return listed.rows

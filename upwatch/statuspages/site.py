@@ -5,10 +5,11 @@ and the subscription forms that work without JavaScript."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Annotated, Literal
 from urllib.parse import parse_qs
 
-from fastapi import APIRouter, Path, Query, Response, status
+from fastapi import APIRouter, Depends, Path, Query, Response, status
 from starlette.requests import Request
 
 from upwatch.dependencies import ClientAddress, RuntimeDep, Session, WritingSession
@@ -53,13 +54,18 @@ async def custom_domain_root(
     return answered(answer(snapshot, True, origin, snapshots.max_age, if_none_match))
 
 
-def _owner_file(content: str, media_type: str, max_age: float) -> Response:
+OWNER_FILES = {"css": "text/css", "js": "text/javascript"}
+
+
+async def _owner_file(snapshots: Snapshots, slug: str, kind: Literal["css", "js"]) -> Response:
+    """The owner's stylesheet or script of the page."""
+    snapshot = await visible_snapshot(snapshots, slug)
     # nosniff: a browser runs it only as what it is labelled.
     return Response(
-        content=content,
-        media_type=media_type,
+        content=snapshot.custom_css if kind == "css" else snapshot.custom_js,
+        media_type=f"{OWNER_FILES[kind]}; charset=utf-8",
         headers={
-            "Cache-Control": f"public, max-age={int(max_age)}",
+            "Cache-Control": f"public, max-age={int(snapshots.max_age)}",
             "X-Content-Type-Options": "nosniff",
         },
     )
@@ -69,16 +75,14 @@ def _owner_file(content: str, media_type: str, max_age: float) -> Response:
 async def status_page_css(
     slug: Annotated[str, Path(max_length=63)], snapshots: SnapshotsDep
 ) -> Response:
-    snapshot = await visible_snapshot(snapshots, slug)
-    return _owner_file(snapshot.custom_css, "text/css; charset=utf-8", snapshots.max_age)
+    return await _owner_file(snapshots, slug, "css")
 
 
 @site.get("/s/{slug}/custom.js")
 async def status_page_js(
     slug: Annotated[str, Path(max_length=63)], snapshots: SnapshotsDep
 ) -> Response:
-    snapshot = await visible_snapshot(snapshots, slug)
-    return _owner_file(snapshot.custom_js, "text/javascript; charset=utf-8", snapshots.max_age)
+    return await _owner_file(snapshots, slug, "js")
 
 
 @site.get("/assets/status-page.css")
@@ -204,15 +208,33 @@ async def subscribe_form(
     )
 
 
-@site.get("/s/{slug}/confirm")
-async def confirm_subscription(
+@dataclass(frozen=True)
+class EmailedLink:
+    """What a confirmation or unsubscribe link mailed to a subscriber carries."""
+
+    slug: str
+    subscriber_id: str
+    token: str
+
+
+def _emailed_link(
     slug: Annotated[str, Path(max_length=63)],
     id: Annotated[str, Query(max_length=32)],
     token: Annotated[str, Query(max_length=100)],
-    session: WritingSession,
-    runtime: RuntimeDep,
+) -> EmailedLink:
+    return EmailedLink(slug, id, token)
+
+
+EmailedLinkDep = Annotated[EmailedLink, Depends(_emailed_link)]
+
+
+@site.get("/s/{slug}/confirm")
+async def confirm_subscription(
+    link: EmailedLinkDep, session: WritingSession, runtime: RuntimeDep
 ) -> Response:
-    page = await VisitorSubscriptions(session, runtime).confirm(slug, id, token)
+    page = await VisitorSubscriptions(session, runtime).confirm(
+        link.slug, link.subscriber_id, link.token
+    )
     return _message(
         "Subscribed",
         f"You will get an e-mail when an incident on {page.name} opens, changes or is "
@@ -223,12 +245,10 @@ async def confirm_subscription(
 
 @site.api_route("/s/{slug}/unsubscribe", methods=["GET", "POST"])
 async def unsubscribe(
-    slug: Annotated[str, Path(max_length=63)],
-    id: Annotated[str, Query(max_length=32)],
-    token: Annotated[str, Query(max_length=100)],
-    session: WritingSession,
-    runtime: RuntimeDep,
+    link: EmailedLinkDep, session: WritingSession, runtime: RuntimeDep
 ) -> Response:
     """One click from the e-mail (GET), or the mail client's one-click POST (RFC 8058)."""
-    page = await VisitorSubscriptions(session, runtime).unsubscribe(slug, id, token)
+    page = await VisitorSubscriptions(session, runtime).unsubscribe(
+        link.slug, link.subscriber_id, link.token
+    )
     return _message("Unsubscribed", f"You will get no more e-mail about {page.name}.", page.slug)
