@@ -144,8 +144,7 @@ def metering_path_us(samples: int = 50_000) -> float:
 
     from fastapi import Response
 
-    from upwatch.billing.metering import MemoryMeter, utc_day
-    from upwatch.billing.service import admit_request
+    from upwatch.callers.metering import MemoryMeter, admit_request, utc_day
     from upwatch.kit.clock import Clock
     from upwatch.kit.plans import FREE
     from upwatch.runtime import PlanCache

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, status
 
+from upwatch.callers.access import ProjectPageParams
 from upwatch.callers.dependencies import CurrentUser
 from upwatch.dependencies import RuntimeDep, Session
 from upwatch.escalation.repository import EscalationRepository
@@ -16,7 +17,6 @@ from upwatch.escalation.schemas import (
 from upwatch.escalation.service import EscalationService
 from upwatch.kit.errors import problem_responses
 from upwatch.kit.schemas import DeletedOut
-from upwatch.kit.scoped import ProjectPageParams
 
 router = APIRouter(
     prefix="/escalation-policies",

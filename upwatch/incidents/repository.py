@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import ColumnElement, func, select, update
 
-from upwatch.kit.scoped import ProjectScopedRepository
+from upwatch.callers.access import ProjectScopedRepository
 from upwatch.models import CheckResult, Incident, IncidentUpdate, Monitor
 
 # How far back the start of an outage is looked for.

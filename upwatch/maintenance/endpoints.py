@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from fastapi import APIRouter, status
 
+from upwatch.callers.access import ProjectPageParams
 from upwatch.callers.dependencies import CurrentUser
 from upwatch.dependencies import RuntimeDep, Session
 from upwatch.kit.errors import problem_responses
 from upwatch.kit.schemas import DeletedOut
-from upwatch.kit.scoped import ProjectPageParams
 from upwatch.maintenance.repository import MaintenanceRepository
 from upwatch.maintenance.schemas import (
     MaintenanceWindowCreate,

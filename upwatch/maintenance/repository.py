@@ -6,7 +6,7 @@ from collections.abc import Collection, Sequence
 
 from sqlalchemy import delete, select
 
-from upwatch.kit.scoped import ProjectScopedRepository
+from upwatch.callers.access import ProjectScopedRepository
 from upwatch.models import MaintenanceWindow, MaintenanceWindowMonitor, Monitor
 
 

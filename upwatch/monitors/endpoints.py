@@ -10,13 +10,13 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Path, Query, Response, status
 
+from upwatch.callers.access import ProjectPageParams
 from upwatch.callers.dependencies import AdminUser, CurrentUser
 from upwatch.dependencies import RuntimeDep, Session, WritingSession
 from upwatch.kit.errors import Conflict, problem_responses
 from upwatch.kit.inputs import Day
 from upwatch.kit.pagination import IdFilter, PageParams
 from upwatch.kit.schemas import DeletedOut
-from upwatch.kit.scoped import ProjectPageParams
 from upwatch.models import CheckResult, CheckTiming, Monitor, Region
 from upwatch.monitors import dashboard
 from upwatch.monitors.repository import MonitorRepository, RegionRepository

@@ -9,7 +9,7 @@ from datetime import datetime
 from sqlalchemy import String, cast, delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from upwatch.kit.scoped import ProjectScopedRepository
+from upwatch.callers.access import ProjectScopedRepository
 from upwatch.models import (
     CheckResult,
     CheckTiming,

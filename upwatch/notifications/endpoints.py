@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from fastapi import APIRouter, status
 
+from upwatch.callers.access import ProjectPageParams
 from upwatch.callers.dependencies import CurrentUser
 from upwatch.dependencies import RuntimeDep, Session
 from upwatch.kit.errors import problem_responses
 from upwatch.kit.schemas import DeletedOut
-from upwatch.kit.scoped import ProjectPageParams
 from upwatch.models import NotificationProvider
 from upwatch.notifications.repository import ProviderRepository
 from upwatch.notifications.schemas import ProviderCreate, ProviderOut, ProviderUpdate

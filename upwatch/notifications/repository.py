@@ -9,7 +9,7 @@ from sqlalchemy import and_, exists, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
-from upwatch.kit.scoped import ProjectScopedRepository
+from upwatch.callers.access import ProjectScopedRepository
 from upwatch.models import Alert, AlertAttempt, NotificationProvider
 
 

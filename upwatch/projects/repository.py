@@ -1,4 +1,4 @@
-"""Every query of projects and membership; who may open a project is ``kit/scoped.py``'s
+"""Every query of projects and membership; who may open a project is ``callers/access.py``'s
 rule, the one every project-scoped row follows."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from datetime import datetime
 from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from upwatch.callers.access import listed_memberships, may_open, readable_project_ids
 from upwatch.kit.errors import NotFound
-from upwatch.kit.scoped import listed_memberships, may_open, readable_project_ids
 from upwatch.models import Project, ProjectInvitation, ProjectMember, User
 
 

@@ -9,12 +9,12 @@ from collections.abc import Mapping, Sequence
 from fastapi import APIRouter, status
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from upwatch.callers.access import ProjectPageParams
 from upwatch.callers.dependencies import CurrentUser
 from upwatch.dependencies import RuntimeDep, Session
 from upwatch.kit.errors import problem_responses
 from upwatch.kit.pagination import PageParams
 from upwatch.kit.schemas import DeletedOut
-from upwatch.kit.scoped import ProjectPageParams
 from upwatch.models import StatusPage, StatusPageComponent
 from upwatch.runtime import Runtime
 from upwatch.statuspages.repository import StatusPageRepository

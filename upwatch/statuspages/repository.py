@@ -8,7 +8,7 @@ from datetime import datetime
 
 from sqlalchemy import func, or_, select
 
-from upwatch.kit.scoped import ProjectScopedRepository
+from upwatch.callers.access import ProjectScopedRepository
 from upwatch.models import (
     DailyAggregate,
     Incident,

@@ -1,4 +1,4 @@
-"""The project-scoped repository base (kit/scoped.py): who sees which row, by id and in lists.
+"""The project-scoped repository base (callers/access.py): who sees which row, by id and in lists.
 
 The base is exercised on escalation policies (a small model with a ``project_id``), through a
 repository of the test's own, so what is tested is the base and not a domain's use of it."""
@@ -14,8 +14,8 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tests.conftest import Account, Cast
+from upwatch.callers.access import ProjectScopedRepository
 from upwatch.kit.errors import NotFound
-from upwatch.kit.scoped import ProjectScopedRepository
 from upwatch.models import EscalationPolicy, User
 from upwatch.models.user import KeyGrant
 from upwatch.runtime import Runtime
