@@ -42,7 +42,7 @@ ADDRESS_FIELD = frozenset(
         "operations/bootstrap.py",
         "console/endpoints/signin.py",
         "console/endpoints/projects.py",
-        "statuspages/endpoints.py",
+        "statuspages/site.py",
         "console/templates/project.html",
         "console/templates/login.html",
         "console/templates/forgot.html",

@@ -17,14 +17,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from upwatch.escalation.repository import EscalationRepository, PagingRepository
 from upwatch.escalation.rules import Paging, providers_of, reminders_due, steps_due
 from upwatch.escalation.service import steps_of
-from upwatch.incidents.automatic import IncidentAutomation
-from upwatch.incidents.repository import IncidentRepository
+from upwatch.incidents.automatic import IncidentAutomation, add_internal_note
 from upwatch.kit.clock import Clock
 from upwatch.kit.db import Database
 from upwatch.kit.outbox import Wakeable
 from upwatch.kit.progress import progress, stop_if_cancelled
 from upwatch.maintenance.calendar import WindowCalendar
-from upwatch.models import Incident, IncidentUpdate, Monitor
+from upwatch.models import Incident, Monitor
 from upwatch.notifications.events import EventKind
 from upwatch.notifications.repository import ProviderRepository
 
@@ -116,16 +115,12 @@ class Pager:
             return False  # acknowledged, resolved or paged by another pager meanwhile
         if due:
             steps_named = ", ".join(str(i + 1) for i in due)
-            await IncidentRepository(session).add_update(
-                IncidentUpdate(
-                    incident_id=incident.id,
-                    status=incident.status,
-                    message=f"Not acknowledged: escalated to step {steps_named} "
-                    f"of {policy.name if policy else 'the policy'}.",
-                    automatic=True,
-                    internal=True,
-                    created_at=now,
-                )
+            await add_internal_note(
+                session,
+                incident,
+                f"Not acknowledged: escalated to step {steps_named} "
+                f"of {policy.name if policy else 'the policy'}.",
+                now,
             )
             await self.automation.page(session, incident, EventKind.OPENED, escalated, now)
         if reminded:

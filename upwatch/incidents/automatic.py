@@ -45,6 +45,23 @@ def automatic_title(monitor: Monitor) -> str:
     return f"{monitor.name} is down"[:200]
 
 
+async def add_internal_note(
+    session: AsyncSession, incident: Incident, message: str, at: datetime
+) -> None:
+    """A timeline entry the automation writes for the project's members only (a child folded
+    into its parent's outage, an escalation step)."""
+    await IncidentRepository(session).add_update(
+        IncidentUpdate(
+            incident_id=incident.id,
+            status=incident.status,
+            message=message,
+            automatic=True,
+            internal=True,
+            created_at=at,
+        )
+    )
+
+
 def incident_link(public_url: str, incident_id: str) -> str:
     """A page a person can open from an alert: the web console's incident page (``GET
     /incidents/{id}`` itself would answer a browser 401)."""
@@ -245,16 +262,12 @@ class IncidentAutomation:
             return  # listed already: a flapping child adds nothing to the timeline
         incident.dependents = [*(incident.dependents or []), child.id]
         count = len(incident.dependents)
-        await repository.add_update(
-            IncidentUpdate(
-                incident_id=incident.id,
-                status=incident.status,
-                message=f"{child.name} is down too; it depends on this monitor "
-                f"({count} dependent monitor{'s' if count != 1 else ''} affected).",
-                automatic=True,
-                internal=True,
-                created_at=checked_at,
-            )
+        await add_internal_note(
+            session,
+            incident,
+            f"{child.name} is down too; it depends on this monitor "
+            f"({count} dependent monitor{'s' if count != 1 else ''} affected).",
+            checked_at,
         )
 
     async def _open_held_back(

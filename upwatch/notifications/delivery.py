@@ -17,6 +17,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable, Collection
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -50,21 +51,20 @@ def retry_delay(settings: Settings, attempts: int) -> timedelta:
     return backoff(attempts, settings.alert_retry_seconds, settings.alert_retry_max_seconds)
 
 
-def new_alert(
-    provider: NotificationProvider,
+def _alert_row(
+    destination: dict[str, Any],
     project_id: str,
     incident_id: str | None,
     event: AlertEvent,
     status: str,
     reason: str | None,
     now: datetime,
-    attempts: int = 0,
+    attempts: int,
 ) -> Alert:
-    """The alert row for ``event`` to ``provider``, its facts captured now."""
+    """The alert row for ``event`` to ``destination`` (a provider's columns, or a member's
+    personal channel's), its facts captured now."""
     return Alert(
-        provider_id=provider.id,
-        provider_type=provider.type,
-        provider_name=provider.name,
+        **destination,
         project_id=project_id,
         incident_id=incident_id,
         event=event.kind.value,
@@ -76,6 +76,25 @@ def new_alert(
         sent_at=now if status == "sent" else None,
         created_at=now,
     )
+
+
+def new_alert(
+    provider: NotificationProvider,
+    project_id: str,
+    incident_id: str | None,
+    event: AlertEvent,
+    status: str,
+    reason: str | None,
+    now: datetime,
+    attempts: int = 0,
+) -> Alert:
+    """The alert row for ``event`` to ``provider``."""
+    destination = {
+        "provider_id": provider.id,
+        "provider_type": provider.type,
+        "provider_name": provider.name,
+    }
+    return _alert_row(destination, project_id, incident_id, event, status, reason, now, attempts)
 
 
 def personal_alert(
@@ -90,22 +109,13 @@ def personal_alert(
 ) -> Alert:
     """The alert row for ``event`` to a member's personal ``channel``."""
     label = REGISTRY[channel].label
-    return Alert(
-        provider_id=None,
-        provider_type=channel,
-        provider_name=f"personal {label}: {user.email}"[:100],
-        user_id=user.id,
-        project_id=project_id,
-        incident_id=incident_id,
-        event=event.kind.value,
-        facts=event.to_json(),
-        status=status,
-        reason=reason,
-        attempts=0,
-        next_attempt_at=now,
-        sent_at=None,
-        created_at=now,
-    )
+    destination = {
+        "provider_id": None,
+        "provider_type": channel,
+        "provider_name": f"personal {label}: {user.email}"[:100],
+        "user_id": user.id,
+    }
+    return _alert_row(destination, project_id, incident_id, event, status, reason, now, 0)
 
 
 async def destination_of(session: AsyncSession, alert: Alert) -> tuple[str, dict[str, Any]] | str:
@@ -216,22 +226,15 @@ class AlertOutbox:
         return alerts
 
 
+@dataclass(eq=False)
 class AlertSender:
-    def __init__(
-        self,
-        settings: Settings,
-        database: Database,
-        clock: Clock,
-        metrics: Metrics,
-        guard: NetworkGuard,
-    ) -> None:
-        self.settings = settings
-        self.database = database
-        self.clock = clock
-        self.metrics = metrics
-        self.guard = guard
-        self.kit: DeliveryKit | None = None
-        self.loop = Wakeable()
+    settings: Settings
+    database: Database
+    clock: Clock
+    metrics: Metrics
+    guard: NetworkGuard
+    kit: DeliveryKit | None = field(default=None, init=False)
+    loop: Wakeable = field(default_factory=Wakeable, init=False)
 
     def start(self) -> None:
         """Create the HTTP client; call inside the running loop (the app's lifespan)."""
