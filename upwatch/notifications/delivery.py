@@ -51,7 +51,7 @@ def retry_delay(settings: Settings, attempts: int) -> timedelta:
     return backoff(attempts, settings.alert_retry_seconds, settings.alert_retry_max_seconds)
 
 
-def _alert_row(
+def alert_row(
     destination: dict[str, Any],
     project_id: str,
     incident_id: str | None,
@@ -59,10 +59,10 @@ def _alert_row(
     status: str,
     reason: str | None,
     now: datetime,
-    attempts: int,
+    attempts: int = 0,
 ) -> Alert:
-    """The alert row for ``event`` to ``destination`` (a provider's columns, or a member's
-    personal channel's), its facts captured now."""
+    """The alert row for ``event`` to ``destination`` (``to_provider`` or ``to_member``), its
+    facts captured now."""
     return Alert(
         **destination,
         project_id=project_id,
@@ -78,44 +78,23 @@ def _alert_row(
     )
 
 
-def new_alert(
-    provider: NotificationProvider,
-    project_id: str,
-    incident_id: str | None,
-    event: AlertEvent,
-    status: str,
-    reason: str | None,
-    now: datetime,
-    attempts: int = 0,
-) -> Alert:
-    """The alert row for ``event`` to ``provider``."""
-    destination = {
+def to_provider(provider: NotificationProvider) -> dict[str, Any]:
+    return {
         "provider_id": provider.id,
         "provider_type": provider.type,
         "provider_name": provider.name,
     }
-    return _alert_row(destination, project_id, incident_id, event, status, reason, now, attempts)
 
 
-def personal_alert(
-    user: User,
-    channel: str,
-    project_id: str,
-    incident_id: str | None,
-    event: AlertEvent,
-    status: str,
-    reason: str | None,
-    now: datetime,
-) -> Alert:
-    """The alert row for ``event`` to a member's personal ``channel``."""
+def to_member(user: User, channel: str) -> dict[str, Any]:
+    """A member's personal ``channel``: no provider, the member named instead."""
     label = REGISTRY[channel].label
-    destination = {
+    return {
         "provider_id": None,
         "provider_type": channel,
         "provider_name": f"personal {label}: {user.email}"[:100],
         "user_id": user.id,
     }
-    return _alert_row(destination, project_id, incident_id, event, status, reason, now, 0)
 
 
 async def destination_of(session: AsyncSession, alert: Alert) -> tuple[str, dict[str, Any]] | str:
@@ -199,7 +178,9 @@ class AlertOutbox:
                 ends_a_delivered_alert=provider.id in alerted,
             )
             status = "pending" if reason is None else "suppressed"
-            alert = new_alert(provider, project.id, incident_id, facts, status, reason, now)
+            alert = alert_row(
+                to_provider(provider), project.id, incident_id, facts, status, reason, now
+            )
             repository.add(alert)
             alerts.append(alert)
         for _membership, user in members:
@@ -216,8 +197,8 @@ class AlertOutbox:
                     now=now,
                 )
                 status = "pending" if reason is None else "suppressed"
-                alert = personal_alert(
-                    user, channel, project.id, incident_id, facts, status, reason, now
+                alert = alert_row(
+                    to_member(user, channel), project.id, incident_id, facts, status, reason, now
                 )
                 repository.add(alert)
                 alerts.append(alert)

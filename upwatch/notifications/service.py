@@ -25,7 +25,7 @@ from upwatch.notifications.channels import (
     refused_urls,
     validate_config,
 )
-from upwatch.notifications.delivery import new_alert
+from upwatch.notifications.delivery import alert_row, to_provider
 from upwatch.notifications.events import AlertEvent, EventKind
 from upwatch.notifications.repository import AlertRepository, ProviderRepository
 from upwatch.notifications.schemas import NewProvider, ProviderUpdate
@@ -213,7 +213,9 @@ class ProviderService(DomainService):
         await end_transaction(self.session)  # delivery waits on the provider
         failure = await self.runtime.alerts.send(provider, event)
         status, reason = ("sent", None) if failure is None else ("failed", failure.message)
-        alert = new_alert(provider, project.id, None, event, status, reason, now, attempts=1)
+        alert = alert_row(
+            to_provider(provider), project.id, None, event, status, reason, now, attempts=1
+        )
         AlertRepository(self.session).add(alert)
         await self.session.flush()
         self.session.add(
