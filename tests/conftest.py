@@ -372,7 +372,8 @@ def make_settings(database_url: str, data_dir: Path, **overrides: Any) -> Settin
 
 @pytest.fixture
 def settings_overrides() -> dict[str, Any]:
-    """Override in a test module to change the app's settings."""
+    """None: a test module or class changes the app's settings with its own declaration,
+    ``settings_overrides = overriding(...)`` (tests/app_settings.py)."""
     return {}
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator
-from typing import Any
 
 import httpx
 import pytest
 
+from tests.app_settings import fixture_value, overriding
 from tests.conftest import PASSWORD, SignUp, assert_problem, forget_redis_keys, lifespan
 from tests.contact.test_contact import MESSAGE
 from upwatch.app import create_app
@@ -18,9 +18,9 @@ from upwatch.kit.clock import ManualClock
 PREFIX = f"test-{uuid.uuid4().hex}"
 
 
-@pytest.fixture
-def settings_overrides(redis_url: str) -> dict[str, Any]:
-    return {"redis_url": redis_url, "broker_prefix": PREFIX, "login_failures_allowed": 4}
+settings_overrides = overriding(
+    redis_url=fixture_value("redis_url"), broker_prefix=PREFIX, login_failures_allowed=4
+)
 
 
 @pytest.fixture

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import httpx
 import pytest
 
@@ -12,11 +10,6 @@ from upwatch.operations.bootstrap import create_admin
 from upwatch.runtime import Runtime
 
 SIGNUP_CLOSED = "https://upwatch.dev/problems/signup-closed"
-
-
-@pytest.fixture
-def settings_overrides(request: pytest.FixtureRequest) -> dict[str, Any]:
-    return {"signup": request.param}
 
 
 async def admin_headers(client: httpx.AsyncClient, runtime: Runtime) -> dict[str, str]:
@@ -29,7 +22,7 @@ async def admin_headers(client: httpx.AsyncClient, runtime: Runtime) -> dict[str
     return {"Authorization": f"Bearer {login.json()['access_token']}"}
 
 
-@pytest.mark.parametrize("settings_overrides", ["closed"], indirect=True)
+@pytest.mark.parametrize("settings_overrides", [{"signup": "closed"}])
 async def test_a_closed_service_refuses_sign_up_and_anonymous_account_creation_with_403(
     client: httpx.AsyncClient, runtime: Runtime
 ) -> None:
@@ -56,7 +49,7 @@ async def test_a_closed_service_refuses_sign_up_and_anonymous_account_creation_w
     assert login.status_code == 200
 
 
-@pytest.mark.parametrize("settings_overrides", ["closed"], indirect=True)
+@pytest.mark.parametrize("settings_overrides", [{"signup": "closed"}])
 async def test_a_closed_service_refuses_an_account_created_by_a_signed_in_non_admin(
     client: httpx.AsyncClient, runtime: Runtime
 ) -> None:
@@ -74,7 +67,7 @@ async def test_a_closed_service_refuses_an_account_created_by_a_signed_in_non_ad
     assert assert_problem(created, 403)["type"] == SIGNUP_CLOSED
 
 
-@pytest.mark.parametrize("settings_overrides", ["invite"], indirect=True)
+@pytest.mark.parametrize("settings_overrides", [{"signup": "invite"}])
 async def test_an_invite_only_service_takes_a_sign_up_only_with_a_project_invitation(
     client: httpx.AsyncClient, runtime: Runtime, mailbox: Mailbox
 ) -> None:

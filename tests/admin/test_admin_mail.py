@@ -12,6 +12,7 @@ import httpx
 import pytest
 from sqlalchemy import select
 
+from tests.app_settings import overriding
 from tests.conftest import PASSWORD, Account, Mailbox, SignUp, assert_problem, eventually
 from tests.factories import create_page
 from upwatch.kit.logs import json_formatter
@@ -121,9 +122,7 @@ async def test_the_outbox_view_needs_a_token_and_an_admin(
 
 
 class TestWithoutSmtp:
-    @pytest.fixture
-    def settings_overrides(self) -> dict[str, Any]:
-        return {"smtp_host": ""}
+    settings_overrides = overriding(smtp_host="")
 
     async def test_a_reset_mail_is_logged_whole_and_its_link_works(
         self, client: httpx.AsyncClient, sign_up: SignUp, caplog: pytest.LogCaptureFixture

@@ -8,8 +8,8 @@ from datetime import timedelta
 from typing import Any
 
 import httpx
-import pytest
 
+from tests.app_settings import overriding
 from tests.conftest import Cast, assert_problem
 from tests.factories import create_monitor
 from tests.maintenance.test_windows import iso as iso_z
@@ -17,10 +17,7 @@ from upwatch.kit.clock import ManualClock
 from upwatch.models import User
 from upwatch.runtime import Runtime
 
-
-@pytest.fixture
-def settings_overrides() -> dict[str, Any]:
-    return {"allow_private_targets": True}
+settings_overrides = overriding(allow_private_targets=True)
 
 
 async def make_key(

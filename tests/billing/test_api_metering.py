@@ -5,12 +5,12 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 from sqlalchemy import select
 
+from tests.app_settings import fixture_value, overriding
 from tests.conftest import PASSWORD, REDIS_URL, SignUp, assert_problem
 from upwatch.callers.metering import MemoryMeter, seconds_until_next_day
 from upwatch.kit.clock import ManualClock
@@ -30,9 +30,7 @@ def clock() -> ManualClock:
     return ManualClock(datetime(2026, 11, 22, 23, 0, tzinfo=UTC))
 
 
-@pytest.fixture
-def settings_overrides(plans_file: Path) -> dict[str, Any]:
-    return {"plans_file": plans_file, "usage_flush_seconds": 3600}
+settings_overrides = overriding(plans_file=fixture_value("plans_file"), usage_flush_seconds=3600)
 
 
 async def test_authenticated_responses_carry_ratelimit_headers(
@@ -113,9 +111,7 @@ def test_seconds_until_next_day_counts_to_utc_midnight() -> None:
 
 
 class TestWithMeteringOff:
-    @pytest.fixture
-    def settings_overrides(self, plans_file: Path) -> dict[str, Any]:
-        return {"plans_file": plans_file, "api_metering": False}
+    settings_overrides = overriding(plans_file=fixture_value("plans_file"), api_metering=False)
 
     async def test_nothing_is_counted_or_refused(
         self, client: httpx.AsyncClient, sign_up: SignUp
@@ -145,9 +141,9 @@ async def test_many_first_requests_at_once_do_not_exhaust_the_connection_pool(
 class TestCountingInRedis:
     """With UPWATCH_REDIS_URL, counts live in Redis and every API process shares them."""
 
-    @pytest.fixture
-    def settings_overrides(self, plans_file: Path, redis_url: str) -> dict[str, Any]:
-        return {"plans_file": plans_file, "redis_url": redis_url}
+    settings_overrides = overriding(
+        plans_file=fixture_value("plans_file"), redis_url=fixture_value("redis_url")
+    )
 
     async def test_the_limit_holds_across_two_api_processes(
         self, client: httpx.AsyncClient, sign_up: SignUp, runtime: Runtime, clock: ManualClock

@@ -3,20 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import httpx
-import pytest
 
+from tests.app_settings import overriding
 from tests.conftest import SignUp, assert_problem
 from tests.factories import create_monitor
 from upwatch.kit.plans import UNLIMITED, PlanCatalog
 from upwatch.notifications.channels import plan_channels
 
-
-@pytest.fixture
-def settings_overrides() -> dict[str, Any]:
-    return {"edition": "selfhosted", "allow_private_targets": True}
+settings_overrides = overriding(edition="selfhosted", allow_private_targets=True)
 
 
 async def test_a_self_hosted_account_has_no_limits_and_checks_as_often_as_the_schema_allows(

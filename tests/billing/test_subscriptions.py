@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 
+from tests.app_settings import fixture_value, overriding
 from tests.conftest import Account, Cast, SignUp, assert_problem
 from tests.factories import create_monitor
 from upwatch.kit.plans import UNLIMITED, PlanCatalog, PlansFileError
@@ -207,9 +207,7 @@ def plans_file(tmp_path: Path) -> Path:
 
 
 class TestWithAnOperatorPlansFile:
-    @pytest.fixture
-    def settings_overrides(self, plans_file: Path) -> dict[str, Any]:
-        return {"plans_file": plans_file}
+    settings_overrides = overriding(plans_file=fixture_value("plans_file"))
 
     async def test_new_accounts_start_on_the_operators_default_plan(
         self, client: httpx.AsyncClient, sign_up: SignUp

@@ -6,22 +6,18 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta
-from typing import Any
 
 import httpx
-import pytest
 from fastapi import FastAPI
 
+from tests.app_settings import overriding
 from tests.conftest import PASSWORD, Cast, Mailbox
 from tests.console.forms import csrf_of, signed_in
 from tests.factories import Target, create_monitor, ingest
 from upwatch.console.render import POLICY
 from upwatch.kit.clock import ManualClock
 
-
-@pytest.fixture
-def settings_overrides() -> dict[str, Any]:
-    return {"allow_private_targets": True}
+settings_overrides = overriding(allow_private_targets=True)
 
 
 async def test_signing_in_sets_an_http_only_lax_session_cookie(

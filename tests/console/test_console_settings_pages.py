@@ -10,8 +10,8 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import httpx
-import pytest
 
+from tests.app_settings import overriding
 from tests.conftest import Cast, Mailbox
 from tests.console.forms import signed_in
 from tests.factories import create_monitor
@@ -20,9 +20,7 @@ from upwatch.kit.clock import ManualClock
 ZONE_TOKYO = ZoneInfo("Asia/Tokyo")
 
 
-@pytest.fixture
-def settings_overrides() -> dict[str, Any]:
-    return {"allow_private_targets": True}
+settings_overrides = overriding(allow_private_targets=True)
 
 
 async def unchecked_monitor(client: httpx.AsyncClient, cast: Cast, name: str) -> dict[str, Any]:

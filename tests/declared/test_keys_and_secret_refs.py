@@ -10,15 +10,14 @@ import pytest
 from argon2 import PasswordHasher
 from argon2.exceptions import VerificationError
 
+from tests.app_settings import overriding
 from tests.conftest import Cast, assert_problem
 from tests.factories import create_monitor, create_page, create_provider
 
 SLACK_URL = "https://hooks.slack.com/services/T000/B000/abcdefghijklmnop"
 
 
-@pytest.fixture
-def settings_overrides() -> dict[str, Any]:
-    return {"allow_private_targets": True}
+settings_overrides = overriding(allow_private_targets=True)
 
 
 def matches(digest: str, value: str) -> bool:

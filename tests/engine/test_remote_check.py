@@ -6,22 +6,17 @@ stored row) runs with real processes in tests/engine/test_distributed.py.
 
 from __future__ import annotations
 
-from typing import Any
-
 import httpx
-import pytest
 
+from tests.app_settings import overriding
 from tests.conftest import Cast, assert_problem
 from tests.factories import create_monitor
 from upwatch.engine.broker import MemoryBroker
 from upwatch.engine.remotecheck import RemoteChecks
 from upwatch.runtime import Runtime
 
-
-@pytest.fixture
-def settings_overrides() -> dict[str, Any]:
-    # An API process: no worker of its own beats anywhere.
-    return {"engine": False, "allow_private_targets": True}
+# An API process: no worker of its own beats anywhere.
+settings_overrides = overriding(engine=False, allow_private_targets=True)
 
 
 async def test_check_now_without_a_worker_online_in_the_monitors_regions_answers_503(

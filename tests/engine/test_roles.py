@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from fastapi import FastAPI
 
+from tests.app_settings import overriding, plans
 from tests.conftest import Cast, eventually
 from tests.factories import FAST_PLANS, Target, create_monitor
 from upwatch.engine.broker import CheckJob
@@ -23,17 +23,13 @@ def clock() -> Clock:
     return Clock()  # the engine schedules on real time
 
 
-@pytest.fixture
-def settings_overrides(tmp_path: Path) -> dict[str, Any]:
-    plans = tmp_path / "plans.toml"
-    plans.write_text(FAST_PLANS)
-    return {
-        "allow_private_targets": True,
-        "plans_file": plans,
-        "role_restart_seconds": 0.05,
-        # A role with work is stalled after three of its periods (the scheduler's is 1 s).
-        "ready_stall_seconds": 1.0,
-    }
+settings_overrides = overriding(
+    allow_private_targets=True,
+    plans_file=plans(FAST_PLANS),
+    role_restart_seconds=0.05,
+    # A role with work is stalled after three of its periods (the scheduler's is 1 s).
+    ready_stall_seconds=1.0,
+)
 
 
 def restarts(app: FastAPI, role: str) -> float:

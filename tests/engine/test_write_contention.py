@@ -8,13 +8,11 @@ import itertools
 import time
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import Any
 
 import httpx
-import pytest
 from fastapi import FastAPI
 
+from tests.app_settings import overriding, plans
 from tests.conftest import Cast
 from tests.factories import create_monitor
 from upwatch.engine.broker import CheckReport
@@ -24,13 +22,12 @@ from upwatch.probes.outcome import Outcome
 _sequence = itertools.count()
 
 
-@pytest.fixture
-def settings_overrides(tmp_path: Path) -> dict[str, Any]:
-    plans = tmp_path / "plans.toml"
-    plans.write_text("[plans.free]\ncheckFrequencyMinutes = 0\nmonitorCount = 200\n")
-    # The engine's own scheduler stays idle: the monitors point at a closed port and are
-    # checked every hour; the test alone keeps the ingester busy.
-    return {"plans_file": plans, "allow_private_targets": True}
+# The engine's own scheduler stays idle: the monitors point at a closed port and are
+# checked every hour; the test alone keeps the ingester busy.
+settings_overrides = overriding(
+    plans_file=plans("[plans.free]\ncheckFrequencyMinutes = 0\nmonitorCount = 200\n"),
+    allow_private_targets=True,
+)
 
 
 def reports(monitor_id: str, region_id: str, count: int) -> list[CheckReport]:

@@ -13,22 +13,20 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
+from tests.app_settings import overriding
 from tests.conftest import Account, Cast, assert_problem, eventually
 from tests.factories import Target, create_monitor, create_provider, ingest
 from tests.receivers import Receiver
 from upwatch.escalation import pager as pager_module
 from upwatch.kit.clock import ManualClock
 
-
-@pytest.fixture
-def settings_overrides() -> dict[str, Any]:
-    return {
-        "allow_private_targets": True,
-        "alert_poll_seconds": 0.1,
-        # The test pages by the clock it controls; the loop's own passes come too seldom to
-        # matter.
-        "pager_poll_seconds": 3600.0,
-    }
+settings_overrides = overriding(
+    allow_private_targets=True,
+    alert_poll_seconds=0.1,
+    # The test pages by the clock it controls; the loop's own passes come too seldom to
+    # matter.
+    pager_poll_seconds=3600.0,
+)
 
 
 @pytest.fixture

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-import pytest
 from fastapi import FastAPI
 
+from tests.app_settings import overriding
 from tests.conftest import Cast, assert_problem
 from tests.factories import (
     add_component,
@@ -20,10 +20,7 @@ from tests.factories import (
 )
 from upwatch.kit.clock import ManualClock
 
-
-@pytest.fixture
-def settings_overrides() -> dict[str, Any]:
-    return {"allow_private_targets": True}
+settings_overrides = overriding(allow_private_targets=True)
 
 
 async def provider(client: httpx.AsyncClient, cast: Cast, name: str = "ops", **fields: Any) -> str:

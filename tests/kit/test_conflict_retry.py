@@ -8,6 +8,7 @@ import asyncpg
 import httpx
 import pytest
 
+from tests.app_settings import overriding
 from tests.conftest import Cast, assert_problem
 from upwatch.kit.db import busy
 from upwatch.kit.errors import DatabaseBusy
@@ -16,9 +17,7 @@ from upwatch.monitors.service import MonitorService
 BODY = {"name": "Shop", "type": "http", "url": "https://example.com", "intervalSeconds": 300}
 
 
-@pytest.fixture
-def settings_overrides() -> dict[str, Any]:
-    return {"conflict_retries": 3, "conflict_retry_seconds": 0.001}
+settings_overrides = overriding(conflict_retries=3, conflict_retry_seconds=0.001)
 
 
 def conflicts(monkeypatch: pytest.MonkeyPatch, times: int) -> list[int]:

@@ -12,6 +12,7 @@ import httpx
 import pytest
 from sqlalchemy import select
 
+from tests.app_settings import fixture_value, overriding
 from tests.conftest import SignUp, SmtpServer, eventually, free_port
 from upwatch.kit.clock import ManualClock
 from upwatch.mail.sender import Mailer, retry_delay
@@ -33,9 +34,7 @@ def late_smtp() -> Iterator[SmtpServer]:
 
 
 class TestWhenSmtpIsDown:
-    @pytest.fixture
-    def settings_overrides(self, late_smtp: SmtpServer) -> dict[str, Any]:
-        return {"smtp_port": late_smtp.port}
+    settings_overrides = overriding(smtp_port=fixture_value("late_smtp", "port"))
 
     async def test_a_failed_email_stays_in_the_outbox_and_goes_out_when_smtp_comes_back(
         self,
@@ -90,9 +89,7 @@ async def _first_attempt_done(runtime: Runtime) -> bool:
 
 
 class TestWithoutSmtpSettings:
-    @pytest.fixture
-    def settings_overrides(self) -> dict[str, Any]:
-        return {"smtp_host": ""}
+    settings_overrides = overriding(smtp_host="")
 
     async def test_mail_is_kept_in_the_outbox_and_logged(
         self,
@@ -117,10 +114,12 @@ class RejectingHandler:
 
 class TestWhenTheServerRejectsForGood:
     @pytest.fixture
-    def settings_overrides(self, late_smtp: SmtpServer) -> dict[str, Any]:
+    def rejecting_smtp(self, late_smtp: SmtpServer) -> SmtpServer:
         late_smtp.mailbox = RejectingHandler()  # type: ignore[assignment]
         late_smtp.start()
-        return {"smtp_port": late_smtp.port}
+        return late_smtp
+
+    settings_overrides = overriding(smtp_port=fixture_value("rejecting_smtp", "port"))
 
     async def test_a_permanent_rejection_marks_the_message_failed_without_retrying(
         self, client: httpx.AsyncClient, sign_up: SignUp, runtime: Runtime

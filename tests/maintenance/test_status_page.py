@@ -4,20 +4,16 @@ is scheduled in the next 14 days."""
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
 
 import httpx
-import pytest
 
+from tests.app_settings import overriding
 from tests.conftest import Cast
 from tests.factories import add_component, create_monitor, create_page
 from tests.maintenance.test_windows import iso, make_window
 from upwatch.kit.clock import ManualClock
 
-
-@pytest.fixture
-def settings_overrides() -> dict[str, Any]:
-    return {"status_page_max_age_seconds": 0, "allow_private_targets": True}
+settings_overrides = overriding(status_page_max_age_seconds=0, allow_private_targets=True)
 
 
 async def test_a_page_shows_maintenance_on_now_and_soon_but_not_next_month(

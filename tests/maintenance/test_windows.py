@@ -10,16 +10,14 @@ import pytest
 from fastapi import FastAPI
 from sqlalchemy import select
 
+from tests.app_settings import overriding
 from tests.conftest import Cast, assert_problem
 from tests.factories import create_monitor, ingest
 from upwatch.kit.clock import ManualClock
 from upwatch.models import DailyAggregate
 from upwatch.runtime import Runtime
 
-
-@pytest.fixture
-def settings_overrides() -> dict[str, Any]:
-    return {"allow_private_targets": True}
+settings_overrides = overriding(allow_private_targets=True)
 
 
 def iso(moment: datetime) -> str:

@@ -12,12 +12,12 @@ from datetime import timedelta
 from typing import Any
 
 import httpx
-import pytest
 from fastapi import FastAPI
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import func, select
 
+from tests.app_settings import overriding, plans
 from tests.conftest import Cast, assert_problem
 from tests.factories import create_monitor, create_provider, ingest
 from upwatch.incidents.rules import down_parent
@@ -28,13 +28,13 @@ from upwatch.monitors.dependency_graph import cycle_through
 NODES = [f"m{i}" for i in range(6)]
 
 
-@pytest.fixture
-def settings_overrides(tmp_path: Any) -> dict[str, Any]:
-    plans = tmp_path / "plans.toml"
-    plans.write_text(
+settings_overrides = overriding(
+    allow_private_targets=True,
+    plans_file=plans(
         "[plans.free]\ncheckFrequencyMinutes = 0\nmonitorCount = 1000\napiCallsPerDay = 1000000\n"
-    )
-    return {"allow_private_targets": True, "plans_file": plans, "access_token_minutes": 600}
+    ),
+    access_token_minutes=600,
+)
 
 
 def acyclic(graph: dict[str, list[str]]) -> bool:

@@ -7,17 +7,14 @@ from datetime import timedelta
 from typing import Any
 
 import httpx
-import pytest
 
+from tests.app_settings import overriding
 from tests.conftest import Cast, assert_problem
 from tests.factories import create_monitor
 from upwatch.kit.clock import ManualClock
 
-
-@pytest.fixture
-def settings_overrides() -> dict[str, Any]:
-    # The clock moves up to an hour; the cast's tokens must outlive that.
-    return {"allow_private_targets": True, "access_token_minutes": 240}
+# The clock moves up to an hour; the cast's tokens must outlive that.
+settings_overrides = overriding(allow_private_targets=True, access_token_minutes=240)
 
 
 async def heartbeat(client: httpx.AsyncClient, cast: Cast, **fields: Any) -> dict[str, Any]:

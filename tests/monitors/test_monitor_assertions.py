@@ -3,18 +3,13 @@ target by "check now", changed as a whole, and refused naming the field."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import httpx
-import pytest
 
+from tests.app_settings import overriding
 from tests.conftest import Cast, assert_problem
 from tests.factories import Target, create_monitor
 
-
-@pytest.fixture
-def settings_overrides() -> dict[str, Any]:
-    return {"allow_private_targets": True}
+settings_overrides = overriding(allow_private_targets=True)
 
 
 async def test_a_monitor_checks_its_assertions_and_names_the_one_that_failed(

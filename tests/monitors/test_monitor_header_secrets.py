@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from aiohttp import web
 
+from tests.app_settings import overriding, plans
 from tests.conftest import Cast, assert_problem
 from tests.factories import sent_back
 
@@ -52,11 +52,9 @@ async def target() -> AsyncIterator[EchoTarget]:
     await server.stop()
 
 
-@pytest.fixture
-def settings_overrides(tmp_path: Path) -> dict[str, Any]:
-    plans = tmp_path / "plans.toml"
-    plans.write_text("[plans.free]\ncheckFrequencyMinutes = 0\n")
-    return {"allow_private_targets": True, "plans_file": plans}
+settings_overrides = overriding(
+    allow_private_targets=True, plans_file=plans("[plans.free]\ncheckFrequencyMinutes = 0\n")
+)
 
 
 async def _monitor(client: httpx.AsyncClient, cast: Cast, url: str) -> dict[str, Any]:

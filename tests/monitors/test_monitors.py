@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.app_settings import fixture_value, overriding
 from tests.conftest import Account, Cast, SignUp, assert_problem, eventually, lifespan
 from tests.factories import FAST_PLANS, Target, create_monitor
 from upwatch.kit.clock import Clock
@@ -38,9 +39,7 @@ def plans_file(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.fixture
-def settings_overrides(plans_file: Path) -> dict[str, Any]:
-    return {"allow_private_targets": True, "plans_file": plans_file}
+settings_overrides = overriding(allow_private_targets=True, plans_file=fixture_value("plans_file"))
 
 
 _monitor = create_monitor
@@ -325,9 +324,9 @@ async def test_a_heartbeat_monitor_has_a_url_its_job_calls(
 
 
 class TestWithoutPrivateTargets:
-    @pytest.fixture
-    def settings_overrides(self, plans_file: Path) -> dict[str, Any]:
-        return {"allow_private_targets": False, "plans_file": plans_file}
+    settings_overrides = overriding(
+        allow_private_targets=False, plans_file=fixture_value("plans_file")
+    )
 
     @pytest.mark.parametrize(
         "fields",
@@ -684,9 +683,7 @@ async def test_an_update_cannot_remove_what_a_monitor_checks(
 
 
 class TestOnTheDefaultFreePlan:
-    @pytest.fixture
-    def settings_overrides(self) -> dict[str, Any]:
-        return {"allow_private_targets": True}
+    settings_overrides = overriding(allow_private_targets=True)
 
     async def test_checking_more_often_than_the_plan_allows_is_a_402(
         self, client: httpx.AsyncClient, cast: Cast, target: Target

@@ -8,7 +8,6 @@ import io
 import itertools
 import math
 from datetime import UTC, date, datetime, time, timedelta
-from typing import Any
 
 import httpx
 import pytest
@@ -16,6 +15,7 @@ from fastapi import FastAPI
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.app_settings import overriding
 from tests.conftest import Cast, assert_problem
 from tests.factories import create_monitor, ingest
 from tests.maintenance.test_windows import iso
@@ -23,10 +23,7 @@ from upwatch.kit.clock import ManualClock
 from upwatch.kit.histogram import GROWTH, Histogram
 from upwatch.monitors.sla import Counts, apdex, merged_minutes, months, uptime_percentage
 
-
-@pytest.fixture
-def settings_overrides() -> dict[str, Any]:
-    return {"allow_private_targets": True}
+settings_overrides = overriding(allow_private_targets=True)
 
 
 async def test_an_sla_report_leaves_maintenance_out_and_counts_incidents_and_apdex(

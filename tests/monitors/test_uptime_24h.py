@@ -4,20 +4,16 @@ partial hour, is exactly the one counted over every raw result of the last 24 ho
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
 
 import httpx
-import pytest
 from fastapi import FastAPI
 
+from tests.app_settings import overriding
 from tests.conftest import Cast
 from tests.factories import create_monitor, ingest
 from upwatch.kit.clock import ManualClock
 
-
-@pytest.fixture
-def settings_overrides() -> dict[str, Any]:
-    return {"allow_private_targets": True}
+settings_overrides = overriding(allow_private_targets=True)
 
 
 async def test_the_24_hour_uptime_from_hour_counts_equals_the_count_of_raw_results(

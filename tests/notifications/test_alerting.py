@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.app_settings import overriding
 from tests.conftest import (
     Cast,
     Mailbox,
@@ -37,15 +38,13 @@ def clock() -> Clock:
     return Clock()  # retries and back-off run on real time
 
 
-@pytest.fixture
-def settings_overrides() -> dict[str, Any]:
-    return {
-        "allow_private_targets": True,
-        "alert_retry_seconds": 0.1,
-        "alert_retry_max_seconds": 0.3,
-        "alert_poll_seconds": 0.1,
-        "alert_claim_seconds": 1.0,
-    }
+settings_overrides = overriding(
+    allow_private_targets=True,
+    alert_retry_seconds=0.1,
+    alert_retry_max_seconds=0.3,
+    alert_poll_seconds=0.1,
+    alert_claim_seconds=1.0,
+)
 
 
 @pytest.fixture

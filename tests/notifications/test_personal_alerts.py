@@ -7,12 +7,12 @@ from __future__ import annotations
 import hashlib
 import hmac
 from collections.abc import AsyncIterator, Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from tests.app_settings import overriding, plans
 from tests.conftest import Account, Cast, Mailbox, eventually
 from tests.factories import Target
 from tests.receivers import Receiver
@@ -29,18 +29,14 @@ def clock() -> Clock:
     return Clock()  # the sender runs on real time
 
 
-@pytest.fixture
-def settings_overrides(tmp_path: Path) -> dict[str, Any]:
-    plans = tmp_path / "plans.toml"
-    plans.write_text(PLANS)
-    return {
-        "plans_file": plans,
-        "allow_private_targets": True,
-        "alert_retry_seconds": 0.1,
-        "alert_retry_max_seconds": 0.3,
-        "alert_poll_seconds": 0.1,
-        "alert_claim_seconds": 1.0,
-    }
+settings_overrides = overriding(
+    plans_file=plans(PLANS),
+    allow_private_targets=True,
+    alert_retry_seconds=0.1,
+    alert_retry_max_seconds=0.3,
+    alert_poll_seconds=0.1,
+    alert_claim_seconds=1.0,
+)
 
 
 @pytest.fixture
@@ -248,16 +244,14 @@ async def test_an_invalid_stored_config_is_kept_reported_inactive_and_sends_noth
 
 
 class TestPendingPersonalAlerts:
-    @pytest.fixture
-    def settings_overrides(self, tmp_path: Path) -> dict[str, Any]:
-        # Retries a second apart: room to change the settings while an alert waits.
-        return {
-            "allow_private_targets": True,
-            "alert_retry_seconds": 1.0,
-            "alert_retry_max_seconds": 1.0,
-            "alert_poll_seconds": 0.1,
-            "alert_claim_seconds": 1.0,
-        }
+    # Retries a second apart: room to change the settings while an alert waits.
+    settings_overrides = overriding(
+        allow_private_targets=True,
+        alert_retry_seconds=1.0,
+        alert_retry_max_seconds=1.0,
+        alert_poll_seconds=0.1,
+        alert_claim_seconds=1.0,
+    )
 
     async def test_a_channel_turned_off_or_a_member_gone_stops_pending_personal_alerts(
         self, client: httpx.AsyncClient, cast: Cast, receiver: Receiver, target: Target

@@ -13,6 +13,7 @@ from fastapi import FastAPI
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.app_settings import overriding
 from tests.conftest import Cast, eventually
 from tests.factories import ingest
 from tests.receivers import Receiver
@@ -91,9 +92,7 @@ def test_suppression_names_the_reason() -> None:
 TOKYO = zoneinfo.ZoneInfo("Asia/Tokyo")
 
 
-@pytest.fixture
-def settings_overrides() -> dict[str, Any]:
-    return {"allow_private_targets": True}
+settings_overrides = overriding(allow_private_targets=True)
 
 
 @pytest.fixture

@@ -11,11 +11,11 @@ import re
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 
+from tests.app_settings import overriding
 from tests.conftest import (
     BACKEND,
     PASSWORD,
@@ -109,15 +109,13 @@ class TestTheStoryOfAnOutage:
     def clock(self) -> Clock:
         return Clock()  # alert retries run on real time
 
-    @pytest.fixture
-    def settings_overrides(self) -> dict[str, Any]:
-        return {
-            "allow_private_targets": True,
-            "alert_retry_seconds": 0.1,
-            "alert_retry_max_seconds": 0.2,
-            "alert_poll_seconds": 0.1,
-            "alert_max_attempts": 2,
-        }
+    settings_overrides = overriding(
+        allow_private_targets=True,
+        alert_retry_seconds=0.1,
+        alert_retry_max_seconds=0.2,
+        alert_poll_seconds=0.1,
+        alert_max_attempts=2,
+    )
 
     @pytest.fixture
     async def receivers(self) -> AsyncIterator[tuple[Receiver, Receiver]]:

@@ -7,13 +7,11 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.app_settings import overriding
 from tests.conftest import Cast, assert_problem
 from tests.factories import sent_back
 
-
-@pytest.fixture
-def settings_overrides() -> dict[str, Any]:
-    return {"allow_private_targets": True}
+settings_overrides = overriding(allow_private_targets=True)
 
 
 async def _schemas(client: httpx.AsyncClient) -> dict[str, Any]:

@@ -12,6 +12,7 @@ import pytest
 from fastapi import FastAPI
 from sqlalchemy import func, select
 
+from tests.app_settings import overriding
 from tests.conftest import Account, Mailbox
 from tests.factories import Target, create_monitor, ingest
 from upwatch.kit.clock import ManualClock
@@ -29,10 +30,8 @@ def clock() -> ManualClock:
     return ManualClock(MONDAY)
 
 
-@pytest.fixture
-def settings_overrides() -> dict[str, Any]:
-    # Monitors check the test's own HTTP server, so the days the clock moves on are real.
-    return {"allow_private_targets": True}
+# Monitors check the test's own HTTP server, so the days the clock moves on are real.
+settings_overrides = overriding(allow_private_targets=True)
 
 
 def job_of(runtime: Runtime, database: Database | None = None) -> RetentionJob:

@@ -7,13 +7,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 from datetime import timedelta
-from typing import Any
 
 import httpx
 import pytest
 from fastapi import FastAPI
 from sqlalchemy import func, select
 
+from tests.app_settings import fixture_value, overriding
 from tests.conftest import Cast, Mailbox, SignUp, SmtpServer, eventually, free_port
 from tests.factories import Target, create_incident, ingest
 from tests.retention.conftest import (
@@ -122,9 +122,9 @@ def late_smtp() -> Iterator[SmtpServer]:
 
 
 class TestWhenTheEmailCannotBeDelivered:
-    @pytest.fixture
-    def settings_overrides(self, late_smtp: SmtpServer) -> dict[str, Any]:
-        return {"allow_private_targets": True, "smtp_port": late_smtp.port}
+    settings_overrides = overriding(
+        allow_private_targets=True, smtp_port=fixture_value("late_smtp", "port")
+    )
 
     async def test_the_notice_counts_failed_attempts_and_is_notified_once_smtp_answers(
         self, client: httpx.AsyncClient, sign_up: SignUp, app: FastAPI, runtime: Runtime,

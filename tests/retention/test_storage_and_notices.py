@@ -4,14 +4,13 @@ GET /retention/notifications as a client meets it."""
 from __future__ import annotations
 
 from datetime import timedelta
-from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 from fastapi import FastAPI
 from sqlalchemy import func, select
 
+from tests.app_settings import overriding, plans
 from tests.conftest import Cast, SignUp, assert_problem
 from tests.factories import Target
 from tests.retention.conftest import (
@@ -82,11 +81,10 @@ async def test_an_accounts_notices_go_with_the_account(
 
 
 class TestOverTheStorageLimit:
-    @pytest.fixture
-    def settings_overrides(self, tmp_path: Path) -> dict[str, Any]:
-        plans = tmp_path / "plans.toml"
-        plans.write_text("[plans.free]\nstorageLimit = 1\n")  # one megabyte
-        return {"allow_private_targets": True, "plans_file": plans}
+    settings_overrides = overriding(
+        allow_private_targets=True,
+        plans_file=plans("[plans.free]\nstorageLimit = 1\n"),  # one megabyte
+    )
 
     async def test_the_oldest_raw_results_are_announced_early_and_aggregates_stay(
         self, client: httpx.AsyncClient, sign_up: SignUp, app: FastAPI, runtime: Runtime,

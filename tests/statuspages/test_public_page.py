@@ -13,6 +13,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
+from tests.app_settings import overriding
 from tests.conftest import WAIT_SECONDS, Cast, assert_problem, eventually
 from tests.factories import add_component, create_monitor, create_page, ingest
 from upwatch.kit.clock import ManualClock
@@ -23,11 +24,9 @@ from upwatch.statuspages.snapshot import FULL_READ_SECONDS
 SECRET = "s3cret-api-key-value"
 
 
-@pytest.fixture
-def settings_overrides() -> dict[str, Any]:
-    # Built on every visit, so each read shows the ingests before it; the snapshot's own
-    # tests below set a maximum age.
-    return {"status_page_max_age_seconds": 0}
+# Built on every visit, so each read shows the ingests before it; the snapshot's own
+# tests below set a maximum age.
+settings_overrides = overriding(status_page_max_age_seconds=0)
 
 
 async def _monitor(client: httpx.AsyncClient, cast: Cast, name: str) -> str:
@@ -193,9 +192,7 @@ async def test_incidents_resolved_more_than_14_days_ago_leave_the_page(
 
 
 class TestTheSnapshot:
-    @pytest.fixture
-    def settings_overrides(self) -> dict[str, Any]:
-        return {"status_page_max_age_seconds": 600}
+    settings_overrides = overriding(status_page_max_age_seconds=600)
 
     async def test_a_flood_of_visitors_costs_one_build_and_an_edit_shows_at_once(
         self, client: httpx.AsyncClient, cast: Cast, app: FastAPI

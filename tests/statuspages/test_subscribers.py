@@ -10,12 +10,11 @@ import hmac
 import re
 from datetime import timedelta
 from email.message import Message
-from typing import Any
 
 import httpx
-import pytest
 from fastapi import FastAPI
 
+from tests.app_settings import overriding
 from tests.conftest import Cast, Mailbox, assert_problem
 from tests.factories import add_component, create_incident, create_monitor, create_page, ingest
 from upwatch.kit.clock import ManualClock
@@ -24,9 +23,7 @@ from upwatch.runtime import Runtime
 VISITOR = "visitor@example.org"
 
 
-@pytest.fixture
-def settings_overrides() -> dict[str, Any]:
-    return {"subscribe_requests_allowed": 5}
+settings_overrides = overriding(subscribe_requests_allowed=5)
 
 
 def _text(message: Message) -> str:

@@ -8,10 +8,10 @@ from typing import Any
 
 import feedparser
 import httpx
-import pytest
 from defusedxml import ElementTree
 from fastapi import FastAPI
 
+from tests.app_settings import overriding
 from tests.conftest import Cast, assert_problem
 from tests.factories import add_component, create_monitor, create_page, ingest
 from upwatch.kit.clock import ManualClock
@@ -19,9 +19,7 @@ from upwatch.kit.clock import ManualClock
 EVIL = '</style><script>alert("owned")</script><b>'
 
 
-@pytest.fixture
-def settings_overrides() -> dict[str, Any]:
-    return {"status_page_max_age_seconds": 0}
+settings_overrides = overriding(status_page_max_age_seconds=0)
 
 
 async def _page_with_an_incident(
