@@ -37,6 +37,37 @@ async def _post_monitor(client: httpx.AsyncClient, cast: Cast, **fields: Any) ->
     return await client.post("/monitors", headers=cast.alice.headers, json=body)
 
 
+async def _patch_monitor(
+    client: httpx.AsyncClient, cast: Cast, monitor: dict[str, Any], **fields: Any
+) -> httpx.Response:
+    return await client.patch(f"/monitors/{monitor['id']}", headers=cast.alice.headers, json=fields)
+
+
+async def _hook(client: httpx.AsyncClient, cast: Cast) -> dict[str, Any]:
+    return await create_provider(
+        client, cast.alice.headers, cast.project_id, name="Hook", type="webhook", config=HOOK
+    )
+
+
+async def _post_provider(
+    client: httpx.AsyncClient, cast: Cast, config: dict[str, Any], **fields: Any
+) -> httpx.Response:
+    """A webhook named Hook with this config, unless ``fields`` say otherwise."""
+    body = {"projectId": cast.project_id, "name": "Hook", "type": "webhook", **fields}
+    body["config"] = config
+    return await client.post("/notification-providers", headers=cast.alice.headers, json=body)
+
+
+async def _patch_provider(
+    client: httpx.AsyncClient, cast: Cast, provider: dict[str, Any], config: dict[str, Any]
+) -> httpx.Response:
+    return await client.patch(
+        f"/notification-providers/{provider['id']}",
+        headers=cast.alice.headers,
+        json={"config": config},
+    )
+
+
 # --- Unknown fields -------------------------------------------------------------------------
 
 
@@ -44,9 +75,7 @@ async def test_a_misspelt_field_is_refused_with_the_field_it_probably_meant_and_
     client: httpx.AsyncClient, cast: Cast
 ) -> None:
     monitor = await _monitor(client, cast)
-    response = await client.patch(
-        f"/monitors/{monitor['id']}", headers=cast.alice.headers, json={"intervalSecond": 120}
-    )
+    response = await _patch_monitor(client, cast, monitor, intervalSecond=120)
     assert _errors(response) == [
         {"field": "intervalSecond", "message": "unknown field; did you mean intervalSeconds?"}
     ]
@@ -75,27 +104,12 @@ async def test_every_unknown_field_is_named_even_with_other_errors_and_inside_ne
 async def test_an_unknown_field_of_a_provider_config_is_refused_on_create_and_on_update(
     client: httpx.AsyncClient, cast: Cast
 ) -> None:
-    created = await client.post(
-        "/notification-providers",
-        headers=cast.alice.headers,
-        json={
-            "projectId": cast.project_id,
-            "name": "Hook",
-            "type": "webhook",
-            "config": {**HOOK, "secrte": "s3cret-value"},
-        },
-    )
+    created = await _post_provider(client, cast, {**HOOK, "secrte": "s3cret-value"})
     assert _errors(created) == [
         {"field": "config.secrte", "message": "unknown field; did you mean secret?"}
     ]
-    provider = await create_provider(
-        client, cast.alice.headers, cast.project_id, name="Hook", type="webhook", config=HOOK
-    )
-    updated = await client.patch(
-        f"/notification-providers/{provider['id']}",
-        headers=cast.alice.headers,
-        json={"config": {**HOOK, "headrs": {"X-Team": "ops"}}},
-    )
+    provider = await _hook(client, cast)
+    updated = await _patch_provider(client, cast, provider, {**HOOK, "headrs": {"X-Team": "ops"}})
     assert _errors(updated) == [
         {"field": "config.headrs", "message": "unknown field; did you mean headers?"}
     ]
@@ -105,11 +119,7 @@ async def test_fields_of_the_resource_that_a_request_cannot_set_are_refused_as_r
     client: httpx.AsyncClient, cast: Cast
 ) -> None:
     monitor = await _monitor(client, cast)
-    response = await client.patch(
-        f"/monitors/{monitor['id']}",
-        headers=cast.alice.headers,
-        json={"status": "paused", "name": "Shop front"},
-    )
+    response = await _patch_monitor(client, cast, monitor, status="paused", name="Shop front")
     assert _errors(response) == [
         {"field": "status", "message": "read-only, not set by this request"}
     ]
@@ -156,11 +166,7 @@ async def test_a_body_that_is_not_an_object_is_still_a_400_where_a_type_picks_th
 async def test_an_unknown_provider_type_lists_the_types_there_are(
     client: httpx.AsyncClient, cast: Cast
 ) -> None:
-    response = await client.post(
-        "/notification-providers",
-        headers=cast.alice.headers,
-        json={"projectId": cast.project_id, "name": "Pager", "type": "pager", "config": {}},
-    )
+    response = await _post_provider(client, cast, {}, name="Pager", type="pager")
     [error] = _errors(response)
     assert error["field"] == "type"
     assert error["message"] == (
@@ -187,16 +193,8 @@ async def test_a_bad_url_says_what_is_allowed_in_words_under_the_field_name_as_s
 async def test_a_field_of_a_provider_config_is_named_without_the_type_in_front(
     client: httpx.AsyncClient, cast: Cast
 ) -> None:
-    response = await client.post(
-        "/notification-providers",
-        headers=cast.alice.headers,
-        json={
-            "projectId": cast.project_id,
-            "name": "Telegram",
-            "type": "telegram",
-            "config": {"botToken": "not a token", "chatId": "-100123"},
-        },
-    )
+    config = {"botToken": "not a token", "chatId": "-100123"}
+    response = await _post_provider(client, cast, config, name="Telegram", type="telegram")
     [error] = _errors(response)
     assert error["field"] == "config.botToken"
     assert error["message"].startswith("a bot token as BotFather gives it")
@@ -205,14 +203,8 @@ async def test_a_field_of_a_provider_config_is_named_without_the_type_in_front(
 async def test_a_refused_name_of_an_entry_is_named_as_the_key(
     client: httpx.AsyncClient, cast: Cast
 ) -> None:
-    provider = await create_provider(
-        client, cast.alice.headers, cast.project_id, name="Hook", type="webhook", config=HOOK
-    )
-    response = await client.patch(
-        f"/notification-providers/{provider['id']}",
-        headers=cast.alice.headers,
-        json={"config": {**HOOK, "headers": {"X Team": "ops"}}},
-    )
+    provider = await _hook(client, cast)
+    response = await _patch_provider(client, cast, provider, {**HOOK, "headers": {"X Team": "ops"}})
     assert _errors(response) == [
         {
             "field": "config.headers.X Team",
@@ -243,9 +235,7 @@ async def test_common_mistakes_are_named_by_field_and_said_in_words(
     client: httpx.AsyncClient, cast: Cast, fields: dict[str, Any], field: str, message: str
 ) -> None:
     monitor = await _monitor(client, cast)
-    response = await client.patch(
-        f"/monitors/{monitor['id']}", headers=cast.alice.headers, json=fields
-    )
+    response = await _patch_monitor(client, cast, monitor, **fields)
     assert _errors(response) == [{"field": field, "message": message}]
 
 
@@ -289,16 +279,7 @@ async def test_a_refused_loopback_monitor_target_names_the_setting_that_allows_i
 async def test_a_refused_private_webhook_address_names_the_setting_that_allows_it(
     client: httpx.AsyncClient, cast: Cast
 ) -> None:
-    response = await client.post(
-        "/notification-providers",
-        headers=cast.alice.headers,
-        json={
-            "projectId": cast.project_id,
-            "name": "Hook",
-            "type": "webhook",
-            "config": {"url": "http://10.0.0.5/hook"},
-        },
-    )
+    response = await _post_provider(client, cast, {"url": "http://10.0.0.5/hook"})
     [error] = _errors(response)
     assert error["field"] == "config.url"
     assert "UPWATCH_ALLOW_PRIVATE_TARGETS=true" in error["message"]
@@ -325,20 +306,9 @@ async def test_a_url_whose_host_is_no_domain_name_is_a_422_naming_the_field(
     assert error["field"] == "url"
     assert words in error["message"]
     monitor = await _monitor(client, cast)
-    changed = await client.patch(
-        f"/monitors/{monitor['id']}", headers=cast.alice.headers, json={"url": url}
-    )
+    changed = await _patch_monitor(client, cast, monitor, url=url)
     assert [e["field"] for e in _errors(changed)] == ["url"]
-    hook = await client.post(
-        "/notification-providers",
-        headers=cast.alice.headers,
-        json={
-            "projectId": cast.project_id,
-            "name": "Hook",
-            "type": "webhook",
-            "config": {"url": url},
-        },
-    )
+    hook = await _post_provider(client, cast, {"url": url})
     assert [e["field"] for e in _errors(hook)] == ["config.url"]
 
 
@@ -370,9 +340,7 @@ async def _send(
 async def test_a_config_object_nested_too_deep_is_a_422_naming_it_however_deep(
     client: httpx.AsyncClient, cast: Cast, levels: int
 ) -> None:
-    provider = await create_provider(
-        client, cast.alice.headers, cast.project_id, type="webhook", name="Hook", config=HOOK
-    )
+    provider = await _hook(client, cast)
     deep = _nested_text(levels)
     for method, path, text, field in (
         ("PUT", "/users/settings", f'{{"slackConfig": {deep}}}', "slackConfig"),
