@@ -5,12 +5,14 @@ tests/conftest.py), in one declaration::
 
 A value may also be a plans file written in the test's ``tmp_path``, ``plans(text)``, or what
 another fixture gives, ``fixture_value("redis_url")`` (or an attribute of it,
-``fixture_value("late_smtp", "port")``). One test changes them with
+``fixture_value("late_smtp", "port")``), and a group of settings that go together,
+``overriding(QUICK_ALERTS, allow_private_targets=True)``. One test changes them with
 ``@pytest.mark.parametrize("settings_overrides", [{...}])``; a class's declaration replaces its
 module's, as any fixture of the same name does."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,11 +53,23 @@ def _resolved(value: Any, request: pytest.FixtureRequest) -> Any:
     return value
 
 
-def overriding(**values: Any) -> Any:
-    """A ``settings_overrides`` fixture giving these settings."""
+# Alerts sent, retried and taken over within about a second, for tests that wait for them on
+# real time.
+QUICK_ALERTS: dict[str, Any] = {
+    "alert_retry_seconds": 0.1,
+    "alert_retry_max_seconds": 0.3,
+    "alert_poll_seconds": 0.1,
+    "alert_claim_seconds": 1.0,
+}
+
+
+def overriding(*groups: Mapping[str, Any], **values: Any) -> Any:
+    """A ``settings_overrides`` fixture giving these settings: those of ``groups`` (such as
+    QUICK_ALERTS) in order, then ``values``."""
+    merged = {name: value for group in groups for name, value in group.items()} | values
 
     def settings_overrides(request: pytest.FixtureRequest) -> dict[str, Any]:
-        return {name: _resolved(value, request) for name, value in values.items()}
+        return {name: _resolved(value, request) for name, value in merged.items()}
 
     # A static method: declared in a test class, the fixture is not bound to its instance.
     return pytest.fixture(staticmethod(settings_overrides))

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.app_settings import overriding
+from tests.app_settings import QUICK_ALERTS, overriding
 from tests.conftest import (
     Cast,
     Mailbox,
@@ -38,13 +38,7 @@ def clock() -> Clock:
     return Clock()  # retries and back-off run on real time
 
 
-settings_overrides = overriding(
-    allow_private_targets=True,
-    alert_retry_seconds=0.1,
-    alert_retry_max_seconds=0.3,
-    alert_poll_seconds=0.1,
-    alert_claim_seconds=1.0,
-)
+settings_overrides = overriding(QUICK_ALERTS, allow_private_targets=True)
 
 
 @pytest.fixture

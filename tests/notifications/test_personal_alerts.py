@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.app_settings import overriding, plans
+from tests.app_settings import QUICK_ALERTS, overriding, plans
 from tests.conftest import Account, Cast, Mailbox, eventually
 from tests.factories import Target
 from tests.receivers import Receiver
@@ -29,14 +29,7 @@ def clock() -> Clock:
     return Clock()  # the sender runs on real time
 
 
-settings_overrides = overriding(
-    plans_file=plans(PLANS),
-    allow_private_targets=True,
-    alert_retry_seconds=0.1,
-    alert_retry_max_seconds=0.3,
-    alert_poll_seconds=0.1,
-    alert_claim_seconds=1.0,
-)
+settings_overrides = overriding(QUICK_ALERTS, plans_file=plans(PLANS), allow_private_targets=True)
 
 
 @pytest.fixture
@@ -246,11 +239,10 @@ async def test_an_invalid_stored_config_is_kept_reported_inactive_and_sends_noth
 class TestPendingPersonalAlerts:
     # Retries a second apart: room to change the settings while an alert waits.
     settings_overrides = overriding(
+        QUICK_ALERTS,
         allow_private_targets=True,
         alert_retry_seconds=1.0,
         alert_retry_max_seconds=1.0,
-        alert_poll_seconds=0.1,
-        alert_claim_seconds=1.0,
     )
 
     async def test_a_channel_turned_off_or_a_member_gone_stops_pending_personal_alerts(
