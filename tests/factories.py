@@ -79,18 +79,22 @@ async def ingest(
     assert await engine.ingester.ingest([report])
 
 
+async def post_in_project(
+    client: httpx.AsyncClient, account: Account, project_id: str, path: str, /, **fields: Any
+) -> httpx.Response:
+    """``fields`` sent by ``account`` to make something at ``path`` in the project, whatever
+    the answer: for requests a test expects refused (the factories below expect a 201)."""
+    return await client.post(
+        path, headers=account.headers, json={"projectId": project_id, **fields}
+    )
+
+
 async def create_monitor(
     client: httpx.AsyncClient, account: Account, project_id: str, **fields: Any
 ) -> dict[str, Any]:
     """An HTTP monitor named Shop checked every minute, unless ``fields`` say otherwise."""
-    body = {
-        "projectId": project_id,
-        "name": "Shop",
-        "type": "http",
-        "intervalSeconds": 60,
-        **fields,
-    }
-    response = await client.post("/monitors", headers=account.headers, json=body)
+    body = {"name": "Shop", "type": "http", "intervalSeconds": 60, **fields}
+    response = await post_in_project(client, account, project_id, "/monitors", **body)
     assert response.status_code == 201, response.text
     result: dict[str, Any] = response.json()
     return result

@@ -13,7 +13,7 @@ from fastapi import FastAPI
 from tests.app_settings import overriding
 from tests.conftest import PASSWORD, Cast, Mailbox
 from tests.console.forms import csrf_of, signed_in
-from tests.factories import Target, create_monitor, ingest
+from tests.factories import Target, create_monitor, ingest, post_in_project
 from upwatch.console.render import POLICY
 from upwatch.kit.clock import ManualClock
 
@@ -246,10 +246,13 @@ async def test_an_incident_is_acknowledged_updated_and_resolved_from_the_console
         intervalSeconds=300,
         url=None,
     )
-    opened = await client.post(
+    opened = await post_in_project(
+        client,
+        cast.alice,
+        cast.project_id,
         "/incidents",
-        headers=cast.alice.headers,
-        json={"projectId": cast.project_id, "monitorId": monitor["id"], "title": "Checkout down"},
+        monitorId=monitor["id"],
+        title="Checkout down",
     )
     incident = opened.json()["id"]
     csrf = await signed_in(client, cast.bob.email)

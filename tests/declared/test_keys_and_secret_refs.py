@@ -12,7 +12,7 @@ from argon2.exceptions import VerificationError
 
 from tests.app_settings import overriding
 from tests.conftest import Cast, assert_problem
-from tests.factories import create_monitor, create_page, create_provider
+from tests.factories import create_monitor, create_page, create_provider, post_in_project
 
 SLACK_URL = "https://hooks.slack.com/services/T000/B000/abcdefghijklmnop"
 
@@ -86,10 +86,8 @@ async def test_a_key_is_unique_within_a_project_but_free_in_another(
 
 async def test_a_key_has_a_stated_shape(client: httpx.AsyncClient, cast: Cast) -> None:
     for bad in ["Upper", "", "-lead", "a b", "x" * 65]:
-        response = await client.post(
-            "/status-pages",
-            headers=cast.alice.headers,
-            json={"projectId": cast.project_id, "name": "A", "slug": "a-page", "key": bad},
+        response = await post_in_project(
+            client, cast.alice, cast.project_id, "/status-pages", name="A", slug="a-page", key=bad
         )
         assert assert_problem(response, 422)["errors"][0]["field"] == "key"
 
@@ -131,29 +129,27 @@ async def test_a_provider_secret_given_by_reference_keeps_its_name_and_a_digest(
 
 async def test_a_reference_must_name_a_secret_field(client: httpx.AsyncClient, cast: Cast) -> None:
     for path in ["config.to", "config.nothing", "name"]:
-        response = await client.post(
+        response = await post_in_project(
+            client,
+            cast.alice,
+            cast.project_id,
             "/notification-providers",
-            headers=cast.alice.headers,
-            json={
-                "projectId": cast.project_id,
-                "type": "email",
-                "name": "Mail",
-                "config": {"to": ["ops@example.com"]},
-                "secretRefs": {path: "MAIL"},
-            },
+            type="email",
+            name="Mail",
+            config={"to": ["ops@example.com"]},
+            secretRefs={path: "MAIL"},
         )
         problem = assert_problem(response, 422)
         assert problem["errors"][0]["field"] == f"secretRefs.{path}"
-    bad_name = await client.post(
+    bad_name = await post_in_project(
+        client,
+        cast.alice,
+        cast.project_id,
         "/notification-providers",
-        headers=cast.alice.headers,
-        json={
-            "projectId": cast.project_id,
-            "type": "slack",
-            "name": "Team",
-            "config": {"webhookUrl": SLACK_URL},
-            "secretRefs": {"config.webhookUrl": "1 not a name"},
-        },
+        type="slack",
+        name="Team",
+        config={"webhookUrl": SLACK_URL},
+        secretRefs={"config.webhookUrl": "1 not a name"},
     )
     assert_problem(bad_name, 422)
 

@@ -14,7 +14,7 @@ from fastapi import FastAPI
 
 from tests.app_settings import overriding, plans
 from tests.conftest import Cast
-from tests.factories import create_monitor
+from tests.factories import create_monitor, post_in_project
 from upwatch.engine.broker import CheckReport
 from upwatch.engine.embedded import Engine
 from upwatch.probes.outcome import Outcome
@@ -75,16 +75,15 @@ async def test_monitors_created_while_the_ingester_writes_without_pause_are_all_
         for round_ in range(4):
             answers = await asyncio.gather(
                 *(
-                    client.post(
+                    post_in_project(
+                        client,
+                        cast.alice,
+                        cast.project_id,
                         "/monitors",
-                        headers=cast.alice.headers,
-                        json={
-                            "projectId": cast.project_id,
-                            "name": f"site {round_}-{n}",
-                            "type": "http",
-                            "url": f"http://127.0.0.1:9/{round_}/{n}",
-                            "intervalSeconds": 3600,
-                        },
+                        name=f"site {round_}-{n}",
+                        type="http",
+                        url=f"http://127.0.0.1:9/{round_}/{n}",
+                        intervalSeconds=3600,
                     )
                     for n in range(10)
                 )

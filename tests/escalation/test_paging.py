@@ -15,7 +15,7 @@ from fastapi import FastAPI
 
 from tests.app_settings import overriding
 from tests.conftest import Account, Cast, assert_problem, eventually
-from tests.factories import Target, create_monitor, create_provider, ingest
+from tests.factories import Target, create_monitor, create_provider, ingest, post_in_project
 from tests.receivers import Receiver
 from upwatch.escalation import pager as pager_module
 from upwatch.kit.clock import ManualClock
@@ -80,17 +80,16 @@ async def test_an_unacknowledged_outage_escalates_reminds_stops_at_acknowledgeme
     on_call = await webhook(client, cast, receiver, "/on-call", repeatEveryMinutes=5)
     manager = await webhook(client, cast, receiver, "/manager")
     await webhook(client, cast, receiver, "/bystander", repeatEveryMinutes=5)
-    policy = await client.post(
+    policy = await post_in_project(
+        client,
+        cast.alice,
+        cast.project_id,
         "/escalation-policies",
-        headers=cast.alice.headers,
-        json={
-            "projectId": cast.project_id,
-            "name": "Shop on call",
-            "steps": [
-                {"providerIds": [on_call], "delayMinutes": 0},
-                {"providerIds": [manager], "delayMinutes": 10},
-            ],
-        },
+        name="Shop on call",
+        steps=[
+            {"providerIds": [on_call], "delayMinutes": 0},
+            {"providerIds": [manager], "delayMinutes": 10},
+        ],
     )
     assert policy.status_code == 201, policy.text
     monitor = await create_monitor(

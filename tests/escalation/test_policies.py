@@ -17,6 +17,7 @@ from tests.factories import (
     create_page,
     create_provider,
     ingest,
+    post_in_project,
 )
 from upwatch.kit.clock import ManualClock
 
@@ -39,15 +40,9 @@ async def provider(client: httpx.AsyncClient, cast: Cast, name: str = "ops", **f
 async def policy(
     client: httpx.AsyncClient, cast: Cast, provider_ids: list[str], **fields: Any
 ) -> httpx.Response:
-    return await client.post(
-        "/escalation-policies",
-        headers=cast.alice.headers,
-        json={
-            "projectId": cast.project_id,
-            "name": "On call",
-            "steps": [{"providerIds": provider_ids, "delayMinutes": 0}],
-            **fields,
-        },
+    body = {"name": "On call", "steps": [{"providerIds": provider_ids, "delayMinutes": 0}]}
+    return await post_in_project(
+        client, cast.alice, cast.project_id, "/escalation-policies", **{**body, **fields}
     )
 
 
@@ -111,28 +106,26 @@ async def test_charlie_sees_and_touches_no_policy_of_another_project(
     assert_problem(await client.delete(path, headers=charlie), 404)
     assert (await client.get("/escalation-policies", headers=charlie)).json() == []
     other = await client.post("/projects", headers=charlie, json={"name": "Charlie's"})
-    stolen = await client.post(
+    stolen = await post_in_project(
+        client,
+        cast.charlie,
+        cast.project_id,
         "/escalation-policies",
-        headers=charlie,
-        json={
-            "projectId": cast.project_id,
-            "name": "x",
-            "steps": [{"providerIds": ["a"], "delayMinutes": 0}],
-        },
+        name="x",
+        steps=[{"providerIds": ["a"], "delayMinutes": 0}],
     )
     assert_problem(stolen, 404)
     # A monitor of Charlie's project cannot name Alice's policy.
-    refused = await client.post(
+    refused = await post_in_project(
+        client,
+        cast.charlie,
+        other.json()["id"],
         "/monitors",
-        headers=charlie,
-        json={
-            "projectId": other.json()["id"],
-            "name": "Mine",
-            "type": "http",
-            "url": "http://127.0.0.1:9/",
-            "intervalSeconds": 300,
-            "escalationPolicyId": made.json()["id"],
-        },
+        name="Mine",
+        type="http",
+        url="http://127.0.0.1:9/",
+        intervalSeconds=300,
+        escalationPolicyId=made.json()["id"],
     )
     assert "escalationPolicyId" in assert_problem(refused, 422)["detail"]
 
@@ -184,16 +177,15 @@ async def test_a_policy_that_cannot_work_is_refused_naming_the_field(
         problem = assert_problem(await client.patch(path, headers=cast.bob.headers, json=body), 422)
         assert field in problem["detail"], (body, problem)
     for minutes in (0, 4, 1441):
-        refused = await client.post(
+        refused = await post_in_project(
+            client,
+            cast.alice,
+            cast.project_id,
             "/notification-providers",
-            headers=cast.alice.headers,
-            json={
-                "projectId": cast.project_id,
-                "type": "webhook",
-                "name": "x",
-                "config": {"url": "http://127.0.0.1:9/hook"},
-                "repeatEveryMinutes": minutes,
-            },
+            type="webhook",
+            name="x",
+            config={"url": "http://127.0.0.1:9/hook"},
+            repeatEveryMinutes=minutes,
         )
         assert "repeatEveryMinutes" in assert_problem(refused, 422)["detail"]
 

@@ -12,7 +12,7 @@ from sqlalchemy import select
 
 from tests.app_settings import overriding
 from tests.conftest import Cast, assert_problem
-from tests.factories import create_monitor, ingest
+from tests.factories import create_monitor, ingest, post_in_project
 from upwatch.kit.clock import ManualClock
 from upwatch.models import DailyAggregate
 from upwatch.runtime import Runtime
@@ -89,15 +89,14 @@ async def test_charlie_sees_and_touches_nothing_of_another_project(
     assert_problem(await client.get(path, headers=charlie), 404)
     assert_problem(await client.patch(path, headers=charlie, json={"title": "Mine"}), 404)
     assert_problem(await client.delete(path, headers=charlie), 404)
-    smuggled = await client.post(
+    smuggled = await post_in_project(
+        client,
+        cast.charlie,
+        cast.project_id,
         "/maintenance-windows",
-        headers=charlie,
-        json={
-            "projectId": cast.project_id,
-            "title": "Quiet, please",
-            "startsAt": window["startsAt"],
-            "endsAt": window["endsAt"],
-        },
+        title="Quiet, please",
+        startsAt=window["startsAt"],
+        endsAt=window["endsAt"],
     )
     assert_problem(smuggled, 404)
     # Alice's window is as it was.
@@ -149,16 +148,15 @@ async def test_a_window_covers_only_monitors_of_its_own_project(
     theirs = await create_monitor(
         client, cast.charlie, own.json()["id"], url="http://127.0.0.1:9/", intervalSeconds=300
     )
-    answer = await client.post(
+    answer = await post_in_project(
+        client,
+        cast.alice,
+        cast.project_id,
         "/maintenance-windows",
-        headers=cast.alice.headers,
-        json={
-            "projectId": cast.project_id,
-            "title": "Upgrade",
-            "startsAt": iso(clock.now()),
-            "endsAt": iso(clock.now() + timedelta(hours=1)),
-            "monitorIds": [theirs["id"]],
-        },
+        title="Upgrade",
+        startsAt=iso(clock.now()),
+        endsAt=iso(clock.now() + timedelta(hours=1)),
+        monitorIds=[theirs["id"]],
     )
     problem = assert_problem(answer, 422)
     assert theirs["id"] in problem["detail"]
@@ -264,16 +262,15 @@ async def test_an_hourly_window_from_the_year_1700_is_saved_and_read_as_quickly_
 async def test_a_count_series_that_sparse_days_stretch_over_centuries_is_refused(
     client: httpx.AsyncClient, cast: Cast
 ) -> None:
-    answer = await client.post(
+    answer = await post_in_project(
+        client,
+        cast.alice,
+        cast.project_id,
         "/maintenance-windows",
-        headers=cast.alice.headers,
-        json={
-            "projectId": cast.project_id,
-            "title": "Leap days",
-            "startsAt": "2028-01-01T00:00:00Z",
-            "endsAt": "2028-01-01T00:30:00Z",
-            "rrule": "FREQ=DAILY;BYMONTH=2;BYMONTHDAY=29;COUNT=1000",
-        },
+        title="Leap days",
+        startsAt="2028-01-01T00:00:00Z",
+        endsAt="2028-01-01T00:30:00Z",
+        rrule="FREQ=DAILY;BYMONTH=2;BYMONTHDAY=29;COUNT=1000",
     )
     assert_problem(answer, 422)
     assert "20 years" in answer.text

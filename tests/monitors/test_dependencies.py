@@ -19,7 +19,7 @@ from sqlalchemy import func, select
 
 from tests.app_settings import overriding, plans
 from tests.conftest import Cast, assert_problem
-from tests.factories import create_monitor, create_provider, ingest
+from tests.factories import create_monitor, create_provider, ingest, post_in_project
 from upwatch.incidents.rules import down_parent
 from upwatch.kit.clock import ManualClock
 from upwatch.models import Alert, Incident, Monitor
@@ -105,17 +105,16 @@ async def test_dependencies_are_monitors_of_the_same_project_without_cycles(
     assert "not other monitors of the project: nope" in assert_problem(unknown, 422)["detail"]
     # Charlie's monitor cannot depend on Alice's.
     other = await client.post("/projects", headers=cast.charlie.headers, json={"name": "C"})
-    refused = await client.post(
+    refused = await post_in_project(
+        client,
+        cast.charlie,
+        other.json()["id"],
         "/monitors",
-        headers=cast.charlie.headers,
-        json={
-            "projectId": other.json()["id"],
-            "name": "Mine",
-            "type": "http",
-            "url": "http://127.0.0.1:9/",
-            "intervalSeconds": 300,
-            "dependsOn": [parent["id"]],
-        },
+        name="Mine",
+        type="http",
+        url="http://127.0.0.1:9/",
+        intervalSeconds=300,
+        dependsOn=[parent["id"]],
     )
     assert "dependsOn" in assert_problem(refused, 422)["detail"]
     # Deleting a parent takes it out of its children's lists.
@@ -198,16 +197,15 @@ async def test_no_child_alerts_while_its_parent_is_down_and_nothing_alerts_in_ma
         for index, (_, _, held) in enumerate(sequence):
             if held:
                 at = start + timedelta(minutes=index)
-                made = await client.post(
+                made = await post_in_project(
+                    client,
+                    cast.alice,
+                    cast.project_id,
                     "/maintenance-windows",
-                    headers=cast.alice.headers,
-                    json={
-                        "projectId": cast.project_id,
-                        "title": "Upgrade",
-                        "startsAt": at.isoformat(),
-                        "endsAt": (at + timedelta(seconds=30)).isoformat(),
-                        "monitorIds": [child["id"]],
-                    },
+                    title="Upgrade",
+                    startsAt=at.isoformat(),
+                    endsAt=(at + timedelta(seconds=30)).isoformat(),
+                    monitorIds=[child["id"]],
                 )
                 assert made.status_code == 201, made.text
         for index, (who, ok, held) in enumerate(sequence):

@@ -10,7 +10,7 @@ import httpx
 
 from tests.app_settings import overriding
 from tests.conftest import Cast, assert_problem
-from tests.factories import create_monitor
+from tests.factories import create_monitor, post_in_project
 from upwatch.kit.clock import ManualClock
 
 # The clock moves up to an hour; the cast's tokens must outlive that.
@@ -101,30 +101,28 @@ async def test_a_schedule_that_cannot_work_or_is_not_a_heartbeats_is_refused(
         ({"graceSeconds": -1}, "graceSeconds"),
         ({"graceSeconds": 86_401}, "graceSeconds"),
     ):
-        refused = await client.post(
+        refused = await post_in_project(
+            client,
+            cast.alice,
+            cast.project_id,
             "/monitors",
-            headers=cast.alice.headers,
-            json={
-                "projectId": cast.project_id,
-                "name": "Backup",
-                "type": "heartbeat",
-                "intervalSeconds": 300,
-                **fields,
-            },
+            name="Backup",
+            type="heartbeat",
+            intervalSeconds=300,
+            **fields,
         )
         assert field in assert_problem(refused, 422)["detail"], fields
     for field, value in (("schedule", "0 2 * * *"), ("timezone", "UTC"), ("graceSeconds", 5)):
-        refused = await client.post(
+        refused = await post_in_project(
+            client,
+            cast.alice,
+            cast.project_id,
             "/monitors",
-            headers=cast.alice.headers,
-            json={
-                "projectId": cast.project_id,
-                "name": "Shop",
-                "type": "http",
-                "url": "http://127.0.0.1:9/",
-                "intervalSeconds": 300,
-                field: value,
-            },
+            name="Shop",
+            type="http",
+            url="http://127.0.0.1:9/",
+            intervalSeconds=300,
+            **{field: value},
         )
         assert "only heartbeat monitors" in assert_problem(refused, 422)["detail"]
     monitor = await heartbeat(client, cast, schedule="0 2 * * *")

@@ -11,7 +11,7 @@ from aiohttp import web
 
 from tests.app_settings import overriding, plans
 from tests.conftest import Cast, assert_problem
-from tests.factories import sent_back
+from tests.factories import post_in_project, sent_back
 
 TOKEN = "Bearer s3cr3t-token-abcdef-9876"
 API_KEY = "key-0123456789-wxyz"
@@ -58,23 +58,22 @@ settings_overrides = overriding(
 
 
 async def _monitor(client: httpx.AsyncClient, cast: Cast, url: str) -> dict[str, Any]:
-    response = await client.post(
+    response = await post_in_project(
+        client,
+        cast.alice,
+        cast.project_id,
         "/monitors",
-        headers=cast.alice.headers,
-        json={
-            "projectId": cast.project_id,
-            "name": "API",
-            "type": "http",
-            "url": url,
-            "intervalSeconds": 3600,
-            "headers": {
-                "Authorization": TOKEN,
-                "cookie": SESSION,
-                "X-Api-Key": API_KEY,
-                "Accept": "application/json",
-            },
-            "secretHeaders": ["x-api-key"],
+        name="API",
+        type="http",
+        url=url,
+        intervalSeconds=3600,
+        headers={
+            "Authorization": TOKEN,
+            "cookie": SESSION,
+            "X-Api-Key": API_KEY,
+            "Accept": "application/json",
         },
+        secretHeaders=["x-api-key"],
     )
     assert response.status_code == 201, response.text
     return response.json()

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from tests.app_settings import overriding
 from tests.conftest import Cast, assert_problem
-from tests.factories import create_monitor, ingest
+from tests.factories import create_monitor, ingest, post_in_project
 from tests.maintenance.test_windows import iso
 from upwatch.kit.clock import ManualClock
 from upwatch.kit.histogram import GROWTH, Histogram
@@ -37,15 +37,14 @@ async def test_an_sla_report_leaves_maintenance_out_and_counts_incidents_and_apd
     # Yesterday, 10:00-12:00 UTC: a check every 10 minutes, failing 10:30-10:50; a window
     # 11:00-11:30 in which every check fails and counts for nothing.
     day = (clock.now() - timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
-    window = await client.post(
+    window = await post_in_project(
+        client,
+        cast.alice,
+        cast.project_id,
         "/maintenance-windows",
-        headers=cast.alice.headers,
-        json={
-            "projectId": cast.project_id,
-            "title": "Upgrade",
-            "startsAt": iso(day + timedelta(hours=11)),
-            "endsAt": iso(day + timedelta(hours=11, minutes=30)),
-        },
+        title="Upgrade",
+        startsAt=iso(day + timedelta(hours=11)),
+        endsAt=iso(day + timedelta(hours=11, minutes=30)),
     )
     assert window.status_code == 201, window.text
     for step in range(13):
@@ -128,16 +127,15 @@ async def test_a_project_sla_pools_its_monitors_and_its_csv_has_a_row_per_month(
     first = second - timedelta(days=1)
     day1 = datetime.combine(first, time(), UTC)
     day2 = datetime.combine(second, time(), UTC)
-    window = await client.post(
+    window = await post_in_project(
+        client,
+        cast.alice,
+        cast.project_id,
         "/maintenance-windows",
-        headers=cast.alice.headers,
-        json={
-            "projectId": cast.project_id,
-            "title": "Shop upgrade",
-            "startsAt": iso(day2 + timedelta(hours=10)),
-            "endsAt": iso(day2 + timedelta(hours=11)),
-            "monitorIds": [shop["id"]],
-        },
+        title="Shop upgrade",
+        startsAt=iso(day2 + timedelta(hours=10)),
+        endsAt=iso(day2 + timedelta(hours=11)),
+        monitorIds=[shop["id"]],
     )
     assert window.status_code == 201, window.text
     for monitor, at, ok in (

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from tests.app_settings import overriding
 from tests.conftest import Cast, eventually
-from tests.factories import ingest
+from tests.factories import ingest, post_in_project
 from tests.receivers import Receiver
 from upwatch.kit.clock import ManualClock
 from upwatch.notifications.rules import in_quiet_hours, local_time, suppression
@@ -119,23 +119,20 @@ async def test_alerts_in_the_owners_quiet_hours_are_recorded_as_suppressed_not_s
         "/users/settings", headers=cast.alice.headers, json={"timezone": "Asia/Tokyo"}
     )
     assert settings.status_code == 200, settings.text
-    provider = await client.post(
+    provider = await post_in_project(
+        client,
+        cast.bob,
+        cast.project_id,
         "/notification-providers",
-        headers=cast.bob.headers,  # Bob's own time zone plays no part: Alice owns the project
-        json={
-            "projectId": cast.project_id,
-            "type": "email",
-            "name": "Night pager",
-            "config": {"to": ["oncall@example.com"]},
-            "quietHoursStart": "22:00",
-            "quietHoursEnd": "06:00",
-        },
+        type="email",
+        name="Night pager",
+        config={"to": ["oncall@example.com"]},
+        quietHoursStart="22:00",
+        quietHoursEnd="06:00",
     )
     assert provider.status_code == 201, provider.text
-    monitor = await client.post(
-        "/monitors",
-        headers=cast.alice.headers,
-        json={"projectId": cast.project_id, "name": "API", "type": "http", "url": target.url()},
+    monitor = await post_in_project(
+        client, cast.alice, cast.project_id, "/monitors", name="API", type="http", url=target.url()
     )
     monitor_id = monitor.json()["id"]
 

@@ -9,7 +9,13 @@ import httpx
 import pytest
 
 from tests.conftest import PASSWORD, Account, Cast, Mailbox, SignUp, assert_problem
-from tests.factories import create_incident, create_monitor, create_page, create_provider
+from tests.factories import (
+    create_incident,
+    create_monitor,
+    create_page,
+    create_provider,
+    post_in_project,
+)
 
 Promote = Callable[[Account, str], Awaitable[None]]
 Verify = Callable[[Account], Awaitable[None]]
@@ -506,15 +512,14 @@ async def test_an_admins_lists_show_only_its_own_projects_yet_it_opens_any_by_id
     incident = await client.post(
         "/incidents", headers=cast.alice.headers, json={"title": "Slow", "projectId": project}
     )
-    provider = await client.post(
+    provider = await post_in_project(
+        client,
+        cast.alice,
+        project,
         "/notification-providers",
-        headers=cast.alice.headers,
-        json={
-            "projectId": project,
-            "type": "email",
-            "name": "Team",
-            "config": {"to": ["ops@example.com"]},
-        },
+        type="email",
+        name="Team",
+        config={"to": ["ops@example.com"]},
     )
     assert (incident.status_code, provider.status_code) == (201, 201), provider.text
     by_id = [

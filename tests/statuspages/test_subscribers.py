@@ -16,7 +16,14 @@ from fastapi import FastAPI
 
 from tests.app_settings import overriding
 from tests.conftest import Cast, Mailbox, assert_problem
-from tests.factories import add_component, create_incident, create_monitor, create_page, ingest
+from tests.factories import (
+    add_component,
+    create_incident,
+    create_monitor,
+    create_page,
+    ingest,
+    post_in_project,
+)
 from upwatch.kit.clock import ManualClock
 from upwatch.runtime import Runtime
 
@@ -118,15 +125,14 @@ async def test_a_manual_incident_and_its_updates_reach_confirmed_subscribers_as_
     await _subscribe(client, "shop", VISITOR)
     (confirmation,) = await mailbox.wait_for(VISITOR)
     await client.get(_link(confirmation, "confirm"))
-    created = await client.post(
+    created = await post_in_project(
+        client,
+        cast.bob,
+        cast.project_id,
         "/incidents",
-        headers=cast.bob.headers,
-        json={
-            "projectId": cast.project_id,
-            "monitorId": monitor["id"],
-            "title": "Slow checkout",
-            "description": "Payments take a minute",
-        },
+        monitorId=monitor["id"],
+        title="Slow checkout",
+        description="Payments take a minute",
     )
     await client.post(
         f"/incidents/{created.json()['id']}/updates",
