@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,18 +12,10 @@ import pytest
 
 from tests.app_settings import fixture_value, overriding
 from tests.conftest import Account, Cast, SignUp, assert_problem, eventually, lifespan
-from tests.factories import FAST_PLANS, Target, create_monitor
+from tests.factories import FAST_PLANS, Target, create_monitor, post_in_project
 from upwatch.kit.clock import Clock
 
 Promote = Callable[[Account, str], Awaitable[None]]
-
-
-@pytest.fixture
-async def target() -> AsyncIterator[Target]:
-    server = Target()
-    await server.start()
-    yield server
-    await server.stop()
 
 
 @pytest.fixture
@@ -45,17 +37,18 @@ settings_overrides = overriding(allow_private_targets=True, plans_file=fixture_v
 _monitor = create_monitor
 
 
+async def _watching(
+    client: httpx.AsyncClient, cast: Cast, target: Target, **fields: Any
+) -> dict[str, Any]:
+    """Alice's monitor of the target, as create_monitor makes it unless ``fields`` say otherwise."""
+    return await create_monitor(client, cast.alice, cast.project_id, url=target.url, **fields)
+
+
 async def test_creating_an_http_monitor_answers_201_with_every_field(
     client: httpx.AsyncClient, cast: Cast, target: Target
 ) -> None:
-    monitor = await _monitor(
-        client,
-        cast.alice,
-        cast.project_id,
-        url=target.url,
-        expectedStatusCodes=[200],
-        keyword="go",
-        retries=1,
+    monitor = await _watching(
+        client, cast, target, expectedStatusCodes=[200], keyword="go", retries=1
     )
     assert {
         k: monitor[k]
@@ -107,7 +100,7 @@ async def test_monitor_fields_are_validated(
 async def test_the_first_scheduled_check_runs_within_seconds_and_is_stored(
     client: httpx.AsyncClient, cast: Cast, target: Target
 ) -> None:
-    monitor = await _monitor(client, cast.alice, cast.project_id, url=target.url)
+    monitor = await _watching(client, cast, target)
 
     async def checked() -> bool:
         got = await client.get(f"/monitors/{monitor['id']}", headers=cast.alice.headers)
@@ -126,9 +119,7 @@ async def test_the_first_scheduled_check_runs_within_seconds_and_is_stored(
 async def test_check_now_is_stored_and_moves_the_status_like_a_scheduled_check(
     client: httpx.AsyncClient, cast: Cast, target: Target
 ) -> None:
-    monitor = await _monitor(
-        client, cast.alice, cast.project_id, url=target.url, retries=1, intervalSeconds=3600
-    )
+    monitor = await _watching(client, cast, target, retries=1, intervalSeconds=3600)
     url = f"/monitors/{monitor['id']}"
 
     async def scheduled_first_check_stored() -> bool:
@@ -164,7 +155,7 @@ async def test_check_now_is_stored_and_moves_the_status_like_a_scheduled_check(
 async def test_a_stored_check_carries_the_phase_timings_its_probe_measured(
     client: httpx.AsyncClient, cast: Cast, target: Target
 ) -> None:
-    monitor = await _monitor(client, cast.alice, cast.project_id, url=target.url)
+    monitor = await _watching(client, cast, target)
     url = f"/monitors/{monitor['id']}"
     checked = (await client.post(f"{url}/check", headers=cast.alice.headers)).json()
     timings = checked["timings"]
@@ -179,14 +170,7 @@ async def test_a_stored_check_carries_the_phase_timings_its_probe_measured(
 async def test_a_missing_keyword_is_a_down_check_that_says_so(
     client: httpx.AsyncClient, cast: Cast, target: Target
 ) -> None:
-    monitor = await _monitor(
-        client,
-        cast.alice,
-        cast.project_id,
-        url=target.url,
-        keyword="checkout",
-        intervalSeconds=3600,
-    )
+    monitor = await _watching(client, cast, target, keyword="checkout", intervalSeconds=3600)
     result = await client.post(f"/monitors/{monitor['id']}/check", headers=cast.alice.headers)
     assert (result.json()["status"], result.json()["errorKind"]) == ("down", "keyword")
 
@@ -194,9 +178,7 @@ async def test_a_missing_keyword_is_a_down_check_that_says_so(
 async def test_stats_report_uptime_and_percentiles(
     client: httpx.AsyncClient, cast: Cast, target: Target
 ) -> None:
-    monitor = await _monitor(
-        client, cast.alice, cast.project_id, url=target.url, intervalSeconds=3600
-    )
+    monitor = await _watching(client, cast, target, intervalSeconds=3600)
     url = f"/monitors/{monitor['id']}"
     for status in (200, 200, 200, 500):
         target.status = status
@@ -214,9 +196,7 @@ async def test_stats_report_uptime_and_percentiles(
 async def test_pausing_stops_checks_and_resuming_starts_from_pending(
     client: httpx.AsyncClient, cast: Cast, target: Target
 ) -> None:
-    monitor = await _monitor(
-        client, cast.alice, cast.project_id, url=target.url, intervalSeconds=3600
-    )
+    monitor = await _watching(client, cast, target, intervalSeconds=3600)
     url = f"/monitors/{monitor['id']}"
     await client.post(f"{url}/check", headers=cast.alice.headers)
     paused = await client.patch(url, headers=cast.alice.headers, json={"isActive": False})
@@ -230,18 +210,15 @@ async def test_monitor_count_and_check_frequency_are_plan_limits(
     client: httpx.AsyncClient, cast: Cast, target: Target, plans_file: Path
 ) -> None:
     for n in range(3):
-        await _monitor(
-            client, cast.alice, cast.project_id, url=target.url, name=f"m{n}", intervalSeconds=3600
-        )
-    response = await client.post(
+        await _watching(client, cast, target, name=f"m{n}", intervalSeconds=3600)
+    response = await post_in_project(
+        client,
+        cast.alice,
+        cast.project_id,
         "/monitors",
-        headers=cast.alice.headers,
-        json={
-            "projectId": cast.project_id,
-            "name": "one too many",
-            "type": "http",
-            "url": target.url,
-        },
+        name="one too many",
+        type="http",
+        url=target.url,
     )
     problem = assert_problem(response, 402)
     assert "monitorCount" in problem["detail"]
@@ -266,10 +243,8 @@ async def test_charlie_gets_404_on_every_monitor_route(
     ):
         response = await client.request(method, path, headers=cast.charlie.headers, json=body)
         assert_problem(response, 404)
-    create = await client.post(
-        "/monitors",
-        headers=cast.charlie.headers,
-        json={"projectId": cast.project_id, "name": "x", "type": "http", "url": target.url},
+    create = await post_in_project(
+        client, cast.charlie, cast.project_id, "/monitors", name="x", type="http", url=target.url
     )
     assert_problem(create, 404)
     assert (await client.get("/monitors", headers=cast.charlie.headers)).json() == []
@@ -299,9 +274,7 @@ async def test_a_list_narrowed_to_a_malformed_id_answers_422_naming_the_rule(
 async def test_deleting_a_monitor_removes_it(
     client: httpx.AsyncClient, cast: Cast, target: Target
 ) -> None:
-    monitor = await _monitor(
-        client, cast.alice, cast.project_id, url=target.url, intervalSeconds=3600
-    )
+    monitor = await _watching(client, cast, target, intervalSeconds=3600)
     url = f"/monitors/{monitor['id']}"
     await client.post(f"{url}/check", headers=cast.alice.headers)
     deleted = await client.delete(url, headers=cast.alice.headers)
@@ -374,11 +347,10 @@ async def test_regions_list_local_online_and_admins_manage_the_rest(
         409,
     )
     region_id = created.json()["id"]
-    monitor = await _monitor(
+    monitor = await _watching(
         client,
-        cast.alice,
-        cast.project_id,
-        url=target.url,
+        cast,
+        target,
         regionIds=[local["id"], region_id],
         intervalSeconds=3600,
     )
@@ -414,9 +386,7 @@ async def test_in_loopback_only_mode_a_public_target_is_refused_without_any_look
 async def test_a_monitors_regions_report_the_last_24_hours(
     client: httpx.AsyncClient, cast: Cast, target: Target
 ) -> None:
-    monitor = await _monitor(
-        client, cast.alice, cast.project_id, url=target.url, intervalSeconds=3600
-    )
+    monitor = await _watching(client, cast, target, intervalSeconds=3600)
     url = f"/monitors/{monitor['id']}"
     for status in (200, 500):
         target.status = status
@@ -440,12 +410,8 @@ async def test_the_dashboard_lists_every_visible_monitor_with_its_figures(
     # Only the checks below count: the scheduler never hears of these monitors, so its first
     # check (due within seconds) cannot race them on a slow machine.
     monkeypatch.setattr(app.state.engine, "changed", lambda _monitor_id: None)
-    monitor = await _monitor(
-        client, cast.alice, cast.project_id, url=target.url, intervalSeconds=3600
-    )
-    quiet = await _monitor(
-        client, cast.alice, cast.project_id, url=target.url, name="quiet", intervalSeconds=3600
-    )
+    monitor = await _watching(client, cast, target, intervalSeconds=3600)
+    quiet = await _watching(client, cast, target, name="quiet", intervalSeconds=3600)
     for _ in range(3):
         await client.post(f"/monitors/{monitor['id']}/check", headers=cast.alice.headers)
     uptime = (await client.get("/dashboard/uptime", headers=cast.bob.headers)).json()
@@ -508,12 +474,8 @@ async def test_metrics_carry_each_monitors_status_and_response_time_until_paused
             for name in ("upwatch_monitor_up", "upwatch_monitor_response_seconds")
         }
 
-    paused = await _monitor(
-        client, cast.alice, cast.project_id, url=target.url, intervalSeconds=3600
-    )
-    deleted = await _monitor(
-        client, cast.alice, cast.project_id, url=target.url, name="b", intervalSeconds=3600
-    )
+    paused = await _watching(client, cast, target, intervalSeconds=3600)
+    deleted = await _watching(client, cast, target, name="b", intervalSeconds=3600)
     assert await series(paused["id"]) == {
         "upwatch_monitor_up": None,
         "upwatch_monitor_response_seconds": None,
@@ -559,9 +521,7 @@ async def test_metrics_carry_each_monitors_status_and_response_time_until_paused
 async def test_a_monitor_deleted_with_its_project_leaves_the_schedule_and_the_metrics(
     client: httpx.AsyncClient, cast: Cast, target: Target, app: Any
 ) -> None:
-    monitor = await _monitor(
-        client, cast.alice, cast.project_id, url=target.url, intervalSeconds=10
-    )
+    monitor = await _watching(client, cast, target, intervalSeconds=10)
 
     async def shown() -> bool:
         return (
@@ -596,11 +556,10 @@ async def test_checks_resume_on_schedule_after_a_restart_with_no_monitor_lost(
 
     ids = [
         (
-            await _monitor(
+            await _watching(
                 client,
-                cast.alice,
-                cast.project_id,
-                url=target.url,
+                cast,
+                target,
                 name=f"m{n}",
                 intervalSeconds=10,
             )
@@ -647,7 +606,7 @@ async def test_checks_resume_on_schedule_after_a_restart_with_no_monitor_lost(
 async def test_checks_appear_in_the_metrics(
     client: httpx.AsyncClient, cast: Cast, target: Target
 ) -> None:
-    monitor = await _monitor(client, cast.alice, cast.project_id, url=target.url)
+    monitor = await _watching(client, cast, target)
 
     async def scheduled_check_seen() -> bool:
         text = (await client.get("/metrics")).text
@@ -721,9 +680,7 @@ class TestOnTheDefaultFreePlan:
 async def test_stored_results_filter_by_time_and_region(
     client: httpx.AsyncClient, cast: Cast, target: Target
 ) -> None:
-    monitor = await _monitor(
-        client, cast.alice, cast.project_id, url=target.url, intervalSeconds=3600
-    )
+    monitor = await _watching(client, cast, target, intervalSeconds=3600)
     url = f"/monitors/{monitor['id']}"
     first = (await client.post(f"{url}/check", headers=cast.alice.headers)).json()
     second = (await client.post(f"{url}/check", headers=cast.alice.headers)).json()
