@@ -466,6 +466,13 @@ def sign_up(client: httpx.AsyncClient) -> SignUp:
 
 
 @pytest.fixture
+async def alice(sign_up: SignUp) -> Account:
+    """Alice, signed up with her own address (unverified), in no project: the one account of
+    a test that needs no other (``cast`` signs up its own Alice)."""
+    return await sign_up("alice@example.com")
+
+
+@pytest.fixture
 def make_admin(runtime: Runtime) -> Callable[[Account, str], Awaitable[None]]:
     """Promote an account directly in the database, as `upwatch admin create` would."""
 

@@ -12,7 +12,15 @@ import pytest
 from pydantic import ValidationError
 from sqlalchemy import select
 
-from tests.conftest import PASSWORD, Mailbox, SignUp, assert_problem, eventually, make_settings
+from tests.conftest import (
+    PASSWORD,
+    Account,
+    Mailbox,
+    SignUp,
+    assert_problem,
+    eventually,
+    make_settings,
+)
 from upwatch.kit.clock import ManualClock
 from upwatch.kit.throttle import SlidingWindow
 from upwatch.mail.sender import SCRUBBED_BODY
@@ -73,9 +81,8 @@ async def test_concurrent_resets_with_one_token_let_exactly_one_through(
 
 
 async def test_a_password_change_voids_outstanding_reset_links(
-    client: httpx.AsyncClient, sign_up: SignUp, mailbox: Mailbox
+    client: httpx.AsyncClient, alice: Account, mailbox: Mailbox
 ) -> None:
-    alice = await sign_up("alice@example.com")
     token = await _reset_token(client, mailbox, alice.email)
     await client.put("/users/me", headers=alice.headers, json={"password": "changed it myself"})
     response = await client.post(
@@ -85,9 +92,8 @@ async def test_a_password_change_voids_outstanding_reset_links(
 
 
 async def test_an_email_change_voids_reset_links_sent_to_the_old_address(
-    client: httpx.AsyncClient, sign_up: SignUp, mailbox: Mailbox
+    client: httpx.AsyncClient, alice: Account, mailbox: Mailbox
 ) -> None:
-    alice = await sign_up("alice@example.com")
     token = await _reset_token(client, mailbox, alice.email)
     await client.put("/users/me", headers=alice.headers, json={"email": "alice@new.example.com"})
     response = await client.post(
@@ -142,9 +148,8 @@ def _json_text(body: str, token: str) -> dict[str, object]:
     ids=["nan", "infinity", "lone-surrogate", "too-deep", "too-large"],
 )
 async def test_settings_objects_that_no_database_can_store_are_a_422(
-    client: httpx.AsyncClient, sign_up: SignUp, config: str
+    client: httpx.AsyncClient, alice: Account, config: str
 ) -> None:
-    alice = await sign_up("alice@example.com")
     settings = await client.put(
         "/users/settings", **_json_text(f'{{"emailConfig": {config}}}', alice.access_token)
     )
@@ -157,9 +162,8 @@ async def test_settings_objects_that_no_database_can_store_are_a_422(
 
 
 async def test_a_lone_surrogate_in_a_name_is_a_422(
-    client: httpx.AsyncClient, sign_up: SignUp
+    client: httpx.AsyncClient, alice: Account
 ) -> None:
-    alice = await sign_up("alice@example.com")
     response = await client.put(
         "/users/me", **_json_text('{"firstName": "A\\udc00"}', alice.access_token)
     )
@@ -222,9 +226,8 @@ async def test_unusual_http_methods_share_one_metrics_label(client: httpx.AsyncC
 
 
 async def test_a_profile_image_must_be_an_http_address(
-    client: httpx.AsyncClient, sign_up: SignUp
+    client: httpx.AsyncClient, alice: Account
 ) -> None:
-    alice = await sign_up("alice@example.com")
     bad = await client.put(
         "/users/me", headers=alice.headers, json={"image": "javascript:alert(1)"}
     )

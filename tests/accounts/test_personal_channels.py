@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.conftest import Account, SignUp, assert_problem
+from tests.conftest import Account, assert_problem
 from upwatch.accounts.repository import UserRepository
 from upwatch.runtime import Runtime
 
@@ -24,9 +24,8 @@ async def _stored(runtime: Runtime, account: Account) -> dict[str, Any]:
 
 
 async def test_by_default_no_channel_is_active_and_each_says_why(
-    client: httpx.AsyncClient, sign_up: SignUp
+    client: httpx.AsyncClient, alice: Account
 ) -> None:
-    alice = await sign_up("alice@example.com")
     settings = (await client.get("/users/settings", headers=alice.headers)).json()
     assert settings["notifications"]["email"] is True  # the seed's default...
     assert settings["channelStatus"] == {  # ...mails nobody without an emailConfig
@@ -47,9 +46,8 @@ async def test_by_default_no_channel_is_active_and_each_says_why(
 
 
 async def test_a_channel_with_its_switch_on_and_a_valid_config_is_active(
-    client: httpx.AsyncClient, sign_up: SignUp
+    client: httpx.AsyncClient, alice: Account
 ) -> None:
-    alice = await sign_up("alice@example.com")
     response = await client.put(
         "/users/settings",
         headers=alice.headers,
@@ -94,9 +92,8 @@ async def test_a_channel_with_its_switch_on_and_a_valid_config_is_active(
     ],
 )
 async def test_a_new_config_is_checked_like_the_provider_config_of_its_channel(
-    client: httpx.AsyncClient, sign_up: SignUp, body: dict[str, Any], field: str
+    client: httpx.AsyncClient, alice: Account, body: dict[str, Any], field: str
 ) -> None:
-    alice = await sign_up("alice@example.com")
     response = await client.put("/users/settings", headers=alice.headers, json=body)
     problem = assert_problem(response, 422)
     assert field in [e["field"] for e in problem["errors"]]
@@ -105,9 +102,8 @@ async def test_a_new_config_is_checked_like_the_provider_config_of_its_channel(
 
 
 async def test_the_profile_update_checks_its_configs_too(
-    client: httpx.AsyncClient, sign_up: SignUp
+    client: httpx.AsyncClient, alice: Account
 ) -> None:
-    alice = await sign_up("alice@example.com")
     for config, field in (
         ({"slackConfig": {"channel": "#ops"}}, "settings.slackConfig.webhookUrl"),
         ({"smsConfig": {"to": "+14155550100"}}, "settings.smsConfig.from"),
@@ -118,9 +114,8 @@ async def test_the_profile_update_checks_its_configs_too(
 
 
 async def test_secrets_are_masked_and_a_config_sent_back_as_read_keeps_them(
-    client: httpx.AsyncClient, sign_up: SignUp, runtime: Runtime
+    client: httpx.AsyncClient, alice: Account, runtime: Runtime
 ) -> None:
-    alice = await sign_up("alice@example.com")
     config = {
         "url": HOOK,
         "secret": "a-signing-secret-of-some-length",
@@ -160,9 +155,8 @@ async def test_secrets_are_masked_and_a_config_sent_back_as_read_keeps_them(
 
 
 async def test_an_invalid_stored_config_sent_back_as_read_is_kept_but_a_new_one_is_checked(
-    client: httpx.AsyncClient, sign_up: SignUp, runtime: Runtime
+    client: httpx.AsyncClient, alice: Account, runtime: Runtime
 ) -> None:
-    alice = await sign_up("alice@example.com")
     async with runtime.db.sessionmaker() as session:
         user = await UserRepository(session).get(alice.id)
         assert user is not None

@@ -158,10 +158,7 @@ async def test_users_me_needs_a_token(client: httpx.AsyncClient) -> None:
     assert response.headers["WWW-Authenticate"] == "Bearer"
 
 
-async def test_a_user_cannot_raise_its_own_roles(
-    client: httpx.AsyncClient, sign_up: SignUp
-) -> None:
-    alice = await sign_up("alice@example.com")
+async def test_a_user_cannot_raise_its_own_roles(client: httpx.AsyncClient, alice: Account) -> None:
     for roles in (["user", "admin"], ["super_admin"], ["project_manager"]):
         response = await client.put("/users/me", headers=alice.headers, json={"roles": roles})
         assert_problem(response, 403)
@@ -170,18 +167,16 @@ async def test_a_user_cannot_raise_its_own_roles(
 
 
 async def test_a_user_cannot_verify_its_own_email(
-    client: httpx.AsyncClient, sign_up: SignUp
+    client: httpx.AsyncClient, alice: Account
 ) -> None:
-    alice = await sign_up("alice@example.com")
     response = await client.put("/users/me", headers=alice.headers, json={"isEmailVerified": True})
     assert_problem(response, 403)
     assert (await client.get("/users/me", headers=alice.headers)).json()["isEmailVerified"] is False
 
 
 async def test_sending_back_the_current_roles_unchanged_is_allowed(
-    client: httpx.AsyncClient, sign_up: SignUp
+    client: httpx.AsyncClient, alice: Account
 ) -> None:
-    alice = await sign_up("alice@example.com")
     response = await client.put(
         "/users/me", headers=alice.headers, json={"roles": ["user"], "firstName": "Al"}
     )
@@ -206,9 +201,8 @@ async def test_an_admin_may_change_its_own_roles_but_not_to_super_admin(
 
 
 async def test_changing_email_needs_a_free_address_and_resets_verification(
-    client: httpx.AsyncClient, sign_up: SignUp, make_admin: Promote
+    client: httpx.AsyncClient, sign_up: SignUp, alice: Account, make_admin: Promote
 ) -> None:
-    alice = await sign_up("alice@example.com")
     await sign_up("bob@example.com")
     await make_admin(alice, "admin")
     verified = await client.put("/users/me", headers=alice.headers, json={"isEmailVerified": True})
@@ -225,9 +219,8 @@ async def test_changing_email_needs_a_free_address_and_resets_verification(
 
 
 async def test_a_user_cannot_carry_verification_over_to_a_new_address(
-    client: httpx.AsyncClient, sign_up: SignUp
+    client: httpx.AsyncClient, alice: Account
 ) -> None:
-    alice = await sign_up("alice@example.com")
     response = await client.put(
         "/users/me",
         headers=alice.headers,
@@ -237,9 +230,8 @@ async def test_a_user_cannot_carry_verification_over_to_a_new_address(
 
 
 async def test_changing_the_password_revokes_every_token(
-    client: httpx.AsyncClient, sign_up: SignUp
+    client: httpx.AsyncClient, alice: Account
 ) -> None:
-    alice = await sign_up("alice@example.com")
     response = await client.put(
         "/users/me", headers=alice.headers, json={"password": "another good one"}
     )
@@ -254,9 +246,8 @@ async def test_changing_the_password_revokes_every_token(
 
 
 async def test_profile_settings_and_user_settings_are_one_record(
-    client: httpx.AsyncClient, sign_up: SignUp
+    client: httpx.AsyncClient, alice: Account
 ) -> None:
-    alice = await sign_up("alice@example.com")
     profile = await client.put(
         "/users/me",
         headers=alice.headers,
@@ -293,9 +284,8 @@ async def test_profile_settings_and_user_settings_are_one_record(
 
 
 async def test_user_settings_may_be_wrapped_in_a_settings_object(
-    client: httpx.AsyncClient, sign_up: SignUp
+    client: httpx.AsyncClient, alice: Account
 ) -> None:
-    alice = await sign_up("alice@example.com")
     response = await client.put(
         "/users/settings",
         headers=alice.headers,
@@ -320,9 +310,8 @@ async def test_user_settings_may_be_wrapped_in_a_settings_object(
     ],
 )
 async def test_user_settings_are_checked_against_the_seed_value_sets(
-    client: httpx.AsyncClient, sign_up: SignUp, body: dict[str, object], field: str
+    client: httpx.AsyncClient, alice: Account, body: dict[str, object], field: str
 ) -> None:
-    alice = await sign_up("alice@example.com")
     response = await client.put("/users/settings", headers=alice.headers, json=body)
     problem = assert_problem(response, 422)
     assert field in [e["field"] for e in problem["errors"]]
@@ -333,9 +322,8 @@ async def test_user_settings_need_a_token(client: httpx.AsyncClient) -> None:
 
 
 async def test_deleting_the_account_answers_200_and_its_tokens_stop_working(
-    client: httpx.AsyncClient, sign_up: SignUp
+    client: httpx.AsyncClient, alice: Account
 ) -> None:
-    alice = await sign_up("alice@example.com")
     response = await client.delete("/users/me", headers=alice.headers)
     assert response.status_code == 200
     assert response.json() == {"id": alice.id, "deleted": True}
@@ -350,9 +338,8 @@ async def test_deleting_the_account_answers_200_and_its_tokens_stop_working(
 
 
 async def test_deleting_one_account_leaves_others_alone(
-    client: httpx.AsyncClient, sign_up: SignUp
+    client: httpx.AsyncClient, sign_up: SignUp, alice: Account
 ) -> None:
-    alice = await sign_up("alice@example.com")
     bob = await sign_up("bob@example.com")
     await client.delete("/users/me", headers=alice.headers)
     assert (await client.get("/users/me", headers=bob.headers)).status_code == 200

@@ -241,11 +241,10 @@ class TestWithSmtp:
     async def test_nothing_of_a_message_is_logged_and_no_token_reaches_the_json_log(
         self,
         client: httpx.AsyncClient,
-        sign_up: SignUp,
+        alice: Account,
         mailbox: Mailbox,
         caplog: pytest.LogCaptureFixture,
     ) -> None:
-        alice = await sign_up("alice@example.com")
         project = await client.post("/projects", headers=alice.headers, json={"name": "Shop"})
         caplog.set_level(logging.INFO)  # the service's level (kit/logs.py)
         await client.post("/auth/forgot-password", json={"email": "alice@example.com"})
@@ -314,9 +313,8 @@ class TestWithSmtp:
 
 
 async def test_invitation_mail_no_longer_holds_its_token_once_delivered(
-    client: httpx.AsyncClient, sign_up: SignUp, mailbox: Mailbox, runtime: Runtime
+    client: httpx.AsyncClient, alice: Account, mailbox: Mailbox, runtime: Runtime
 ) -> None:
-    alice = await sign_up("alice@example.com")
     project = await client.post("/projects", headers=alice.headers, json={"name": "Shop"})
     await client.post(
         f"/projects/{project.json()['id']}/users",

@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import select
 
 from tests.app_settings import fixture_value, overriding
-from tests.conftest import PASSWORD, REDIS_URL, SignUp, assert_problem
+from tests.conftest import PASSWORD, REDIS_URL, Account, SignUp, assert_problem
 from upwatch.callers.metering import MemoryMeter, seconds_until_next_day
 from upwatch.kit.clock import ManualClock
 from upwatch.models import ApiUsage
@@ -34,9 +34,8 @@ settings_overrides = overriding(plans_file=fixture_value("plans_file"), usage_fl
 
 
 async def test_authenticated_responses_carry_ratelimit_headers(
-    client: httpx.AsyncClient, sign_up: SignUp
+    client: httpx.AsyncClient, alice: Account
 ) -> None:
-    alice = await sign_up("alice@example.com")
     response = await client.get("/users/me", headers=alice.headers)
     assert response.headers["RateLimit-Limit"] == "5"
     assert response.headers["RateLimit-Remaining"] == "4"
@@ -44,9 +43,8 @@ async def test_authenticated_responses_carry_ratelimit_headers(
 
 
 async def test_past_api_calls_per_day_requests_get_429_until_the_next_utc_day(
-    client: httpx.AsyncClient, sign_up: SignUp, clock: ManualClock
+    client: httpx.AsyncClient, alice: Account, clock: ManualClock
 ) -> None:
-    alice = await sign_up("alice@example.com")
     statuses = [
         (await client.get("/users/me", headers=alice.headers)).status_code for _ in range(6)
     ]
@@ -65,8 +63,9 @@ async def test_past_api_calls_per_day_requests_get_429_until_the_next_utc_day(
     assert response.headers["RateLimit-Remaining"] == "4"
 
 
-async def test_metering_is_per_account(client: httpx.AsyncClient, sign_up: SignUp) -> None:
-    alice = await sign_up("alice@example.com")
+async def test_metering_is_per_account(
+    client: httpx.AsyncClient, sign_up: SignUp, alice: Account
+) -> None:
     bob = await sign_up("bob@example.com")
     for _ in range(5):
         await client.get("/users/me", headers=alice.headers)
@@ -74,9 +73,8 @@ async def test_metering_is_per_account(client: httpx.AsyncClient, sign_up: SignU
 
 
 async def test_unauthenticated_requests_are_not_counted(
-    client: httpx.AsyncClient, sign_up: SignUp
+    client: httpx.AsyncClient, alice: Account
 ) -> None:
-    alice = await sign_up("alice@example.com")
     for _ in range(10):
         await client.get("/healthz")
         await client.post("/auth/login", json={"email": alice.email, "password": "wrong"})
@@ -86,9 +84,8 @@ async def test_unauthenticated_requests_are_not_counted(
 
 
 async def test_counts_are_flushed_in_batches_and_survive_a_new_meter(
-    client: httpx.AsyncClient, sign_up: SignUp, runtime: Runtime, clock: ManualClock
+    client: httpx.AsyncClient, alice: Account, runtime: Runtime, clock: ManualClock
 ) -> None:
-    alice = await sign_up("alice@example.com")
     for _ in range(3):
         await client.get("/users/me", headers=alice.headers)
     async with runtime.db.sessionmaker() as session:
@@ -114,9 +111,8 @@ class TestWithMeteringOff:
     settings_overrides = overriding(plans_file=fixture_value("plans_file"), api_metering=False)
 
     async def test_nothing_is_counted_or_refused(
-        self, client: httpx.AsyncClient, sign_up: SignUp
+        self, client: httpx.AsyncClient, alice: Account
     ) -> None:
-        alice = await sign_up("alice@example.com")
         for _ in range(8):
             response = await client.get("/users/me", headers=alice.headers)
             assert response.status_code == 200
@@ -124,9 +120,8 @@ class TestWithMeteringOff:
 
 
 async def test_many_first_requests_at_once_do_not_exhaust_the_connection_pool(
-    client: httpx.AsyncClient, sign_up: SignUp
+    client: httpx.AsyncClient, sign_up: SignUp, alice: Account
 ) -> None:
-    alice = await sign_up("alice@example.com")
     bob = await sign_up("bob@example.com")
     # More concurrent requests than the pool has connections, each the first of its account's
     # day in this meter: a request must not wait for a second connection while holding one.

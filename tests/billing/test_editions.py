@@ -7,7 +7,7 @@ from pathlib import Path
 import httpx
 
 from tests.app_settings import overriding
-from tests.conftest import SignUp, assert_problem
+from tests.conftest import Account, assert_problem
 from tests.factories import create_monitor
 from upwatch.kit.plans import UNLIMITED, PlanCatalog
 from upwatch.notifications.channels import plan_channels
@@ -16,9 +16,8 @@ settings_overrides = overriding(edition="selfhosted", allow_private_targets=True
 
 
 async def test_a_self_hosted_account_has_no_limits_and_checks_as_often_as_the_schema_allows(
-    client: httpx.AsyncClient, sign_up: SignUp
+    client: httpx.AsyncClient, alice: Account
 ) -> None:
-    alice = await sign_up("alice@example.com")
     limits = (await client.get("/subscriptions/current", headers=alice.headers)).json()["limits"]
     assert limits["checkFrequencyMinutes"] == 0
     assert limits["monitorCount"] == limits["projectCount"] == UNLIMITED
@@ -40,9 +39,8 @@ async def test_a_self_hosted_account_has_no_limits_and_checks_as_often_as_the_sc
 
 
 async def test_upgrading_on_a_self_hosted_service_is_a_409_that_says_why(
-    client: httpx.AsyncClient, sign_up: SignUp
+    client: httpx.AsyncClient, alice: Account
 ) -> None:
-    alice = await sign_up("alice@example.com")
     upgrade = await client.post("/subscriptions/upgrade", headers=alice.headers)
     assert "self-hosted" in assert_problem(upgrade, 409)["detail"]
 

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from tests.app_settings import fixture_value, overriding
-from tests.conftest import Account, Cast, SignUp, assert_problem
+from tests.conftest import Account, Cast, assert_problem
 from tests.factories import create_monitor
 from upwatch.kit.plans import UNLIMITED, PlanCatalog, PlansFileError
 from upwatch.notifications.channels import plan_channels
@@ -31,9 +31,8 @@ FREE_LIMITS = {
 
 
 async def test_a_new_account_is_on_free_and_active_with_the_contract_limits(
-    client: httpx.AsyncClient, sign_up: SignUp
+    client: httpx.AsyncClient, alice: Account
 ) -> None:
-    alice = await sign_up("alice@example.com")
     body = (await client.get("/subscriptions/current", headers=alice.headers)).json()
     assert (body["currentPlan"], body["status"]) == ("free", "active")
     assert body["limits"] == FREE_LIMITS
@@ -87,9 +86,8 @@ async def test_usage_counts_the_owners_monitors_paused_ones_and_members_ones_inc
 
 
 async def test_upgrade_moves_to_pro_and_a_second_upgrade_is_a_409(
-    client: httpx.AsyncClient, sign_up: SignUp
+    client: httpx.AsyncClient, alice: Account
 ) -> None:
-    alice = await sign_up("alice@example.com")
     response = await client.post("/subscriptions/upgrade", headers=alice.headers, json={})
     assert response.status_code == 200
     body = response.json()
@@ -104,8 +102,7 @@ async def test_upgrade_moves_to_pro_and_a_second_upgrade_is_a_409(
     assert current.json()["currentPlan"] == "pro"
 
 
-async def test_pro_lifts_the_project_limit(client: httpx.AsyncClient, sign_up: SignUp) -> None:
-    alice = await sign_up("alice@example.com")
+async def test_pro_lifts_the_project_limit(client: httpx.AsyncClient, alice: Account) -> None:
     await client.post("/projects", headers=alice.headers, json={"name": "One"})
     assert_problem(await client.post("/projects", headers=alice.headers, json={"name": "Two"}), 402)
     await client.post("/subscriptions/upgrade", headers=alice.headers, json={})
@@ -121,17 +118,15 @@ async def test_subscription_endpoints_need_a_token(client: httpx.AsyncClient) ->
 
 
 async def test_upgrade_refuses_a_body_that_is_not_an_object(
-    client: httpx.AsyncClient, sign_up: SignUp
+    client: httpx.AsyncClient, alice: Account
 ) -> None:
-    alice = await sign_up("alice@example.com")
     response = await client.post("/subscriptions/upgrade", headers=alice.headers, json=[1])
     assert_problem(response, 400)
 
 
 async def test_downgrade_returns_to_free_when_usage_fits(
-    client: httpx.AsyncClient, sign_up: SignUp
+    client: httpx.AsyncClient, alice: Account
 ) -> None:
-    alice = await sign_up("alice@example.com")
     assert_problem(
         await client.post("/subscriptions/downgrade", headers=alice.headers, json={}), 409
     )
@@ -142,9 +137,8 @@ async def test_downgrade_returns_to_free_when_usage_fits(
 
 
 async def test_downgrade_is_refused_with_the_list_of_what_exceeds_free(
-    client: httpx.AsyncClient, sign_up: SignUp
+    client: httpx.AsyncClient, alice: Account
 ) -> None:
-    alice = await sign_up("alice@example.com")
     await client.post("/subscriptions/upgrade", headers=alice.headers, json={})
     for name in ("One", "Two"):
         await client.post("/projects", headers=alice.headers, json={"name": name})
@@ -210,9 +204,8 @@ class TestWithAnOperatorPlansFile:
     settings_overrides = overriding(plans_file=fixture_value("plans_file"))
 
     async def test_new_accounts_start_on_the_operators_default_plan(
-        self, client: httpx.AsyncClient, sign_up: SignUp
+        self, client: httpx.AsyncClient, alice: Account
     ) -> None:
-        alice = await sign_up("alice@example.com")
         body = (await client.get("/subscriptions/current", headers=alice.headers)).json()
         assert body["currentPlan"] == "team"
         assert body["limits"]["projectCount"] == UNLIMITED

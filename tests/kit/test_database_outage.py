@@ -25,7 +25,6 @@ from tests.conftest import (
     BACKEND,
     PASSWORD,
     Account,
-    SignUp,
     SmtpServer,
     assert_problem,
     eventually,
@@ -89,11 +88,10 @@ class TestWhenPostgresqlGoesAway:
     async def test_every_request_answers_503_with_retry_after_while_connections_are_refused(
         self,
         client: httpx.AsyncClient,
-        sign_up: SignUp,
+        alice: Account,
         proxy: TcpProxy,
         caplog: pytest.LogCaptureFixture,
     ) -> None:
-        alice = await sign_up("alice@example.com")
         proxy.refuse()
         for _ in range(3):
             for response in await some_requests(client, alice):
@@ -104,11 +102,10 @@ class TestWhenPostgresqlGoesAway:
     async def test_requests_succeed_again_once_the_database_is_back_and_the_recovery_is_logged(
         self,
         client: httpx.AsyncClient,
-        sign_up: SignUp,
+        alice: Account,
         proxy: TcpProxy,
         caplog: pytest.LogCaptureFixture,
     ) -> None:
-        alice = await sign_up("alice@example.com")
         proxy.refuse()
         assert_unavailable((await some_requests(client, alice))[2])
         proxy.restore()
@@ -120,11 +117,10 @@ class TestWhenPostgresqlGoesAway:
     async def test_after_a_restart_cut_the_pool_reconnects_and_no_request_answers_500(
         self,
         client: httpx.AsyncClient,
-        sign_up: SignUp,
+        alice: Account,
         proxy: TcpProxy,
         caplog: pytest.LogCaptureFixture,
     ) -> None:
-        alice = await sign_up("alice@example.com")
         before = proxy.connections
         proxy.cut()
         statuses = []
@@ -141,12 +137,11 @@ class TestWhenPostgresqlGoesAway:
         self,
         app: FastAPI,
         client: httpx.AsyncClient,
-        sign_up: SignUp,
+        alice: Account,
         proxy: TcpProxy,
         caplog: pytest.LogCaptureFixture,
         failing: str,
     ) -> None:
-        alice = await sign_up("alice@example.com")
 
         async def cut_midway(session: Session) -> None:
             await session.execute(text("SELECT 1"))
@@ -207,13 +202,12 @@ class TestWhenTheSqliteFileCannotBeOpened:
         self,
         app: FastAPI,
         client: httpx.AsyncClient,
-        sign_up: SignUp,
+        alice: Account,
         runtime: Runtime,
         live: Path,
         tmp_path: Path,
         caplog: pytest.LogCaptureFixture,
     ) -> None:
-        alice = await sign_up("alice@example.com")
         moved = await asyncio.to_thread(live.rename, tmp_path / "moved")
         # Open connections keep the moved file; new ones find no directory to open it in.
         await runtime.db.dispose()

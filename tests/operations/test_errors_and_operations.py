@@ -9,7 +9,7 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.conftest import Cast, SignUp, assert_problem, lifespan, make_settings
+from tests.conftest import Account, Cast, SignUp, assert_problem, lifespan, make_settings
 from upwatch.app import create_app
 from upwatch.config import Settings
 from upwatch.kit.metrics import Metrics
@@ -228,11 +228,10 @@ async def test_nul_characters_in_a_body_are_a_422_not_a_database_error(
 
 
 async def test_nul_characters_inside_config_objects_are_a_422_naming_the_field(
-    client: httpx.AsyncClient, sign_up: SignUp
+    client: httpx.AsyncClient, alice: Account
 ) -> None:
     # The settings' *Config objects were free-form (stored as given); they are personal
     # channels now, checked like provider configs, whose strings refuse NUL.
-    alice = await sign_up("alice@example.com")
     response = await client.put(
         "/users/settings",
         headers=alice.headers,

@@ -22,9 +22,8 @@ Verify = Callable[[Account], Awaitable[None]]
 
 
 async def test_creating_a_project_answers_201_with_the_project(
-    client: httpx.AsyncClient, sign_up: SignUp
+    client: httpx.AsyncClient, alice: Account
 ) -> None:
-    alice = await sign_up("alice@example.com")
     response = await client.post(
         "/projects", headers=alice.headers, json={"name": "Shop", "description": "the web shop"}
     )
@@ -43,9 +42,8 @@ async def test_creating_a_project_answers_201_with_the_project(
     "body", [{"name": ""}, {"name": "x" * 101}, {"description": "no name"}, {"name": "a\nb"}]
 )
 async def test_project_fields_are_validated(
-    client: httpx.AsyncClient, sign_up: SignUp, body: dict[str, str]
+    client: httpx.AsyncClient, alice: Account, body: dict[str, str]
 ) -> None:
-    alice = await sign_up("alice@example.com")
     assert_problem(await client.post("/projects", headers=alice.headers, json=body), 422)
 
 
@@ -55,9 +53,8 @@ async def test_projects_need_a_token(client: httpx.AsyncClient) -> None:
 
 
 async def test_the_free_plan_allows_one_project_then_402(
-    client: httpx.AsyncClient, sign_up: SignUp
+    client: httpx.AsyncClient, alice: Account
 ) -> None:
-    alice = await sign_up("alice@example.com")
     await client.post("/projects", headers=alice.headers, json={"name": "One"})
     response = await client.post("/projects", headers=alice.headers, json={"name": "Two"})
     problem = assert_problem(response, 402)
@@ -388,9 +385,8 @@ async def test_team_members_per_project_is_enforced_with_a_402(
 
 
 async def test_team_members_across_projects_is_enforced_with_a_402(
-    client: httpx.AsyncClient, sign_up: SignUp, make_admin: Promote
+    client: httpx.AsyncClient, sign_up: SignUp, alice: Account, make_admin: Promote
 ) -> None:
-    alice = await sign_up("alice@example.com")
     admin = await sign_up("root@example.com")
     await make_admin(admin, "super_admin")
     # Alice needs room for two projects, but the free plan's 3 team members overall.
