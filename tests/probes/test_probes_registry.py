@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import asyncio
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -53,17 +52,6 @@ async def kit() -> AsyncIterator[ProbeKit]:
     guard = NetworkGuard(allow_private=True)
     async with guarded_session(guard) as http:
         yield ProbeKit(guard=guard, http=http)
-
-
-@pytest.fixture
-async def open_port() -> AsyncIterator[int]:
-    async def hang_up(_reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        writer.close()
-
-    server = await asyncio.start_server(hang_up, "127.0.0.1", 0)
-    yield server.sockets[0].getsockname()[1]
-    server.close()
-    await server.wait_closed()
 
 
 def test_every_monitor_type_the_api_accepts_has_exactly_one_probe() -> None:

@@ -57,17 +57,6 @@ async def nameserver() -> AsyncIterator[tuple[str, int]]:
     transport.close()
 
 
-@pytest.fixture
-async def open_port() -> AsyncIterator[int]:
-    async def hang_up(_reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        writer.close()
-
-    server = await asyncio.start_server(hang_up, "127.0.0.1", 0)
-    yield server.sockets[0].getsockname()[1]
-    server.close()
-    await server.wait_closed()
-
-
 def closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -9,7 +9,6 @@ from __future__ import annotations
 import socket
 import ssl
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 import trustme
@@ -22,18 +21,6 @@ from upwatch.probes.tcp import probe_tcp
 from upwatch.probes.tls import probe_tls
 
 GUARD = NetworkGuard(allow_private=True)
-
-
-@pytest.fixture
-def ca() -> trustme.CA:
-    return trustme.CA()
-
-
-@pytest.fixture
-def ca_file(ca: trustme.CA, tmp_path: Path) -> str:
-    path = tmp_path / "ca.pem"
-    ca.cert_pem.write_to_path(str(path))
-    return str(path)
 
 
 @pytest.fixture

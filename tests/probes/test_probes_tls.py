@@ -21,18 +21,6 @@ Serve = Callable[..., Awaitable[int]]
 
 
 @pytest.fixture
-def ca() -> trustme.CA:
-    return trustme.CA()
-
-
-@pytest.fixture
-def ca_file(ca: trustme.CA, tmp_path: Path) -> str:
-    path = tmp_path / "ca.pem"
-    ca.cert_pem.write_to_path(str(path))
-    return str(path)
-
-
-@pytest.fixture
 async def serve(ca: trustme.CA) -> AsyncIterator[Serve]:
     """Start a TLS server on 127.0.0.1 presenting a certificate issued with the given options."""
     servers: list[asyncio.Server] = []
