@@ -38,16 +38,22 @@ async def db(database_url: str, tmp_path: Path) -> AsyncIterator[Database]:
     await _empty_tables(database_url)
 
 
+async def add_project(session: AsyncSession, name: str, owner_email: str) -> Project:
+    """A project and its owner, written straight into the database; their ids are known."""
+    owner = User(email=owner_email, password_hash=None)
+    session.add(owner)
+    await session.flush()
+    project = Project(name=name, owner_id=owner.id)
+    session.add(project)
+    await session.flush()
+    return project
+
+
 @pytest.fixture
 async def monitor_ids(db: Database) -> list[str]:
     """Three active monitors that are down after one failure."""
     async with db.sessionmaker() as session:
-        owner = User(email="owner@example.com", password_hash=None)
-        session.add(owner)
-        await session.flush()
-        project = Project(name="Shop", owner_id=owner.id)
-        session.add(project)
-        await session.flush()
+        project = await add_project(session, "Shop", "owner@example.com")
         monitors = [
             Monitor(
                 project_id=project.id,

@@ -22,18 +22,10 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import create_async_engine
 
+from tests import live_server as live
 from tests.conftest import BACKEND, PASSWORD, _empty_tables, eventually, forget_redis_keys
 from tests.engine.test_region_worker import WITHIN
 from tests.factories import FAST_PLANS, Target
-from tests.live_server import (
-    UPWATCH,
-    LiveServer,
-    clean_env,
-    define_regions,
-    log_in_as_root,
-    run_cli,
-    watched_monitor,
-)
 from tests.tcp_proxy import proxy_to
 from upwatch.config import async_database_url
 from upwatch.models import CheckResult
@@ -50,14 +42,14 @@ class Deployment:
     cwd: Path
     env: dict[str, str]
     prefix: str
-    server: LiveServer
+    server: live.LiveServer
     processes: dict[str, asyncio.subprocess.Process] = field(default_factory=dict)
     headers: dict[str, str] = field(default_factory=dict)
 
     async def start(self, name: str, *command: str) -> asyncio.subprocess.Process:
         with (self.cwd / f"{name}.log").open("ab") as log:
             process = await asyncio.create_subprocess_exec(
-                UPWATCH, *command, cwd=self.cwd, env=self.env, stdout=log, stderr=log
+                live.UPWATCH, *command, cwd=self.cwd, env=self.env, stdout=log, stderr=log
             )
         self.processes[name] = process
         return process
@@ -77,7 +69,7 @@ async def deployed(redis_url: str, database_url: str, cwd: Path) -> AsyncIterato
     prefix = f"test-{uuid.uuid4().hex}"
     plans = cwd / "plans.toml"
     plans.write_text(FAST_PLANS)
-    env = clean_env(
+    env = live.clean_env(
         UPWATCH_DATABASE_URL=database_url,
         UPWATCH_REDIS_URL=redis_url,
         UPWATCH_BROKER_PREFIX=prefix,
@@ -89,9 +81,9 @@ async def deployed(redis_url: str, database_url: str, cwd: Path) -> AsyncIterato
         UPWATCH_ROLE_RESTART_MAX_SECONDS="2",
         UPWATCH_ADMIN_PASSWORD=PASSWORD,
     )
-    created = run_cli(cwd, env, "admin", "create", "--email", "root@example.com")
+    created = live.run_cli(cwd, env, "admin", "create", "--email", "root@example.com")
     assert created.returncode == 0, created.stderr
-    server = LiveServer(cwd, {**env, "UPWATCH_ROLES": "api"}).start()
+    server = live.LiveServer(cwd, {**env, "UPWATCH_ROLES": "api"}).start()
     running = Deployment(cwd, env, prefix, server)
     try:
         yield running
@@ -119,9 +111,9 @@ async def deployment(redis_url: str, emptied: str, tmp_path: Path) -> AsyncItera
 
 async def monitored(run: Deployment, api: httpx.AsyncClient, url: str) -> tuple[str, str]:
     """Log in, define region eu and a monitor checked there; (monitor id, region id)."""
-    run.headers = await log_in_as_root(api, PASSWORD)
-    region_id = (await define_regions(api, run.headers, "eu"))["eu"]
-    monitor_id = await watched_monitor(
+    run.headers = await live.log_in_as_root(api, PASSWORD)
+    region_id = (await live.define_regions(api, run.headers, "eu"))["eu"]
+    monitor_id = await live.watched_monitor(
         api, run.headers, url, intervalSeconds=INTERVAL, regionIds=[region_id]
     )
     return monitor_id, region_id

@@ -9,9 +9,8 @@ from sqlalchemy import inspect, text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 from tests.conftest import BACKEND
-from tests.engine.conftest import insert_early_monitor, migrate
+from tests.engine.conftest import add_project, insert_early_monitor, migrate
 from upwatch.kit.histogram import Histogram
-from upwatch.models import Project, User
 from upwatch.monitors import statistics
 
 OLD_HISTOGRAM = {"0": 1, "3": 2, "40": 5, "120": 1}
@@ -23,12 +22,7 @@ async def test_results_and_day_histograms_stored_before_0005_are_carried_over_an
     await migrate(fresh_engine, "0004")
     checked = datetime(2026, 3, 1, 12, tzinfo=UTC)
     async with AsyncSession(fresh_engine, expire_on_commit=False) as session:
-        owner = User(email="old@example.com", password_hash=None)
-        session.add(owner)
-        await session.flush()
-        project = Project(name="Old", owner_id=owner.id)
-        session.add(project)
-        await session.flush()
+        project = await add_project(session, "Old", "old@example.com")
         monitor_id = await insert_early_monitor(session, project.id)
         for _ in range(3):
             await session.execute(

@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 from sqlalchemy import inspect, text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
-from tests.engine.conftest import insert_early_monitor, migrate
-from upwatch.models import CheckResult, Project, User
+from tests.engine.conftest import add_project, insert_early_monitor, migrate
+from upwatch.models import CheckResult
 
 
 async def test_days_stored_before_0007_get_their_range_only_from_complete_raw_results(
@@ -18,12 +18,7 @@ async def test_days_stored_before_0007_get_their_range_only_from_complete_raw_re
 ) -> None:
     await migrate(fresh_engine, "0006")
     async with AsyncSession(fresh_engine, expire_on_commit=False) as session:
-        owner = User(email="old@example.com", password_hash=None)
-        session.add(owner)
-        await session.flush()
-        project = Project(name="Old", owner_id=owner.id)
-        session.add(project)
-        await session.flush()
+        project = await add_project(session, "Old", "old@example.com")
         monitor_id = await insert_early_monitor(session, project.id)
         raw = [
             # 1 March: every timed check is still stored (late in the UTC day, too).

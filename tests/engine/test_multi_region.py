@@ -12,18 +12,10 @@ from typing import Any
 import httpx
 import pytest
 
+from tests import live_server as live
 from tests.conftest import PASSWORD, eventually, forget_redis_keys
 from tests.engine.test_region_worker import WITHIN
 from tests.factories import FAST_PLANS, Target
-from tests.live_server import (
-    UPWATCH,
-    LiveServer,
-    clean_env,
-    define_regions,
-    log_in_as_root,
-    run_cli,
-    watched_monitor,
-)
 
 REGIONS = ("eu", "us", "ap")
 INTERVAL = 10  # the shortest a monitor may have
@@ -34,12 +26,12 @@ ROUND = float(INTERVAL * 3)
 @pytest.fixture
 async def deployment(
     redis_url: str, tmp_path: Path
-) -> AsyncIterator[tuple[LiveServer, dict[str, str]]]:
+) -> AsyncIterator[tuple[live.LiveServer, dict[str, str]]]:
     """The service (scheduler, ingester, API) and one worker process per region."""
     prefix = f"test-{uuid.uuid4().hex}"
     plans = tmp_path / "plans.toml"
     plans.write_text(FAST_PLANS)
-    env = clean_env(
+    env = live.clean_env(
         UPWATCH_PLANS_FILE=str(plans),
         UPWATCH_BROKER="redis",
         UPWATCH_REDIS_URL=redis_url,
@@ -48,15 +40,15 @@ async def deployment(
         UPWATCH_ALLOW_PRIVATE_TARGETS="true",
         UPWATCH_ADMIN_PASSWORD=PASSWORD,
     )
-    created = run_cli(tmp_path, env, "admin", "create", "--email", "root@example.com")
+    created = live.run_cli(tmp_path, env, "admin", "create", "--email", "root@example.com")
     assert created.returncode == 0, created.stderr
-    server = LiveServer(tmp_path, env).start()
+    server = live.LiveServer(tmp_path, env).start()
     workers = []
     try:
         for code in REGIONS:
             with (tmp_path / f"worker-{code}.log").open("ab") as log:
                 worker = await asyncio.create_subprocess_exec(
-                    UPWATCH, "worker", "--region", code, "--concurrency", "10",
+                    live.UPWATCH, "worker", "--region", code, "--concurrency", "10",
                     cwd=tmp_path, env=env, stdout=log, stderr=log,
                 )  # fmt: skip
             workers.append(worker)
@@ -70,12 +62,12 @@ async def deployment(
 
 
 async def test_quorum_two_of_three_regions_holds_up_with_one_failing_and_goes_down_with_two(
-    deployment: tuple[LiveServer, dict[str, str]], target: Target
+    deployment: tuple[live.LiveServer, dict[str, str]], target: Target
 ) -> None:
     server, _env = deployment
     async with httpx.AsyncClient(base_url=server.url, timeout=30) as api:
-        headers = await log_in_as_root(api, PASSWORD)
-        region_ids = await define_regions(api, headers, *REGIONS)
+        headers = await live.log_in_as_root(api, PASSWORD)
+        region_ids = await live.define_regions(api, headers, *REGIONS)
 
         async def all_online() -> bool:
             listed = (await api.get("/regions", headers=headers)).json()
@@ -85,7 +77,7 @@ async def test_quorum_two_of_three_regions_holds_up_with_one_failing_and_goes_do
         listed = (await api.get("/regions", headers=headers)).json()
         workers = {r["code"]: r["workers"] for r in listed}
         assert workers == {"local": 0, "eu": 1, "us": 1, "ap": 1}  # `local` has none here
-        monitor_id = await watched_monitor(
+        monitor_id = await live.watched_monitor(
             api,
             headers,
             target.url,

@@ -18,18 +18,10 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests import live_server as live
 from tests.conftest import PASSWORD, assert_problem, eventually, free_port
 from tests.engine.test_region_worker import WITHIN
 from tests.factories import FAST_PLANS, Target
-from tests.live_server import (
-    UPWATCH,
-    LiveServer,
-    clean_env,
-    define_regions,
-    log_in_as_root,
-    run_cli,
-    watched_monitor,
-)
 
 REDIS_SERVER = shutil.which("redis-server")
 INTERVAL = 10
@@ -85,7 +77,7 @@ async def test_checks_come_back_by_themselves_after_redis_restarts_empty(
 ) -> None:
     plans = tmp_path / "plans.toml"
     plans.write_text(FAST_PLANS)
-    env = clean_env(
+    env = live.clean_env(
         UPWATCH_PLANS_FILE=str(plans),
         UPWATCH_BROKER="redis",
         UPWATCH_REDIS_URL=private_redis.url,
@@ -94,18 +86,18 @@ async def test_checks_come_back_by_themselves_after_redis_restarts_empty(
         UPWATCH_ROLE_RESTART_MAX_SECONDS="1",
         UPWATCH_ADMIN_PASSWORD=PASSWORD,
     )
-    created = run_cli(tmp_path, env, "admin", "create", "--email", "root@example.com")
+    created = live.run_cli(tmp_path, env, "admin", "create", "--email", "root@example.com")
     assert created.returncode == 0, created.stderr
-    server = LiveServer(tmp_path, env).start()
+    server = live.LiveServer(tmp_path, env).start()
     with (tmp_path / "worker.log").open("ab") as log:
         worker = await asyncio.create_subprocess_exec(
-            UPWATCH, "worker", "--region", "eu", cwd=tmp_path, env=env, stdout=log, stderr=log
+            live.UPWATCH, "worker", "--region", "eu", cwd=tmp_path, env=env, stdout=log, stderr=log
         )
     try:
         async with httpx.AsyncClient(base_url=server.url, timeout=30) as api:
-            headers = await log_in_as_root(api, PASSWORD)
-            region_ids = await define_regions(api, headers, "eu")
-            monitor_id = await watched_monitor(
+            headers = await live.log_in_as_root(api, PASSWORD)
+            region_ids = await live.define_regions(api, headers, "eu")
+            monitor_id = await live.watched_monitor(
                 api, headers, target.url, intervalSeconds=INTERVAL, regionIds=[region_ids["eu"]]
             )
 
