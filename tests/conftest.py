@@ -533,6 +533,14 @@ async def cast(client: httpx.AsyncClient, sign_up: SignUp, mailbox: Mailbox) -> 
 
 
 @pytest.fixture
+async def admin(sign_up: SignUp, make_admin: Callable[[Account, str], Awaitable[None]]) -> Account:
+    """An administrator, as `upwatch admin create` makes one."""
+    account = await sign_up("admin@example.com")
+    await make_admin(account, "admin")
+    return account
+
+
+@pytest.fixture
 def verify_email(runtime: Runtime) -> Callable[[Account], Awaitable[None]]:
     """Mark an account's address verified directly in the database."""
 

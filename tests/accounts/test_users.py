@@ -88,10 +88,8 @@ async def test_a_plain_user_cannot_create_admins_through_post_users(
 
 
 async def test_an_admin_may_create_a_verified_project_manager(
-    client: httpx.AsyncClient, sign_up: SignUp, make_admin: Promote
+    client: httpx.AsyncClient, admin: Account
 ) -> None:
-    admin = await sign_up("admin@example.com")
-    await make_admin(admin, "admin")
     response = await client.post(
         "/users",
         headers=admin.headers,
@@ -108,10 +106,8 @@ async def test_an_admin_may_create_a_verified_project_manager(
 
 
 async def test_only_a_super_admin_may_grant_super_admin(
-    client: httpx.AsyncClient, sign_up: SignUp, make_admin: Promote
+    client: httpx.AsyncClient, sign_up: SignUp, admin: Account, make_admin: Promote
 ) -> None:
-    admin = await sign_up("admin@example.com")
-    await make_admin(admin, "admin")
     refused = await client.post(
         "/users", headers=admin.headers, json={"email": "s@example.com", "roles": ["super_admin"]}
     )
@@ -185,10 +181,8 @@ async def test_sending_back_the_current_roles_unchanged_is_allowed(
 
 
 async def test_an_admin_may_change_its_own_roles_but_not_to_super_admin(
-    client: httpx.AsyncClient, sign_up: SignUp, make_admin: Promote
+    client: httpx.AsyncClient, admin: Account
 ) -> None:
-    admin = await sign_up("admin@example.com")
-    await make_admin(admin, "admin")
     ok = await client.put(
         "/users/me", headers=admin.headers, json={"roles": ["user", "admin", "project_manager"]}
     )

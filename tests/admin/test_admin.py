@@ -47,10 +47,8 @@ async def test_admins_see_every_account_with_its_subscription(
 
 
 async def test_the_admin_listing_pages_with_limit_and_offset(
-    client: httpx.AsyncClient, sign_up: SignUp, make_admin: Promote
+    client: httpx.AsyncClient, sign_up: SignUp, admin: Account
 ) -> None:
-    admin = await sign_up("admin@example.com")
-    await make_admin(admin, "admin")
     for n in range(4):
         await sign_up(f"user{n}@example.com")
     first = await client.get("/admin/users?limit=2", headers=admin.headers)
@@ -63,10 +61,8 @@ async def test_the_admin_listing_pages_with_limit_and_offset(
 
 
 async def test_an_admin_sets_another_accounts_roles_and_plan(
-    client: httpx.AsyncClient, sign_up: SignUp, make_admin: Promote
+    client: httpx.AsyncClient, sign_up: SignUp, admin: Account
 ) -> None:
-    admin = await sign_up("admin@example.com")
-    await make_admin(admin, "admin")
     bob = await sign_up("bob@example.com")
     response = await client.patch(
         f"/admin/users/{bob.id}",
@@ -89,10 +85,8 @@ async def test_an_admin_sets_another_accounts_roles_and_plan(
 
 
 async def test_admin_user_updates_check_who_asks_and_what(
-    client: httpx.AsyncClient, sign_up: SignUp, make_admin: Promote
+    client: httpx.AsyncClient, sign_up: SignUp, admin: Account
 ) -> None:
-    admin = await sign_up("admin@example.com")
-    await make_admin(admin, "admin")
     bob = await sign_up("bob@example.com")
     url = f"/admin/users/{bob.id}"
     assert_problem(await client.patch(url, json={"plan": "pro"}), 401)
@@ -107,10 +101,8 @@ async def test_admin_user_updates_check_who_asks_and_what(
 
 
 async def test_only_a_super_admin_grants_or_changes_super_admin(
-    client: httpx.AsyncClient, sign_up: SignUp, make_admin: Promote
+    client: httpx.AsyncClient, sign_up: SignUp, admin: Account, make_admin: Promote
 ) -> None:
-    admin = await sign_up("admin@example.com")
-    await make_admin(admin, "admin")
     root = await sign_up("root@example.com")
     await make_admin(root, "super_admin")
     bob = await sign_up("bob@example.com")

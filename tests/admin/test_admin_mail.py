@@ -24,12 +24,6 @@ from upwatch.statuspages.subscribers import CONFIRM_CATEGORY, NOTICE_CATEGORY
 Promote = Callable[[Account, str], Awaitable[None]]
 
 
-async def _admin(sign_up: SignUp, make_admin: Promote) -> Account:
-    admin = await sign_up("admin@example.com")
-    await make_admin(admin, "admin")
-    return admin
-
-
 async def _add_message(runtime: Runtime, **values: Any) -> str:
     """A message written straight into the outbox, as a sender left it."""
     fields: dict[str, Any] = {
@@ -73,11 +67,10 @@ def test_only_tokens_in_sensitive_mail_are_masked_wherever_the_body_repeats_them
 async def test_status_page_subscribers_confirm_and_unsubscribe_tokens_are_masked_for_admins(
     client: httpx.AsyncClient,
     sign_up: SignUp,
-    make_admin: Promote,
+    admin: Account,
     mailbox: Mailbox,
     runtime: Runtime,
 ) -> None:
-    admin = await _admin(sign_up, make_admin)
     alice = await sign_up("alice@example.com")
     project = await client.post("/projects", headers=alice.headers, json={"name": "Shop"})
     await create_page(client, alice, project.json()["id"], slug="shop")
@@ -151,10 +144,9 @@ class TestWithoutSmtp:
         self,
         client: httpx.AsyncClient,
         sign_up: SignUp,
-        make_admin: Promote,
+        admin: Account,
         caplog: pytest.LogCaptureFixture,
     ) -> None:
-        admin = await _admin(sign_up, make_admin)
         alice = await sign_up("alice@example.com")
         project = await client.post("/projects", headers=alice.headers, json={"name": "Shop"})
         with caplog.at_level(logging.INFO, logger="upwatch.mail.sender"):
@@ -213,11 +205,9 @@ class TestWithoutSmtp:
     async def test_resending_writes_the_message_to_the_log_again(
         self,
         client: httpx.AsyncClient,
-        sign_up: SignUp,
-        make_admin: Promote,
+        admin: Account,
         caplog: pytest.LogCaptureFixture,
     ) -> None:
-        admin = await _admin(sign_up, make_admin)
         await client.post("/auth/forgot-password", json={"email": "admin@example.com"})
         [message] = (await client.get("/admin/mail", headers=admin.headers)).json()
         with caplog.at_level(logging.INFO, logger="upwatch.mail.sender"):
@@ -231,9 +221,8 @@ class TestWithoutSmtp:
         assert re.search(r"/reset-password\?token=[\w-]{20,}", logged.getMessage())
 
     async def test_resending_an_unknown_message_is_a_404(
-        self, client: httpx.AsyncClient, sign_up: SignUp, make_admin: Promote
+        self, client: httpx.AsyncClient, admin: Account
     ) -> None:
-        admin = await _admin(sign_up, make_admin)
         assert_problem(await client.post("/admin/mail/nosuch/resend", headers=admin.headers), 404)
 
 
@@ -269,12 +258,10 @@ class TestWithSmtp:
     async def test_a_failed_message_is_resent_and_delivered(
         self,
         client: httpx.AsyncClient,
-        sign_up: SignUp,
-        make_admin: Promote,
+        admin: Account,
         runtime: Runtime,
         mailbox: Mailbox,
     ) -> None:
-        admin = await _admin(sign_up, make_admin)
         failed = await _add_message(
             runtime, status="failed", attempts=30, last_error="554 Message rejected"
         )
@@ -299,9 +286,8 @@ class TestWithSmtp:
         assert len(mailbox.to("ops@example.com")) == 1
 
     async def test_a_failed_reset_mail_whose_link_was_removed_is_not_resent(
-        self, client: httpx.AsyncClient, sign_up: SignUp, make_admin: Promote, runtime: Runtime
+        self, client: httpx.AsyncClient, admin: Account, runtime: Runtime
     ) -> None:
-        admin = await _admin(sign_up, make_admin)
         failed = await _add_message(
             runtime, category="password_reset", status="failed", body=SCRUBBED_BODY
         )

@@ -20,13 +20,6 @@ MESSAGE = {
 }
 
 
-@pytest.fixture
-async def admin(sign_up: SignUp, make_admin: Promote) -> Account:
-    account = await sign_up("admin@example.com")
-    await make_admin(account, "admin")
-    return account
-
-
 async def _submission_id(client: httpx.AsyncClient, admin: Account) -> str:
     listing = await client.get("/contact", headers=admin.headers)
     assert listing.status_code == 200
