@@ -34,7 +34,7 @@ from hypothesis import settings as hypothesis_settings
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from tests.factories import Target
+from tests.factories import PASSWORD, Target
 from upwatch.app import create_app
 from upwatch.config import Settings, async_database_url
 from upwatch.kit.clock import ManualClock
@@ -51,7 +51,6 @@ BACKEND = os.environ.get("UPWATCH_TEST_BACKEND", "sqlite")
 POSTGRES_URL = os.environ.get(
     "UPWATCH_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
 )
-PASSWORD = "correct horse battery"
 # The schemathesis run is one long test: its own bound, above the per-test one (docs/testing.md).
 FUZZ_TIMEOUT = float(os.environ.get("UPWATCH_FUZZ_TIMEOUT", "1200"))
 # How long `eventually` waits for a condition by default: a mail over the test's SMTP server

@@ -60,6 +60,9 @@ class Target:
             await self._runner.cleanup()
 
 
+# Every test account's password, unless a test says otherwise.
+PASSWORD = "correct horse battery"
+
 # Plans file text for tests that check often: ten-second intervals and room for three monitors.
 FAST_PLANS = "[plans.free]\ncheckFrequencyMinutes = 0\nmonitorCount = 3\n"
 
@@ -87,6 +90,34 @@ async def post_in_project(
     return await client.post(
         path, headers=account.headers, json={"projectId": project_id, **fields}
     )
+
+
+async def log_in(client: httpx.AsyncClient, email: str, password: str = PASSWORD) -> httpx.Response:
+    """``POST /auth/login`` with this address and password, whatever the answer."""
+    return await client.post("/auth/login", json={"email": email, "password": password})
+
+
+async def reset_password(
+    client: httpx.AsyncClient, token: str, new_password: str
+) -> httpx.Response:
+    """``POST /auth/reset-password`` with the token of a mailed link, whatever the answer."""
+    return await client.post(
+        "/auth/reset-password", json={"token": token, "newPassword": new_password}
+    )
+
+
+async def change_profile(
+    client: httpx.AsyncClient, account: Account, **fields: Any
+) -> httpx.Response:
+    """``account`` changes its own profile (``PUT /users/me``), whatever the answer."""
+    return await client.put("/users/me", headers=account.headers, json=fields)
+
+
+async def change_settings(
+    client: httpx.AsyncClient, account: Account, **fields: Any
+) -> httpx.Response:
+    """``account`` changes its own settings (``PUT /users/settings``), whatever the answer."""
+    return await client.put("/users/settings", headers=account.headers, json=fields)
 
 
 async def create_monitor(

@@ -8,6 +8,7 @@ import httpx
 import pytest
 
 from tests.conftest import PASSWORD, Mailbox, SignUp, assert_problem
+from tests.factories import log_in, reset_password
 from upwatch.kit.clock import ManualClock
 
 
@@ -77,9 +78,7 @@ async def test_a_body_that_is_not_an_object_is_a_400(client: httpx.AsyncClient) 
 
 async def test_login_returns_the_signup_shape(client: httpx.AsyncClient, sign_up: SignUp) -> None:
     account = await sign_up("alice@example.com")
-    response = await client.post(
-        "/auth/login", json={"email": "Alice@example.com", "password": PASSWORD}
-    )
+    response = await log_in(client, "Alice@example.com")
     assert response.status_code == 200
     body = response.json()
     assert body["user"]["id"] == account.id
@@ -91,10 +90,8 @@ async def test_login_gives_the_same_401_for_unknown_email_and_wrong_password(
     client: httpx.AsyncClient, sign_up: SignUp
 ) -> None:
     await sign_up("alice@example.com")
-    wrong = await client.post("/auth/login", json={"email": "alice@example.com", "password": "x"})
-    unknown = await client.post(
-        "/auth/login", json={"email": "nobody@example.com", "password": PASSWORD}
-    )
+    wrong = await log_in(client, "alice@example.com", "x")
+    unknown = await log_in(client, "nobody@example.com")
     first, second = assert_problem(wrong, 401), assert_problem(unknown, 401)
     assert first == second
     assert wrong.headers["WWW-Authenticate"] == "Bearer"
@@ -105,16 +102,12 @@ async def test_login_is_throttled_after_ten_failures_even_for_the_right_password
 ) -> None:
     await sign_up("alice@example.com")
     for _ in range(10):
-        await client.post("/auth/login", json={"email": "alice@example.com", "password": "nope"})
-    blocked = await client.post(
-        "/auth/login", json={"email": "alice@example.com", "password": PASSWORD}
-    )
+        await log_in(client, "alice@example.com", "nope")
+    blocked = await log_in(client, "alice@example.com")
     assert_problem(blocked, 429)
     assert int(blocked.headers["Retry-After"]) > 0
     clock.advance(timedelta(minutes=16))
-    allowed = await client.post(
-        "/auth/login", json={"email": "alice@example.com", "password": PASSWORD}
-    )
+    allowed = await log_in(client, "alice@example.com")
     assert allowed.status_code == 200
 
 
@@ -122,10 +115,8 @@ async def test_login_is_throttled_per_client_address_across_accounts(
     client: httpx.AsyncClient,
 ) -> None:
     for n in range(10):
-        await client.post("/auth/login", json={"email": f"u{n}@example.com", "password": "x"})
-    response = await client.post(
-        "/auth/login", json={"email": "other@example.com", "password": "x"}
-    )
+        await log_in(client, f"u{n}@example.com", "x")
+    response = await log_in(client, "other@example.com", "x")
     assert_problem(response, 429)
 
 
@@ -137,7 +128,7 @@ async def test_an_oauth_style_account_cannot_log_in_with_a_password(
     )
     assert created.status_code == 201
     assert created.json()["isPasswordUser"] is False
-    response = await client.post("/auth/login", json={"email": "oauth@example.com", "password": ""})
+    response = await log_in(client, "oauth@example.com", "")
     assert_problem(response, 401)
 
 
@@ -170,9 +161,7 @@ async def test_a_replay_does_not_touch_other_logins_of_the_same_account(
     client: httpx.AsyncClient, sign_up: SignUp
 ) -> None:
     account = await sign_up("alice@example.com")
-    other = (
-        await client.post("/auth/login", json={"email": account.email, "password": PASSWORD})
-    ).json()
+    other = (await log_in(client, account.email)).json()
     await client.post("/auth/refresh", json={"refresh_token": account.refresh_token})
     await client.post("/auth/refresh", json={"refresh_token": account.refresh_token})
     still = await client.post("/auth/refresh", json={"refresh_token": other["refresh_token"]})
@@ -229,19 +218,13 @@ async def test_the_reset_email_arrives_over_smtp_and_its_link_works_once(
     await mailbox.wait_for("alice@example.com")
     token = mailbox.reset_token("alice@example.com")
 
-    reset = await client.post(
-        "/auth/reset-password", json={"token": token, "newPassword": "a brand new secret"}
-    )
+    reset = await reset_password(client, token, "a brand new secret")
     assert reset.status_code == 200
     assert reset.json()["message"]
-    again = await client.post(
-        "/auth/reset-password", json={"token": token, "newPassword": "yet another secret"}
-    )
+    again = await reset_password(client, token, "yet another secret")
     assert_problem(again, 400)
 
-    login = await client.post(
-        "/auth/login", json={"email": account.email, "password": "a brand new secret"}
-    )
+    login = await log_in(client, account.email, "a brand new secret")
     assert login.status_code == 200
 
 
@@ -252,7 +235,7 @@ async def test_tokens_stop_working_after_a_password_reset(
     await client.post("/auth/forgot-password", json={"email": account.email})
     await mailbox.wait_for(account.email)
     token = mailbox.reset_token(account.email)
-    await client.post("/auth/reset-password", json={"token": token, "newPassword": "new secret!"})
+    await reset_password(client, token, "new secret!")
 
     assert_problem(await client.get("/users/me", headers=account.headers), 401)
     refresh = await client.post("/auth/refresh", json={"refresh_token": account.refresh_token})
@@ -267,9 +250,7 @@ async def test_a_reset_token_expires_after_an_hour(
     await mailbox.wait_for(account.email)
     token = mailbox.reset_token(account.email)
     clock.advance(timedelta(minutes=61))
-    response = await client.post(
-        "/auth/reset-password", json={"token": token, "newPassword": "too late now"}
-    )
+    response = await reset_password(client, token, "too late now")
     assert_problem(response, 400)
 
 
@@ -286,15 +267,11 @@ async def test_forgot_password_answers_the_same_for_unknown_addresses_and_sends_
 
 
 async def test_reset_password_with_an_unknown_token_is_a_400(client: httpx.AsyncClient) -> None:
-    response = await client.post(
-        "/auth/reset-password", json={"token": "made-up", "newPassword": "whatever123"}
-    )
+    response = await reset_password(client, "made-up", "whatever123")
     assert_problem(response, 400)
 
 
 async def test_reset_password_validates_the_new_password(client: httpx.AsyncClient) -> None:
-    response = await client.post(
-        "/auth/reset-password", json={"token": "made-up", "newPassword": "short"}
-    )
+    response = await reset_password(client, "made-up", "short")
     problem = assert_problem(response, 422)
     assert problem["errors"][0]["field"] == "newPassword"

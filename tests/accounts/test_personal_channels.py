@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 from tests.conftest import Account, assert_problem
+from tests.factories import change_profile, change_settings
 from upwatch.accounts.repository import UserRepository
 from upwatch.runtime import Runtime
 
@@ -48,29 +49,25 @@ async def test_by_default_no_channel_is_active_and_each_says_why(
 async def test_a_channel_with_its_switch_on_and_a_valid_config_is_active(
     client: httpx.AsyncClient, alice: Account
 ) -> None:
-    response = await client.put(
-        "/users/settings",
-        headers=alice.headers,
-        json={
-            "notifications": {"slack": True, "webhook": True},
-            "slackConfig": {"webhookUrl": SLACK},
-            "webhookConfig": {"url": HOOK},
-            "emailConfig": {"to": []},  # the account's own address
-        },
+    response = await change_settings(
+        client,
+        alice,
+        notifications={"slack": True, "webhook": True},
+        slackConfig={"webhookUrl": SLACK},
+        webhookConfig={"url": HOOK},
+        emailConfig={"to": []},
     )
     assert response.status_code == 200, response.text
     status = response.json()["channelStatus"]
     assert status["slack"] == {"active": True, "reason": None}
     assert status["webhook"] == {"active": True, "reason": None}
     assert status["email"] == {"active": True, "reason": None}
-    off = await client.put(
-        "/users/settings", headers=alice.headers, json={"notifications": {"webhook": False}}
-    )
+    off = await change_settings(client, alice, notifications={"webhook": False})
     assert off.json()["channelStatus"]["webhook"] == {
         "active": False,
         "reason": "notifications.webhook is off",
     }
-    unset = await client.put("/users/settings", headers=alice.headers, json={"slackConfig": {}})
+    unset = await change_settings(client, alice, slackConfig={})
     assert unset.json()["slackConfig"] == {}
     assert unset.json()["channelStatus"]["slack"]["reason"] == "slackConfig is not set"
 
@@ -108,7 +105,7 @@ async def test_the_profile_update_checks_its_configs_too(
         ({"slackConfig": {"channel": "#ops"}}, "settings.slackConfig.webhookUrl"),
         ({"smsConfig": {"to": "+14155550100"}}, "settings.smsConfig.from"),
     ):
-        response = await client.put("/users/me", headers=alice.headers, json={"settings": config})
+        response = await change_profile(client, alice, settings=config)
         problem = assert_problem(response, 422)
         assert field in [e["field"] for e in problem["errors"]]
 
@@ -121,10 +118,8 @@ async def test_secrets_are_masked_and_a_config_sent_back_as_read_keeps_them(
         "secret": "a-signing-secret-of-some-length",
         "headers": {"Authorization": "Bearer abcdefghijklmnopqrstu"},
     }
-    written = await client.put(
-        "/users/settings",
-        headers=alice.headers,
-        json={"notifications": {"webhook": True}, "webhookConfig": config},
+    written = await change_settings(
+        client, alice, notifications={"webhook": True}, webhookConfig=config
     )
     assert written.status_code == 200, written.text
     shown = written.json()["webhookConfig"]
@@ -145,10 +140,8 @@ async def test_secrets_are_masked_and_a_config_sent_back_as_read_keeps_them(
     assert (await _stored(runtime, alice))["webhookConfig"] == config
 
     # A masked secret does not follow the webhook to another address.
-    moved = await client.put(
-        "/users/settings",
-        headers=alice.headers,
-        json={"webhookConfig": {**shown, "url": "https://elsewhere.example.com/hook"}},
+    moved = await change_settings(
+        client, alice, webhookConfig={**shown, "url": "https://elsewhere.example.com/hook"}
     )
     problem = assert_problem(moved, 422)
     assert [e["field"] for e in problem["errors"]] == ["webhookConfig.secret"]
@@ -174,8 +167,6 @@ async def test_an_invalid_stored_config_sent_back_as_read_is_kept_but_a_new_one_
     assert kept.json()["slackConfig"] == {"channel": "#ops"}
     assert kept.json()["theme"] == "dark"
 
-    changed = await client.put(
-        "/users/settings", headers=alice.headers, json={"slackConfig": {"channel": "#dev"}}
-    )
+    changed = await change_settings(client, alice, slackConfig={"channel": "#dev"})
     problem = assert_problem(changed, 422)
     assert "slackConfig.webhookUrl" in [e["field"] for e in problem["errors"]]

@@ -6,6 +6,7 @@ import httpx
 import pytest
 
 from tests.conftest import PASSWORD, Mailbox, assert_problem
+from tests.factories import log_in
 from upwatch.operations.bootstrap import create_admin
 from upwatch.runtime import Runtime
 
@@ -15,9 +16,7 @@ SIGNUP_CLOSED = "https://upwatch.dev/problems/signup-closed"
 async def admin_headers(client: httpx.AsyncClient, runtime: Runtime) -> dict[str, str]:
     """The operator's way in when nobody may sign up: `upwatch admin create`."""
     await create_admin(runtime.settings, "root@example.com", PASSWORD, "admin")
-    login = await client.post(
-        "/auth/login", json={"email": "root@example.com", "password": PASSWORD}
-    )
+    login = await log_in(client, "root@example.com")
     assert login.status_code == 200, login.text
     return {"Authorization": f"Bearer {login.json()['access_token']}"}
 
@@ -32,9 +31,7 @@ async def test_a_closed_service_refuses_sign_up_and_anonymous_account_creation_w
     assert assert_problem(signup, 403)["type"] == SIGNUP_CLOSED
     created = await client.post("/users", json={"email": "eve@example.com", "password": PASSWORD})
     assert assert_problem(created, 403)["type"] == SIGNUP_CLOSED
-    login = await client.post(
-        "/auth/login", json={"email": "eve@example.com", "password": PASSWORD}
-    )
+    login = await log_in(client, "eve@example.com")
     assert login.status_code == 401  # nothing was created
 
     # An administrator still creates accounts, and they log in.
@@ -43,9 +40,7 @@ async def test_a_closed_service_refuses_sign_up_and_anonymous_account_creation_w
         "/users", headers=headers, json={"email": "eve@example.com", "password": PASSWORD}
     )
     assert made.status_code == 201, made.text
-    login = await client.post(
-        "/auth/login", json={"email": "eve@example.com", "password": PASSWORD}
-    )
+    login = await log_in(client, "eve@example.com")
     assert login.status_code == 200
 
 
@@ -57,9 +52,7 @@ async def test_a_closed_service_refuses_an_account_created_by_a_signed_in_non_ad
     await client.post(
         "/users", headers=headers, json={"email": "bob@example.com", "password": PASSWORD}
     )
-    login = await client.post(
-        "/auth/login", json={"email": "bob@example.com", "password": PASSWORD}
-    )
+    login = await log_in(client, "bob@example.com")
     bob = {"Authorization": f"Bearer {login.json()['access_token']}"}
     created = await client.post(
         "/users", headers=bob, json={"email": "mallory@example.com", "password": PASSWORD}
@@ -82,9 +75,7 @@ async def test_an_invite_only_service_takes_a_sign_up_only_with_a_project_invita
     await client.post(
         "/users", headers=headers, json={"email": "alice@example.com", "password": PASSWORD}
     )
-    login = await client.post(
-        "/auth/login", json={"email": "alice@example.com", "password": PASSWORD}
-    )
+    login = await log_in(client, "alice@example.com")
     alice = {"Authorization": f"Bearer {login.json()['access_token']}"}
     project = await client.post("/projects", headers=alice, json={"name": "Shop"})
     invited = await client.post(

@@ -8,6 +8,7 @@ import httpx
 import pytest
 
 from tests.conftest import PASSWORD, Account, Cast, SignUp, assert_problem
+from tests.factories import change_profile, change_settings, log_in
 
 Promote = Callable[[Account, str], Awaitable[None]]
 
@@ -30,9 +31,7 @@ async def test_post_users_creates_an_account_with_201(client: httpx.AsyncClient)
     assert body["isEmailVerified"] is False
     assert body["isPasswordUser"] is True
     assert not {"password", "passwordHash", "password_hash"} & set(body)
-    login = await client.post(
-        "/auth/login", json={"email": "carol@example.com", "password": PASSWORD}
-    )
+    login = await log_in(client, "carol@example.com")
     assert login.status_code == 200
 
 
@@ -60,9 +59,7 @@ async def test_an_unauthenticated_post_users_asking_for_admin_gets_403(
         "/users", json={"email": "mallory@example.com", "password": PASSWORD, "roles": ["admin"]}
     )
     assert_problem(response, 403)
-    login = await client.post(
-        "/auth/login", json={"email": "mallory@example.com", "password": PASSWORD}
-    )
+    login = await log_in(client, "mallory@example.com")
     assert_problem(login, 401)
 
 
@@ -156,7 +153,7 @@ async def test_users_me_needs_a_token(client: httpx.AsyncClient) -> None:
 
 async def test_a_user_cannot_raise_its_own_roles(client: httpx.AsyncClient, alice: Account) -> None:
     for roles in (["user", "admin"], ["super_admin"], ["project_manager"]):
-        response = await client.put("/users/me", headers=alice.headers, json={"roles": roles})
+        response = await change_profile(client, alice, roles=roles)
         assert_problem(response, 403)
     me = (await client.get("/users/me", headers=alice.headers)).json()
     assert me["roles"] == ["user"]
@@ -165,7 +162,7 @@ async def test_a_user_cannot_raise_its_own_roles(client: httpx.AsyncClient, alic
 async def test_a_user_cannot_verify_its_own_email(
     client: httpx.AsyncClient, alice: Account
 ) -> None:
-    response = await client.put("/users/me", headers=alice.headers, json={"isEmailVerified": True})
+    response = await change_profile(client, alice, isEmailVerified=True)
     assert_problem(response, 403)
     assert (await client.get("/users/me", headers=alice.headers)).json()["isEmailVerified"] is False
 
@@ -173,9 +170,7 @@ async def test_a_user_cannot_verify_its_own_email(
 async def test_sending_back_the_current_roles_unchanged_is_allowed(
     client: httpx.AsyncClient, alice: Account
 ) -> None:
-    response = await client.put(
-        "/users/me", headers=alice.headers, json={"roles": ["user"], "firstName": "Al"}
-    )
+    response = await change_profile(client, alice, roles=["user"], firstName="Al")
     assert response.status_code == 200
     assert response.json()["firstName"] == "Al"
 
@@ -183,14 +178,10 @@ async def test_sending_back_the_current_roles_unchanged_is_allowed(
 async def test_an_admin_may_change_its_own_roles_but_not_to_super_admin(
     client: httpx.AsyncClient, admin: Account
 ) -> None:
-    ok = await client.put(
-        "/users/me", headers=admin.headers, json={"roles": ["user", "admin", "project_manager"]}
-    )
+    ok = await change_profile(client, admin, roles=["user", "admin", "project_manager"])
     assert ok.status_code == 200
     assert ok.json()["roles"] == ["user", "admin", "project_manager"]
-    refused = await client.put(
-        "/users/me", headers=admin.headers, json={"roles": ["admin", "super_admin"]}
-    )
+    refused = await change_profile(client, admin, roles=["admin", "super_admin"])
     assert_problem(refused, 403)
 
 
@@ -199,14 +190,12 @@ async def test_changing_email_needs_a_free_address_and_resets_verification(
 ) -> None:
     await sign_up("bob@example.com")
     await make_admin(alice, "admin")
-    verified = await client.put("/users/me", headers=alice.headers, json={"isEmailVerified": True})
+    verified = await change_profile(client, alice, isEmailVerified=True)
     assert verified.json()["isEmailVerified"] is True
 
-    taken = await client.put("/users/me", headers=alice.headers, json={"email": "BOB@example.com"})
+    taken = await change_profile(client, alice, email="BOB@example.com")
     assert_problem(taken, 409)
-    moved = await client.put(
-        "/users/me", headers=alice.headers, json={"email": "alice@new.example.com"}
-    )
+    moved = await change_profile(client, alice, email="alice@new.example.com")
     assert moved.status_code == 200
     assert moved.json()["email"] == "alice@new.example.com"
     assert moved.json()["isEmailVerified"] is False
@@ -215,52 +204,40 @@ async def test_changing_email_needs_a_free_address_and_resets_verification(
 async def test_a_user_cannot_carry_verification_over_to_a_new_address(
     client: httpx.AsyncClient, alice: Account
 ) -> None:
-    response = await client.put(
-        "/users/me",
-        headers=alice.headers,
-        json={"email": "other@example.com", "isEmailVerified": True},
-    )
+    response = await change_profile(client, alice, email="other@example.com", isEmailVerified=True)
     assert_problem(response, 403)
 
 
 async def test_changing_the_password_revokes_every_token(
     client: httpx.AsyncClient, alice: Account
 ) -> None:
-    response = await client.put(
-        "/users/me", headers=alice.headers, json={"password": "another good one"}
-    )
+    response = await change_profile(client, alice, password="another good one")
     assert response.status_code == 200
     assert_problem(await client.get("/users/me", headers=alice.headers), 401)
     refresh = await client.post("/auth/refresh", json={"refresh_token": alice.refresh_token})
     assert_problem(refresh, 401)
-    login = await client.post(
-        "/auth/login", json={"email": alice.email, "password": "another good one"}
-    )
+    login = await log_in(client, alice.email, "another good one")
     assert login.status_code == 200
 
 
 async def test_profile_settings_and_user_settings_are_one_record(
     client: httpx.AsyncClient, alice: Account
 ) -> None:
-    profile = await client.put(
-        "/users/me",
-        headers=alice.headers,
-        json={
-            "settings": {
-                "theme": "dark",
-                "notifications": {"slack": True},
-                "slackConfig": {"webhookUrl": "https://hooks.slack.com/services/T0/B0/x"},
-            }
+    profile = await change_profile(
+        client,
+        alice,
+        settings={
+            "theme": "dark",
+            "notifications": {"slack": True},
+            "slackConfig": {"webhookUrl": "https://hooks.slack.com/services/T0/B0/x"},
         },
     )
     assert profile.status_code == 200
     assert profile.json()["settings"]["theme"] == "dark"
     assert profile.json()["settings"]["notifications"]["email"] is True
 
-    settings = await client.put(
-        "/users/settings",
-        headers=alice.headers,
-        json={"timezone": "Europe/Paris", "notifications": {"teams": True}},
+    settings = await change_settings(
+        client, alice, timezone="Europe/Paris", notifications={"teams": True}
     )
     assert settings.status_code == 200
     body = settings.json()
@@ -280,11 +257,7 @@ async def test_profile_settings_and_user_settings_are_one_record(
 async def test_user_settings_may_be_wrapped_in_a_settings_object(
     client: httpx.AsyncClient, alice: Account
 ) -> None:
-    response = await client.put(
-        "/users/settings",
-        headers=alice.headers,
-        json={"settings": {"language": "ja", "theme": "dark"}},
-    )
+    response = await change_settings(client, alice, settings={"language": "ja", "theme": "dark"})
     assert response.status_code == 200
     assert (response.json()["language"], response.json()["theme"]) == ("ja", "dark")
     again = await client.get("/users/settings", headers=alice.headers)
@@ -325,7 +298,7 @@ async def test_deleting_the_account_answers_200_and_its_tokens_stop_working(
     assert_problem(await client.get("/users/me", headers=alice.headers), 401)
     refresh = await client.post("/auth/refresh", json={"refresh_token": alice.refresh_token})
     assert_problem(refresh, 401)
-    login = await client.post("/auth/login", json={"email": alice.email, "password": PASSWORD})
+    login = await log_in(client, alice.email)
     assert_problem(login, 401)
     again = await client.post("/auth/signup", json={"email": alice.email, "password": PASSWORD})
     assert again.status_code == 201

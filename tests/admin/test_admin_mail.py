@@ -14,7 +14,7 @@ from sqlalchemy import select
 
 from tests.app_settings import overriding
 from tests.conftest import PASSWORD, Account, Mailbox, SignUp, assert_problem, eventually
-from tests.factories import create_page
+from tests.factories import create_page, log_in, reset_password
 from upwatch.kit.logs import json_formatter
 from upwatch.mail.sender import SCRUBBED_BODY, masked_body
 from upwatch.models import MailMessage
@@ -131,13 +131,9 @@ class TestWithoutSmtp:
         match = re.search(r"http://upwatch\.test/reset-password\?token=([\w-]+)", text)
         assert match, text
 
-        reset = await client.post(
-            "/auth/reset-password", json={"token": match.group(1), "newPassword": "a new password"}
-        )
+        reset = await reset_password(client, match.group(1), "a new password")
         assert reset.status_code == 200, reset.text
-        login = await client.post(
-            "/auth/login", json={"email": "alice@example.com", "password": "a new password"}
-        )
+        login = await log_in(client, "alice@example.com", "a new password")
         assert login.status_code == 200
 
     async def test_admins_list_the_outbox_newest_first_with_tokens_masked(

@@ -11,7 +11,8 @@ import pytest
 from sqlalchemy import select
 
 from tests.app_settings import fixture_value, overriding
-from tests.conftest import PASSWORD, REDIS_URL, Account, SignUp, assert_problem
+from tests.conftest import REDIS_URL, Account, SignUp, assert_problem
+from tests.factories import log_in
 from upwatch.callers.metering import MemoryMeter, seconds_until_next_day
 from upwatch.kit.clock import ManualClock
 from upwatch.models import ApiUsage
@@ -56,7 +57,7 @@ async def test_past_api_calls_per_day_requests_get_429_until_the_next_utc_day(
     assert refused.headers["RateLimit-Remaining"] == "0"
 
     clock.advance(timedelta(hours=1))
-    login = await client.post("/auth/login", json={"email": alice.email, "password": PASSWORD})
+    login = await log_in(client, alice.email)
     fresh = {"Authorization": f"Bearer {login.json()['access_token']}"}
     response = await client.get("/users/me", headers=fresh)
     assert response.status_code == 200
@@ -77,7 +78,7 @@ async def test_unauthenticated_requests_are_not_counted(
 ) -> None:
     for _ in range(10):
         await client.get("/healthz")
-        await client.post("/auth/login", json={"email": alice.email, "password": "wrong"})
+        await log_in(client, alice.email, "wrong")
     assert (await client.get("/users/me", headers=alice.headers)).headers[
         "RateLimit-Remaining"
     ] == "4"

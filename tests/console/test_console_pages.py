@@ -13,7 +13,7 @@ from fastapi import FastAPI
 from tests.app_settings import overriding
 from tests.conftest import PASSWORD, Cast, Mailbox
 from tests.console.forms import csrf_of, signed_in
-from tests.factories import Target, create_monitor, ingest, post_in_project
+from tests.factories import Target, change_profile, create_monitor, ingest, post_in_project
 from upwatch.console.render import POLICY
 from upwatch.kit.clock import ManualClock
 
@@ -144,11 +144,7 @@ async def test_a_session_ends_at_sign_out_and_with_a_password_change(
 
     client.cookies.clear()
     await signed_in(client, cast.bob.email)
-    changed = await client.put(
-        "/users/me",
-        headers=cast.bob.headers,
-        json={"password": "a brand new passphrase"},
-    )
+    changed = await change_profile(client, cast.bob, password="a brand new passphrase")
     assert changed.status_code == 200, changed.text
     assert (await client.get("/app/monitors")).status_code == 303
 

@@ -15,7 +15,7 @@ from fastapi import FastAPI
 
 from tests.app_settings import overriding
 from tests.conftest import Account, Cast, assert_problem, eventually
-from tests.factories import Target, create_monitor, create_provider, ingest, post_in_project
+from tests.factories import Target, create_monitor, create_provider, ingest, log_in, post_in_project
 from tests.receivers import Receiver
 from upwatch.escalation import pager as pager_module
 from upwatch.kit.clock import ManualClock
@@ -41,9 +41,7 @@ def move_to(clock: ManualClock, moment: datetime) -> None:
 
 
 async def fresh_token(client: httpx.AsyncClient, account: Account) -> dict[str, str]:
-    answer = await client.post(
-        "/auth/login", json={"email": account.email, "password": account.password}
-    )
+    answer = await log_in(client, account.email, account.password)
     assert answer.status_code == 200, answer.text
     return {"Authorization": f"Bearer {answer.json()['access_token']}"}
 

@@ -31,6 +31,7 @@ from tests.conftest import (
     lifespan,
     make_settings,
 )
+from tests.factories import log_in
 from tests.tcp_proxy import TcpProxy, proxy_to
 from upwatch.app import create_app
 from upwatch.config import Settings
@@ -64,7 +65,7 @@ async def some_requests(client: httpx.AsyncClient, alice: Account) -> list[httpx
     """A sign-up, a login and a list (authentication reads the database first)."""
     return [
         await client.post("/auth/signup", json={"email": "bob@example.com", "password": PASSWORD}),
-        await client.post("/auth/login", json={"email": alice.email, "password": PASSWORD}),
+        await log_in(client, alice.email),
         await client.get("/projects", headers=alice.headers),
     ]
 

@@ -10,7 +10,7 @@ from fastapi import FastAPI
 
 from tests.app_settings import overriding
 from tests.conftest import Cast
-from tests.factories import create_monitor, ingest
+from tests.factories import create_monitor, ingest, log_in
 from upwatch.kit.clock import ManualClock
 
 settings_overrides = overriding(allow_private_targets=True)
@@ -40,9 +40,7 @@ async def test_the_24_hour_uptime_from_hour_counts_equals_the_count_of_raw_resul
     clock.advance(timedelta(hours=1))
     later = [ok for at, ok in checks if at >= clock.now() - timedelta(hours=24)]
     # (a new token: the first one expired meanwhile)
-    login = await client.post(
-        "/auth/login", json={"email": cast.alice.email, "password": cast.alice.password}
-    )
+    login = await log_in(client, cast.alice.email, cast.alice.password)
     headers = {"Authorization": f"Bearer {login.json()['access_token']}"}
     rows = (await client.get("/dashboard/uptime", headers=headers)).json()
     [row] = [r for r in rows if r["monitorId"] == monitor["id"]]

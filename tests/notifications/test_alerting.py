@@ -23,7 +23,7 @@ from tests.conftest import (
     free_port,
     lifespan,
 )
-from tests.factories import Target, create_provider
+from tests.factories import Target, create_provider, log_in
 from tests.receivers import Received, Receiver
 from upwatch.app import create_app
 from upwatch.config import Settings
@@ -298,9 +298,7 @@ async def test_alerts_wait_out_a_receiver_outage_and_a_restart_and_arrive_exactl
         async with _service(settings) as client:
             await eventually(lambda: len(hook.received) >= 1)
             target.status = 200
-            login = await client.post(
-                "/auth/login", json={"email": "dana@example.com", "password": "long enough pw"}
-            )
+            login = await log_in(client, "dana@example.com", "long enough pw")
             headers = {"Authorization": f"Bearer {login.json()['access_token']}"}
             assert await _check(client, headers, monitor_id) == "up"
             await eventually(lambda: len(hook.received) >= 2)

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from tests.app_settings import overriding
 from tests.conftest import Cast, eventually
-from tests.factories import ingest, post_in_project
+from tests.factories import change_settings, ingest, log_in, post_in_project
 from tests.receivers import Receiver
 from upwatch.kit.clock import ManualClock
 from upwatch.notifications.rules import in_quiet_hours, local_time, suppression
@@ -115,9 +115,7 @@ async def test_alerts_in_the_owners_quiet_hours_are_recorded_as_suppressed_not_s
     mailbox: Any,
     clock: ManualClock,
 ) -> None:
-    settings = await client.put(
-        "/users/settings", headers=cast.alice.headers, json={"timezone": "Asia/Tokyo"}
-    )
+    settings = await change_settings(client, cast.alice, timezone="Asia/Tokyo")
     assert settings.status_code == 200, settings.text
     provider = await post_in_project(
         client,
@@ -150,9 +148,7 @@ async def test_alerts_in_the_owners_quiet_hours_are_recorded_as_suppressed_not_s
         await ingest(app.state.engine, monitor_id, at, ok=ok)
 
     # A day later Alice's access token has expired: sign in again.
-    login = await client.post(
-        "/auth/login", json={"email": cast.alice.email, "password": cast.alice.password}
-    )
+    login = await log_in(client, cast.alice.email, cast.alice.password)
     headers = {"Authorization": f"Bearer {login.json()['access_token']}"}
     incidents = await client.get("/incidents", headers=headers, params={"monitorId": monitor_id})
     night, morning = sorted(incidents.json(), key=lambda i: i["startedAt"])

@@ -10,6 +10,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.conftest import Account, Cast, SignUp, assert_problem, lifespan, make_settings
+from tests.factories import change_profile, change_settings, log_in
 from upwatch.app import create_app
 from upwatch.config import Settings
 from upwatch.kit.metrics import Metrics
@@ -215,7 +216,7 @@ async def test_the_openapi_document_declares_the_bearer_and_api_key_schemes(
 async def test_nul_characters_in_a_body_are_a_422_not_a_database_error(
     client: httpx.AsyncClient, sign_up: SignUp
 ) -> None:
-    login = await client.post("/auth/login", json={"email": "a\x00@example.com", "password": "x"})
+    login = await log_in(client, "a\x00@example.com", "x")
     assert_problem(login, 422)
     contact = await client.post(
         "/contact",
@@ -223,7 +224,7 @@ async def test_nul_characters_in_a_body_are_a_422_not_a_database_error(
     )
     assert_problem(contact, 422)
     alice = await sign_up("alice@example.com")
-    profile = await client.put("/users/me", headers=alice.headers, json={"firstName": "A\x00"})
+    profile = await change_profile(client, alice, firstName="A\x00")
     assert_problem(profile, 422)
 
 
@@ -232,10 +233,8 @@ async def test_nul_characters_inside_config_objects_are_a_422_naming_the_field(
 ) -> None:
     # The settings' *Config objects were free-form (stored as given); they are personal
     # channels now, checked like provider configs, whose strings refuse NUL.
-    response = await client.put(
-        "/users/settings",
-        headers=alice.headers,
-        json={"webhookConfig": {"url": "https://hooks.example.com/x", "secret": "a\x00b"}},
+    response = await change_settings(
+        client, alice, webhookConfig={"url": "https://hooks.example.com/x", "secret": "a\x00b"}
     )
     problem = assert_problem(response, 422)
     assert [e["field"] for e in problem["errors"]] == ["webhookConfig.secret"]

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from tests.conftest import Cast, assert_problem
-from tests.factories import create_monitor, create_provider
+from tests.factories import change_settings, create_monitor, create_provider
 from upwatch.kit.inputs import MAX_OBJECT_DEPTH, PATTERN_WORDS
 
 MONITOR_TYPES = "http, tcp, dns, tls, heartbeat"
@@ -86,10 +86,8 @@ async def test_a_misspelt_field_is_refused_with_the_field_it_probably_meant_and_
 async def test_every_unknown_field_is_named_even_with_other_errors_and_inside_nested_objects(
     client: httpx.AsyncClient, cast: Cast
 ) -> None:
-    response = await client.put(
-        "/users/settings",
-        headers=cast.alice.headers,
-        json={"languag": "de", "notifications": {"emial": True}, "theme": "sepia", "zz": 1},
+    response = await change_settings(
+        client, cast.alice, languag="de", notifications={"emial": True}, theme="sepia", zz=1
     )
     assert sorted(_errors(response), key=lambda e: e["field"]) == [
         {"field": "languag", "message": "unknown field; did you mean language?"},

@@ -14,7 +14,7 @@ from sqlalchemy import func, select
 
 from tests.app_settings import overriding
 from tests.conftest import Account, Mailbox
-from tests.factories import Target, create_monitor, ingest
+from tests.factories import Target, create_monitor, ingest, log_in
 from upwatch.kit.clock import ManualClock
 from upwatch.kit.db import Database
 from upwatch.models import CheckResult
@@ -62,9 +62,7 @@ async def old_results(runtime: Runtime, monitor_id: str) -> int:
 
 async def headers_of(client: httpx.AsyncClient, account: Account) -> dict[str, str]:
     """A fresh access token: the manual clock moves past the last one's lifetime."""
-    response = await client.post(
-        "/auth/login", json={"email": account.email, "password": account.password}
-    )
+    response = await log_in(client, account.email, account.password)
     assert response.status_code == 200, response.text
     return {"Authorization": f"Bearer {response.json()['access_token']}"}
 
