@@ -13,7 +13,6 @@ from pydantic import ValidationError
 from sqlalchemy import select
 
 from tests.conftest import (
-    PASSWORD,
     Account,
     Mailbox,
     SignUp,
@@ -21,6 +20,7 @@ from tests.conftest import (
     eventually,
     make_settings,
 )
+from tests.factories import change_profile, log_in, reset_password
 from upwatch.kit.clock import ManualClock
 from upwatch.kit.throttle import SlidingWindow
 from upwatch.mail.sender import SCRUBBED_BODY
@@ -32,10 +32,7 @@ async def test_concurrent_wrong_logins_cannot_exceed_the_throttle(
     client: httpx.AsyncClient, sign_up: SignUp
 ) -> None:
     await sign_up("alice@example.com")
-    attempts = [
-        client.post("/auth/login", json={"email": "alice@example.com", "password": f"guess{n}"})
-        for n in range(30)
-    ]
+    attempts = [log_in(client, "alice@example.com", f"guess{n}") for n in range(30)]
     statuses = [r.status_code for r in await asyncio.gather(*attempts)]
     assert statuses.count(401) == 10
     assert statuses.count(429) == 20
@@ -70,36 +67,28 @@ async def test_concurrent_resets_with_one_token_let_exactly_one_through(
     await sign_up("alice@example.com")
     token = await _reset_token(client, mailbox, "alice@example.com")
     responses = await asyncio.gather(
-        *[
-            client.post(
-                "/auth/reset-password", json={"token": token, "newPassword": f"new pw {n}!"}
-            )
-            for n in range(5)
-        ]
+        *[reset_password(client, token, f"new pw {n}!") for n in range(5)]
     )
     assert sorted(r.status_code for r in responses) == [200, 400, 400, 400, 400]
 
 
-async def test_a_password_change_voids_outstanding_reset_links(
-    client: httpx.AsyncClient, alice: Account, mailbox: Mailbox
+@pytest.mark.parametrize(
+    ("change", "new_password"),
+    [
+        pytest.param({"password": "changed it myself"}, "attacker's choice", id="password"),
+        pytest.param({"email": "alice@new.example.com"}, "old inbox owner", id="email"),
+    ],
+)
+async def test_a_password_or_email_change_voids_the_reset_links_sent_before_it(
+    client: httpx.AsyncClient,
+    alice: Account,
+    mailbox: Mailbox,
+    change: dict[str, str],
+    new_password: str,
 ) -> None:
     token = await _reset_token(client, mailbox, alice.email)
-    await client.put("/users/me", headers=alice.headers, json={"password": "changed it myself"})
-    response = await client.post(
-        "/auth/reset-password", json={"token": token, "newPassword": "attacker's choice"}
-    )
-    assert_problem(response, 400)
-
-
-async def test_an_email_change_voids_reset_links_sent_to_the_old_address(
-    client: httpx.AsyncClient, alice: Account, mailbox: Mailbox
-) -> None:
-    token = await _reset_token(client, mailbox, alice.email)
-    await client.put("/users/me", headers=alice.headers, json={"email": "alice@new.example.com"})
-    response = await client.post(
-        "/auth/reset-password", json={"token": token, "newPassword": "old inbox owner"}
-    )
-    assert_problem(response, 400)
+    await change_profile(client, alice, **change)
+    assert_problem(await reset_password(client, token, new_password), 400)
 
 
 async def test_a_delivered_reset_email_no_longer_holds_the_link_in_the_database(
@@ -228,13 +217,9 @@ async def test_unusual_http_methods_share_one_metrics_label(client: httpx.AsyncC
 async def test_a_profile_image_must_be_an_http_address(
     client: httpx.AsyncClient, alice: Account
 ) -> None:
-    bad = await client.put(
-        "/users/me", headers=alice.headers, json={"image": "javascript:alert(1)"}
-    )
+    bad = await change_profile(client, alice, image="javascript:alert(1)")
     assert_problem(bad, 422)
-    good = await client.put(
-        "/users/me", headers=alice.headers, json={"image": "https://cdn.example.com/a.png"}
-    )
+    good = await change_profile(client, alice, image="https://cdn.example.com/a.png")
     assert good.json()["image"] == "https://cdn.example.com/a.png"
 
 
@@ -257,7 +242,5 @@ async def test_login_with_the_right_password_frees_its_address_slot(
 ) -> None:
     await sign_up("alice@example.com")
     for _ in range(12):
-        ok = await client.post(
-            "/auth/login", json={"email": "alice@example.com", "password": PASSWORD}
-        )
+        ok = await log_in(client, "alice@example.com")
         assert ok.status_code == 200
