@@ -34,7 +34,7 @@ from hypothesis import settings as hypothesis_settings
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from tests.factories import PASSWORD, Target
+from tests.factories import PASSWORD, InProject, Target
 from upwatch.app import create_app
 from upwatch.config import Settings, async_database_url
 from upwatch.kit.clock import ManualClock
@@ -537,6 +537,12 @@ async def admin(sign_up: SignUp, make_admin: Callable[[Account, str], Awaitable[
     account = await sign_up("admin@example.com")
     await make_admin(account, "admin")
     return account
+
+
+@pytest.fixture
+def as_alice(client: httpx.AsyncClient, cast: Cast) -> InProject:
+    """Alice making things in the cast's project, which she owns."""
+    return InProject(client, cast.alice, cast.project_id)
 
 
 @pytest.fixture

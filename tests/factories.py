@@ -1,8 +1,9 @@
-"""Shared factories: real local targets, and monitors made through the API."""
+"""Shared factories: real local targets, and what tests make and change through the API."""
 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -180,3 +181,27 @@ async def sent_back(
     document = (await client.get("/openapi.json")).json()
     writable = document["components"]["schemas"][update_schema]["properties"]
     return {name: value for name, value in read.items() if name in writable}
+
+
+@dataclass(frozen=True)
+class InProject:
+    """An account making things in a project, through the factories above."""
+
+    client: httpx.AsyncClient
+    account: Account
+    project_id: str
+
+    async def post(self, path: str, /, **fields: Any) -> httpx.Response:
+        return await post_in_project(self.client, self.account, self.project_id, path, **fields)
+
+    async def monitor(self, **fields: Any) -> dict[str, Any]:
+        return await create_monitor(self.client, self.account, self.project_id, **fields)
+
+    async def provider(self, **fields: Any) -> dict[str, Any]:
+        return await create_provider(self.client, self.account.headers, self.project_id, **fields)
+
+    async def page(self, **fields: Any) -> dict[str, Any]:
+        return await create_page(self.client, self.account, self.project_id, **fields)
+
+    async def incident(self, **fields: Any) -> dict[str, Any]:
+        return await create_incident(self.client, self.account, self.project_id, **fields)

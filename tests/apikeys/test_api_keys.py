@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 
 from tests.app_settings import overriding
-from tests.conftest import Cast, assert_problem
+from tests.conftest import Cast, InProject, assert_problem
 from tests.factories import create_monitor
 from tests.maintenance.test_windows import iso as iso_z
 from upwatch.kit.clock import ManualClock
@@ -65,11 +65,11 @@ async def test_a_key_is_shown_once_and_works_in_its_project(
     ]
 
 
-async def test_a_read_key_reads_but_cannot_write(client: httpx.AsyncClient, cast: Cast) -> None:
+async def test_a_read_key_reads_but_cannot_write(
+    client: httpx.AsyncClient, cast: Cast, as_alice: InProject
+) -> None:
     key = await make_key(client, cast, scope="read")
-    monitor = await create_monitor(
-        client, cast.alice, cast.project_id, url="http://127.0.0.1:9/", intervalSeconds=300
-    )
+    monitor = await as_alice.monitor(url="http://127.0.0.1:9/", intervalSeconds=300)
     read = await client.get(f"/monitors/{monitor['id']}", headers=bearer(key))
     assert read.status_code == 200, read.text
     for method, path, body in (

@@ -11,9 +11,9 @@ import httpx
 from fastapi import FastAPI
 
 from tests.app_settings import overriding
-from tests.conftest import PASSWORD, Cast, Mailbox
+from tests.conftest import PASSWORD, Cast, InProject, Mailbox
 from tests.console.forms import csrf_of, signed_in
-from tests.factories import Target, change_profile, create_monitor, ingest, post_in_project
+from tests.factories import Target, change_profile, ingest
 from upwatch.console.render import POLICY
 from upwatch.kit.clock import ManualClock
 
@@ -194,11 +194,14 @@ async def test_a_monitor_made_in_the_console_is_listed_checked_and_walled_off(
 
 
 async def test_a_monitor_page_charts_its_response_times_and_the_list_draws_sparklines(
-    app: FastAPI, client: httpx.AsyncClient, cast: Cast, clock: ManualClock, target: Target
+    app: FastAPI,
+    client: httpx.AsyncClient,
+    cast: Cast,
+    clock: ManualClock,
+    target: Target,
+    as_alice: InProject,
 ) -> None:
-    monitor = await create_monitor(
-        client, cast.alice, cast.project_id, name="Checkout", url=target.url, intervalSeconds=300
-    )
+    monitor = await as_alice.monitor(name="Checkout", url=target.url, intervalSeconds=300)
     now = clock.now()
     # A failed check two days ago, then the last half hour's, in the order they were made.
     await ingest(app.state.engine, monitor["id"], now - timedelta(days=2), False)
@@ -230,26 +233,12 @@ async def test_a_monitor_page_charts_its_response_times_and_the_list_draws_spark
 
 
 async def test_an_incident_is_acknowledged_updated_and_resolved_from_the_console(
-    client: httpx.AsyncClient, cast: Cast
+    client: httpx.AsyncClient, cast: Cast, as_alice: InProject
 ) -> None:
-    monitor = await create_monitor(
-        client,
-        cast.alice,
-        cast.project_id,
-        type="tcp",
-        host="127.0.0.1",
-        port=9,
-        intervalSeconds=300,
-        url=None,
+    monitor = await as_alice.monitor(
+        type="tcp", host="127.0.0.1", port=9, intervalSeconds=300, url=None
     )
-    opened = await post_in_project(
-        client,
-        cast.alice,
-        cast.project_id,
-        "/incidents",
-        monitorId=monitor["id"],
-        title="Checkout down",
-    )
+    opened = await as_alice.post("/incidents", monitorId=monitor["id"], title="Checkout down")
     incident = opened.json()["id"]
     csrf = await signed_in(client, cast.bob.email)
     listed = await client.get("/app/incidents")
@@ -384,14 +373,12 @@ async def test_incident_links_of_alerts_sent_before_the_console_open_its_inciden
 
 
 async def test_every_console_answer_fragments_included_carries_the_consoles_strict_policy(
-    client: httpx.AsyncClient, cast: Cast
+    client: httpx.AsyncClient, cast: Cast, as_alice: InProject
 ) -> None:
     # A fragment asked for without a session: an empty 401.
     assert (await client.get("/app/monitors/rows")).headers["content-security-policy"] == POLICY
     await signed_in(client, cast.alice.email)
-    monitor = await create_monitor(
-        client, cast.alice, cast.project_id, url="https://shop.example/", intervalSeconds=300
-    )
+    monitor = await as_alice.monitor(url="https://shop.example/", intervalSeconds=300)
     for path in (
         "/app/monitors/rows",
         "/app/incidents/rows",

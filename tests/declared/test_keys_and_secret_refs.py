@@ -11,8 +11,8 @@ from argon2 import PasswordHasher
 from argon2.exceptions import VerificationError
 
 from tests.app_settings import overriding
-from tests.conftest import Cast, assert_problem
-from tests.factories import create_monitor, create_page, create_provider, post_in_project
+from tests.conftest import Cast, InProject, assert_problem
+from tests.factories import create_page
 
 SLACK_URL = "https://hooks.slack.com/services/T000/B000/abcdefghijklmnop"
 
@@ -84,21 +84,16 @@ async def test_a_key_is_unique_within_a_project_but_free_in_another(
     assert taken.json()["key"] == "shared"
 
 
-async def test_a_key_has_a_stated_shape(client: httpx.AsyncClient, cast: Cast) -> None:
+async def test_a_key_has_a_stated_shape(client: httpx.AsyncClient, as_alice: InProject) -> None:
     for bad in ["Upper", "", "-lead", "a b", "x" * 65]:
-        response = await post_in_project(
-            client, cast.alice, cast.project_id, "/status-pages", name="A", slug="a-page", key=bad
-        )
+        response = await as_alice.post("/status-pages", name="A", slug="a-page", key=bad)
         assert assert_problem(response, 422)["errors"][0]["field"] == "key"
 
 
 async def test_a_provider_secret_given_by_reference_keeps_its_name_and_a_digest(
-    client: httpx.AsyncClient, cast: Cast
+    client: httpx.AsyncClient, cast: Cast, as_alice: InProject
 ) -> None:
-    made = await create_provider(
-        client,
-        cast.alice.headers,
-        cast.project_id,
+    made = await as_alice.provider(
         type="slack",
         name="Team",
         key="team",
@@ -127,12 +122,11 @@ async def test_a_provider_secret_given_by_reference_keeps_its_name_and_a_digest(
     assert cleared.json()["secretRefs"] == {}
 
 
-async def test_a_reference_must_name_a_secret_field(client: httpx.AsyncClient, cast: Cast) -> None:
+async def test_a_reference_must_name_a_secret_field(
+    client: httpx.AsyncClient, as_alice: InProject
+) -> None:
     for path in ["config.to", "config.nothing", "name"]:
-        response = await post_in_project(
-            client,
-            cast.alice,
-            cast.project_id,
+        response = await as_alice.post(
             "/notification-providers",
             type="email",
             name="Mail",
@@ -141,10 +135,7 @@ async def test_a_reference_must_name_a_secret_field(client: httpx.AsyncClient, c
         )
         problem = assert_problem(response, 422)
         assert problem["errors"][0]["field"] == f"secretRefs.{path}"
-    bad_name = await post_in_project(
-        client,
-        cast.alice,
-        cast.project_id,
+    bad_name = await as_alice.post(
         "/notification-providers",
         type="slack",
         name="Team",
@@ -155,12 +146,9 @@ async def test_a_reference_must_name_a_secret_field(client: httpx.AsyncClient, c
 
 
 async def test_a_secret_monitor_header_may_be_given_by_reference(
-    client: httpx.AsyncClient, cast: Cast
+    client: httpx.AsyncClient, cast: Cast, as_alice: InProject
 ) -> None:
-    monitor = await create_monitor(
-        client,
-        cast.alice,
-        cast.project_id,
+    monitor = await as_alice.monitor(
         url="http://127.0.0.1:9/health",
         intervalSeconds=300,
         key="api",
@@ -185,9 +173,9 @@ async def test_a_secret_monitor_header_may_be_given_by_reference(
 
 
 async def test_keys_are_visible_to_members_and_walled_from_others(
-    client: httpx.AsyncClient, cast: Cast
+    client: httpx.AsyncClient, cast: Cast, as_alice: InProject
 ) -> None:
-    page = await create_page(client, cast.alice, cast.project_id, key="public")
+    page = await as_alice.page(key="public")
     seen = await client.get(f"/status-pages/{page['id']}", headers=cast.bob.headers)
     assert seen.json()["key"] == "public"
     hidden = await client.get(f"/status-pages/{page['id']}", headers=cast.charlie.headers)
@@ -201,12 +189,9 @@ async def test_keys_are_visible_to_members_and_walled_from_others(
 
 
 async def test_a_reference_to_a_secret_someone_else_stored_needs_its_value(
-    client: httpx.AsyncClient, cast: Cast
+    client: httpx.AsyncClient, cast: Cast, as_alice: InProject
 ) -> None:
-    made = await create_provider(
-        client,
-        cast.alice.headers,
-        cast.project_id,
+    made = await as_alice.provider(
         type="webhook",
         name="Hook",
         config={"url": "https://hooks.example.com/in", "secret": "alice-signing-secret"},
@@ -237,12 +222,9 @@ async def test_a_reference_to_a_secret_someone_else_stored_needs_its_value(
 
 
 async def test_a_read_key_sees_the_references_without_their_digests(
-    client: httpx.AsyncClient, cast: Cast
+    client: httpx.AsyncClient, cast: Cast, as_alice: InProject
 ) -> None:
-    await create_provider(
-        client,
-        cast.alice.headers,
-        cast.project_id,
+    await as_alice.provider(
         type="slack",
         name="Team",
         config={"webhookUrl": SLACK_URL},
@@ -271,12 +253,9 @@ async def test_a_read_key_sees_the_references_without_their_digests(
 
 
 async def test_a_header_no_longer_secret_drops_its_reference_without_an_error(
-    client: httpx.AsyncClient, cast: Cast
+    client: httpx.AsyncClient, cast: Cast, as_alice: InProject
 ) -> None:
-    monitor = await create_monitor(
-        client,
-        cast.alice,
-        cast.project_id,
+    monitor = await as_alice.monitor(
         url="http://127.0.0.1:9/health",
         intervalSeconds=300,
         headers={"X-Token": "first-value-here"},

@@ -9,8 +9,7 @@ from __future__ import annotations
 import httpx
 
 from tests.app_settings import overriding
-from tests.conftest import Cast, assert_problem
-from tests.factories import create_monitor
+from tests.conftest import Cast, InProject, assert_problem
 from upwatch.engine.broker import MemoryBroker
 from upwatch.engine.remotecheck import RemoteChecks
 from upwatch.runtime import Runtime
@@ -20,15 +19,13 @@ settings_overrides = overriding(engine=False, allow_private_targets=True)
 
 
 async def test_check_now_without_a_worker_online_in_the_monitors_regions_answers_503(
-    runtime: Runtime, client: httpx.AsyncClient, cast: Cast
+    runtime: Runtime, client: httpx.AsyncClient, cast: Cast, as_alice: InProject
 ) -> None:
     broker = MemoryBroker()
     runtime.checks = RemoteChecks(
         runtime.db, broker, runtime.clock, online_seconds=60, extra_wait_seconds=1
     )
-    monitor = await create_monitor(
-        client, cast.alice, cast.project_id, url="http://127.0.0.1:9/", intervalSeconds=300
-    )
+    monitor = await as_alice.monitor(url="http://127.0.0.1:9/", intervalSeconds=300)
     answer = await client.post(f"/monitors/{monitor['id']}/check", headers=cast.alice.headers)
     assert_problem(answer, 503)
     assert "no worker" in answer.json()["detail"]

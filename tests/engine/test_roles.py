@@ -11,8 +11,8 @@ import pytest
 from fastapi import FastAPI
 
 from tests.app_settings import overriding, plans
-from tests.conftest import Cast, eventually
-from tests.factories import FAST_PLANS, Target, create_monitor
+from tests.conftest import Cast, InProject, eventually
+from tests.factories import FAST_PLANS, Target
 from upwatch.engine.broker import CheckJob
 from upwatch.engine.embedded import Engine
 from upwatch.kit.clock import Clock
@@ -38,7 +38,7 @@ def restarts(app: FastAPI, role: str) -> float:
 
 
 async def test_a_worker_failing_from_inside_is_restarted_and_checks_go_on(
-    app: FastAPI, client: httpx.AsyncClient, cast: Cast, target: Target
+    app: FastAPI, client: httpx.AsyncClient, cast: Cast, target: Target, as_alice: InProject
 ) -> None:
     engine: Engine = app.state.engine
     await eventually(engine.ready.is_set)
@@ -52,9 +52,7 @@ async def test_a_worker_failing_from_inside_is_restarted_and_checks_go_on(
         return await take_job(region_id)
 
     engine.broker.next_job = fail_once  # type: ignore[method-assign]
-    monitor = await create_monitor(
-        client, cast.alice, cast.project_id, url=target.url, intervalSeconds=10
-    )
+    monitor = await as_alice.monitor(url=target.url, intervalSeconds=10)
     await eventually(failed.is_set, within=15)
     hits_after_failure = target.hits
     await eventually(lambda: restarts(app, "worker-local") == 1)
@@ -73,7 +71,7 @@ async def test_a_worker_failing_from_inside_is_restarted_and_checks_go_on(
 
 
 async def test_a_stalled_scheduler_turns_readiness_to_503_until_it_moves_again(
-    app: FastAPI, client: httpx.AsyncClient, cast: Cast, target: Target
+    app: FastAPI, client: httpx.AsyncClient, target: Target, as_alice: InProject
 ) -> None:
     engine: Engine = app.state.engine
     await eventually(engine.ready.is_set)
@@ -87,7 +85,7 @@ async def test_a_stalled_scheduler_turns_readiness_to_503_until_it_moves_again(
         return await publish(jobs)
 
     engine.broker.publish_jobs = stuck  # type: ignore[method-assign]
-    await create_monitor(client, cast.alice, cast.project_id, url=target.url, intervalSeconds=10)
+    await as_alice.monitor(url=target.url, intervalSeconds=10)
 
     async def not_ready() -> bool:
         return (await client.get("/readyz")).status_code == 503

@@ -13,8 +13,7 @@ import httpx
 from fastapi import FastAPI
 
 from tests.app_settings import overriding, plans
-from tests.conftest import Cast
-from tests.factories import create_monitor, post_in_project
+from tests.conftest import InProject
 from upwatch.engine.broker import CheckReport
 from upwatch.engine.embedded import Engine
 from upwatch.probes.outcome import Outcome
@@ -61,24 +60,19 @@ async def busy_ingester(engine: Engine, monitor_id: str) -> AsyncIterator[list[i
 
 
 async def test_monitors_created_while_the_ingester_writes_without_pause_are_all_created(
-    app: FastAPI, client: httpx.AsyncClient, cast: Cast
+    app: FastAPI, client: httpx.AsyncClient, as_alice: InProject
 ) -> None:
     engine: Engine = app.state.engine
     async with asyncio.timeout(60):
         await engine.ready.wait()
-    fed = await create_monitor(
-        client, cast.alice, cast.project_id, url="http://127.0.0.1:9/", intervalSeconds=3600
-    )
+    fed = await as_alice.monitor(url="http://127.0.0.1:9/", intervalSeconds=3600)
     statuses: list[int] = []
     async with busy_ingester(engine, fed["id"]) as stored:
         started = time.monotonic()
         for round_ in range(4):
             answers = await asyncio.gather(
                 *(
-                    post_in_project(
-                        client,
-                        cast.alice,
-                        cast.project_id,
+                    as_alice.post(
                         "/monitors",
                         name=f"site {round_}-{n}",
                         type="http",

@@ -14,8 +14,8 @@ import pytest
 from fastapi import FastAPI
 
 from tests.app_settings import overriding
-from tests.conftest import Account, Cast, assert_problem, eventually
-from tests.factories import Target, create_monitor, create_provider, ingest, log_in, post_in_project
+from tests.conftest import Account, Cast, InProject, assert_problem, eventually
+from tests.factories import Target, create_provider, ingest, log_in
 from tests.receivers import Receiver
 from upwatch.escalation import pager as pager_module
 from upwatch.kit.clock import ManualClock
@@ -72,16 +72,14 @@ async def test_an_unacknowledged_outage_escalates_reminds_stops_at_acknowledgeme
     clock: ManualClock,
     receiver: Receiver,
     target: Target,
+    as_alice: InProject,
 ) -> None:
     # Checks the engine makes as the clock moves agree with the results the test ingests.
     target.status = 503
     on_call = await webhook(client, cast, receiver, "/on-call", repeatEveryMinutes=5)
     manager = await webhook(client, cast, receiver, "/manager")
     await webhook(client, cast, receiver, "/bystander", repeatEveryMinutes=5)
-    policy = await post_in_project(
-        client,
-        cast.alice,
-        cast.project_id,
+    policy = await as_alice.post(
         "/escalation-policies",
         name="Shop on call",
         steps=[
@@ -90,10 +88,9 @@ async def test_an_unacknowledged_outage_escalates_reminds_stops_at_acknowledgeme
         ],
     )
     assert policy.status_code == 201, policy.text
-    monitor = await create_monitor(
-        client, cast.alice, cast.project_id, url=target.url, retries=0,
-        intervalSeconds=300, escalationPolicyId=policy.json()["id"],
-    )  # fmt: skip
+    monitor = await as_alice.monitor(
+        url=target.url, retries=0, intervalSeconds=300, escalationPolicyId=policy.json()["id"]
+    )
     assert monitor["escalationPolicyId"] == policy.json()["id"]
     engine, pager = app.state.engine, app.state.pager
     opened = clock.now()
@@ -160,18 +157,12 @@ async def test_without_a_policy_every_provider_is_alerted_and_reminded_until_res
     clock: ManualClock,
     receiver: Receiver,
     target: Target,
+    as_alice: InProject,
 ) -> None:
     target.status = 503
     await webhook(client, cast, receiver, "/repeating", repeatEveryMinutes=30)
     await webhook(client, cast, receiver, "/once")
-    monitor = await create_monitor(
-        client,
-        cast.alice,
-        cast.project_id,
-        url="http://127.0.0.1:9/",
-        retries=0,
-        intervalSeconds=300,
-    )
+    monitor = await as_alice.monitor(url="http://127.0.0.1:9/", retries=0, intervalSeconds=300)
     engine, pager = app.state.engine, app.state.pager
     opened = clock.now()
     await ingest(engine, monitor["id"], opened, ok=False)
@@ -198,15 +189,13 @@ async def test_one_pass_reaches_every_open_incident_and_a_paused_monitor_reminds
     receiver: Receiver,
     target: Target,
     monkeypatch: pytest.MonkeyPatch,
+    as_alice: InProject,
 ) -> None:
     monkeypatch.setattr(pager_module, "BATCH", 1)  # every incident on a page of its own
     target.status = 503
     await webhook(client, cast, receiver, "/repeating", repeatEveryMinutes=10)
     monitors = [
-        await create_monitor(
-            client, cast.alice, cast.project_id, name=name, url=target.url, retries=0,
-            intervalSeconds=300,
-        )
+        await as_alice.monitor(name=name, url=target.url, retries=0, intervalSeconds=300)
         for name in ("Shop", "API", "Admin")
     ]  # fmt: skip
     engine, pager, opened = app.state.engine, app.state.pager, clock.now()

@@ -9,12 +9,9 @@ import httpx
 from fastapi import FastAPI
 
 from tests.app_settings import overriding
-from tests.conftest import Cast, assert_problem
+from tests.conftest import Cast, InProject, assert_problem
 from tests.factories import (
     add_component,
-    create_incident,
-    create_monitor,
-    create_page,
     create_provider,
     ingest,
     post_in_project,
@@ -47,7 +44,7 @@ async def policy(
 
 
 async def test_a_member_writes_a_policy_step_by_step_and_a_monitor_names_it(
-    client: httpx.AsyncClient, cast: Cast
+    client: httpx.AsyncClient, cast: Cast, as_alice: InProject
 ) -> None:
     first, second = await provider(client, cast, "first"), await provider(client, cast, "second")
     made = await policy(
@@ -73,10 +70,9 @@ async def test_a_member_writes_a_policy_step_by_step_and_a_monitor_names_it(
     assert renamed.status_code == 200, renamed.text
     assert (renamed.json()["name"], renamed.json()["steps"]) == ("Weekend", body["steps"])
 
-    monitor = await create_monitor(
-        client, cast.alice, cast.project_id, url="http://127.0.0.1:9/", intervalSeconds=300,
-        escalationPolicyId=body["id"],
-    )  # fmt: skip
+    monitor = await as_alice.monitor(
+        url="http://127.0.0.1:9/", intervalSeconds=300, escalationPolicyId=body["id"]
+    )
     assert monitor["escalationPolicyId"] == body["id"]
     cleared = await client.patch(
         f"/monitors/{monitor['id']}", headers=cast.alice.headers, json={"escalationPolicyId": None}
@@ -143,7 +139,7 @@ async def test_without_a_token_every_policy_route_answers_401(client: httpx.Asyn
 
 
 async def test_a_policy_that_cannot_work_is_refused_naming_the_field(
-    client: httpx.AsyncClient, cast: Cast
+    client: httpx.AsyncClient, cast: Cast, as_alice: InProject
 ) -> None:
     mine = await provider(client, cast)
     other = await client.post("/projects", headers=cast.charlie.headers, json={"name": "Other"})
@@ -177,10 +173,7 @@ async def test_a_policy_that_cannot_work_is_refused_naming_the_field(
         problem = assert_problem(await client.patch(path, headers=cast.bob.headers, json=body), 422)
         assert field in problem["detail"], (body, problem)
     for minutes in (0, 4, 1441):
-        refused = await post_in_project(
-            client,
-            cast.alice,
-            cast.project_id,
+        refused = await as_alice.post(
             "/notification-providers",
             type="webhook",
             name="x",
@@ -191,13 +184,10 @@ async def test_a_policy_that_cannot_work_is_refused_naming_the_field(
 
 
 async def test_an_acknowledgement_is_for_members_and_never_reaches_the_status_page(
-    app: FastAPI, client: httpx.AsyncClient, cast: Cast, clock: ManualClock
+    app: FastAPI, client: httpx.AsyncClient, cast: Cast, clock: ManualClock, as_alice: InProject
 ) -> None:
-    monitor = await create_monitor(
-        client, cast.alice, cast.project_id, url="http://127.0.0.1:9/", intervalSeconds=300,
-        retries=0,
-    )  # fmt: skip
-    page = await create_page(client, cast.alice, cast.project_id, isPublic=True)
+    monitor = await as_alice.monitor(url="http://127.0.0.1:9/", intervalSeconds=300, retries=0)
+    page = await as_alice.page(isPublic=True)
     await add_component(client, cast.alice, page["id"], monitor["id"], name="Checkout")
     await ingest(app.state.engine, monitor["id"], clock.now(), ok=False)
     incidents = await client.get("/incidents", headers=cast.alice.headers)
@@ -218,6 +208,6 @@ async def test_an_acknowledgement_is_for_members_and_never_reaches_the_status_pa
     assert shown, public.json()
     assert not any("bob@example.com" in u["message"] for u in shown)
     # A manual incident that is resolved has nothing to acknowledge.
-    done = await create_incident(client, cast.alice, cast.project_id, status="resolved")
+    done = await as_alice.incident(status="resolved")
     refused = await client.post(f"/incidents/{done['id']}/acknowledge", headers=cast.bob.headers)
     assert "resolved" in assert_problem(refused, 409)["detail"]

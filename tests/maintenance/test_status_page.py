@@ -8,8 +8,8 @@ from datetime import timedelta
 import httpx
 
 from tests.app_settings import overriding
-from tests.conftest import Cast
-from tests.factories import add_component, create_monitor, create_page
+from tests.conftest import Cast, InProject
+from tests.factories import add_component
 from tests.maintenance.test_windows import iso, make_window
 from upwatch.kit.clock import ManualClock
 
@@ -17,17 +17,11 @@ settings_overrides = overriding(status_page_max_age_seconds=0, allow_private_tar
 
 
 async def test_a_page_shows_maintenance_on_now_and_soon_but_not_next_month(
-    client: httpx.AsyncClient, cast: Cast, clock: ManualClock
+    client: httpx.AsyncClient, cast: Cast, clock: ManualClock, as_alice: InProject
 ) -> None:
-    api = await create_monitor(
-        client, cast.alice, cast.project_id, name="API", url="http://127.0.0.1:9/a",
-        intervalSeconds=300,
-    )  # fmt: skip
-    web = await create_monitor(
-        client, cast.alice, cast.project_id, name="Web", url="http://127.0.0.1:9/w",
-        intervalSeconds=300,
-    )  # fmt: skip
-    page = await create_page(client, cast.alice, cast.project_id, slug="shop")
+    api = await as_alice.monitor(name="API", url="http://127.0.0.1:9/a", intervalSeconds=300)
+    web = await as_alice.monitor(name="Web", url="http://127.0.0.1:9/w", intervalSeconds=300)
+    page = await as_alice.page(slug="shop")
     api_part = await add_component(client, cast.alice, page["id"], api["id"])
     web_part = await add_component(client, cast.alice, page["id"], web["id"])
     now = clock.now()

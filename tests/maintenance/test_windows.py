@@ -11,7 +11,7 @@ from fastapi import FastAPI
 from sqlalchemy import select
 
 from tests.app_settings import overriding
-from tests.conftest import Cast, assert_problem
+from tests.conftest import Cast, InProject, assert_problem
 from tests.factories import create_monitor, ingest, post_in_project
 from upwatch.kit.clock import ManualClock
 from upwatch.models import DailyAggregate
@@ -142,16 +142,13 @@ async def test_a_window_that_cannot_work_is_refused_naming_the_field(
 
 
 async def test_a_window_covers_only_monitors_of_its_own_project(
-    client: httpx.AsyncClient, cast: Cast, clock: ManualClock
+    client: httpx.AsyncClient, cast: Cast, clock: ManualClock, as_alice: InProject
 ) -> None:
     own = await client.post("/projects", headers=cast.charlie.headers, json={"name": "Mine"})
     theirs = await create_monitor(
         client, cast.charlie, own.json()["id"], url="http://127.0.0.1:9/", intervalSeconds=300
     )
-    answer = await post_in_project(
-        client,
-        cast.alice,
-        cast.project_id,
+    answer = await as_alice.post(
         "/maintenance-windows",
         title="Upgrade",
         startsAt=iso(clock.now()),
@@ -163,11 +160,9 @@ async def test_a_window_covers_only_monitors_of_its_own_project(
 
 
 async def test_a_window_is_changed_field_by_field_and_deleted(
-    client: httpx.AsyncClient, cast: Cast, clock: ManualClock
+    client: httpx.AsyncClient, cast: Cast, clock: ManualClock, as_alice: InProject
 ) -> None:
-    monitor = await create_monitor(
-        client, cast.alice, cast.project_id, url="http://127.0.0.1:9/", intervalSeconds=300
-    )
+    monitor = await as_alice.monitor(url="http://127.0.0.1:9/", intervalSeconds=300)
     window = await make_window(client, cast, clock, rrule="FREQ=DAILY")
     path = f"/maintenance-windows/{window['id']}"
     bob = cast.bob.headers
@@ -196,11 +191,14 @@ async def test_a_window_is_changed_field_by_field_and_deleted(
 
 
 async def test_a_monitor_failing_during_maintenance_opens_no_incident_until_the_window_ends(
-    app: FastAPI, client: httpx.AsyncClient, cast: Cast, clock: ManualClock, runtime: Runtime
+    app: FastAPI,
+    client: httpx.AsyncClient,
+    cast: Cast,
+    clock: ManualClock,
+    runtime: Runtime,
+    as_alice: InProject,
 ) -> None:
-    monitor = await create_monitor(
-        client, cast.alice, cast.project_id, url="http://127.0.0.1:9/", intervalSeconds=300
-    )
+    monitor = await as_alice.monitor(url="http://127.0.0.1:9/", intervalSeconds=300)
     await make_window(client, cast, clock, monitorIds=[monitor["id"]])  # an hour either side
     engine = app.state.engine
     now = clock.now()
@@ -260,12 +258,9 @@ async def test_an_hourly_window_from_the_year_1700_is_saved_and_read_as_quickly_
 
 
 async def test_a_count_series_that_sparse_days_stretch_over_centuries_is_refused(
-    client: httpx.AsyncClient, cast: Cast
+    client: httpx.AsyncClient, as_alice: InProject
 ) -> None:
-    answer = await post_in_project(
-        client,
-        cast.alice,
-        cast.project_id,
+    answer = await as_alice.post(
         "/maintenance-windows",
         title="Leap days",
         startsAt="2028-01-01T00:00:00Z",

@@ -18,9 +18,8 @@ from hypothesis import strategies as st
 from sqlalchemy import func, select
 
 from tests.app_settings import overriding, plans
-from tests.conftest import Cast, assert_problem
-from tests.factories import create_monitor, create_provider, ingest, post_in_project
-from upwatch.incidents.rules import down_parent
+from tests.conftest import Cast, InProject, assert_problem
+from tests.factories import create_monitor, ingest, post_in_project
 from upwatch.kit.clock import ManualClock
 from upwatch.models import Alert, Incident, Monitor
 from upwatch.monitors.dependency_graph import cycle_through
@@ -85,14 +84,13 @@ async def parent_and_child(
 
 
 async def test_dependencies_are_monitors_of_the_same_project_without_cycles(
-    client: httpx.AsyncClient, cast: Cast
+    client: httpx.AsyncClient, cast: Cast, as_alice: InProject
 ) -> None:
     parent, child = await parent_and_child(client, cast)
     assert child["dependsOn"] == [parent["id"]]
-    grandchild = await create_monitor(
-        client, cast.alice, cast.project_id, name="Checkout", url="http://127.0.0.1:9/c",
-        intervalSeconds=300, dependsOn=[child["id"]],
-    )  # fmt: skip
+    grandchild = await as_alice.monitor(
+        name="Checkout", url="http://127.0.0.1:9/c", intervalSeconds=300, dependsOn=[child["id"]]
+    )
     path = f"/monitors/{parent['id']}"
     cycle = await client.patch(
         path, headers=cast.bob.headers, json={"dependsOn": [grandchild["id"]]}
@@ -124,12 +122,9 @@ async def test_dependencies_are_monitors_of_the_same_project_without_cycles(
 
 
 async def test_a_child_down_with_its_parent_alerts_no_one_until_the_parent_recovers(
-    app: FastAPI, client: httpx.AsyncClient, cast: Cast, clock: ManualClock
+    app: FastAPI, client: httpx.AsyncClient, cast: Cast, clock: ManualClock, as_alice: InProject
 ) -> None:
-    await create_provider(
-        client, cast.alice.headers, cast.project_id, type="webhook", name="ops",
-        config={"url": "http://127.0.0.1:9/hook"},
-    )  # fmt: skip
+    await as_alice.provider(type="webhook", name="ops", config={"url": "http://127.0.0.1:9/hook"})
     parent, child = await parent_and_child(client, cast)
     engine, now = app.state.engine, clock.now()
     await ingest(engine, parent["id"], now, ok=False)
@@ -168,12 +163,9 @@ steps = st.lists(
 
 
 async def test_no_child_alerts_while_its_parent_is_down_and_nothing_alerts_in_maintenance(
-    app: FastAPI, client: httpx.AsyncClient, cast: Cast, clock: ManualClock
+    app: FastAPI, client: httpx.AsyncClient, cast: Cast, clock: ManualClock, as_alice: InProject
 ) -> None:
-    await create_provider(
-        client, cast.alice.headers, cast.project_id, type="webhook", name="ops",
-        config={"url": "http://127.0.0.1:9/hook"},
-    )  # fmt: skip
+    await as_alice.provider(type="webhook", name="ops", config={"url": "http://127.0.0.1:9/hook"})
     engine, loop, start = app.state.engine, asyncio.get_running_loop(), clock.now()
 
     async def seen(child_id: str, parent_id: str) -> tuple[str, int, int]:
@@ -197,10 +189,7 @@ async def test_no_child_alerts_while_its_parent_is_down_and_nothing_alerts_in_ma
         for index, (_, _, held) in enumerate(sequence):
             if held:
                 at = start + timedelta(minutes=index)
-                made = await post_in_project(
-                    client,
-                    cast.alice,
-                    cast.project_id,
+                made = await as_alice.post(
                     "/maintenance-windows",
                     title="Upgrade",
                     startsAt=at.isoformat(),

@@ -9,8 +9,8 @@ from typing import Any
 import httpx
 
 from tests.app_settings import overriding
-from tests.conftest import Cast, assert_problem
-from tests.factories import create_monitor, post_in_project
+from tests.conftest import Cast, InProject, assert_problem
+from tests.factories import create_monitor
 from upwatch.kit.clock import ManualClock
 
 # The clock moves up to an hour; the cast's tokens must outlive that.
@@ -91,7 +91,7 @@ async def test_the_job_reports_its_start_and_its_failure(
 
 
 async def test_a_schedule_that_cannot_work_or_is_not_a_heartbeats_is_refused(
-    client: httpx.AsyncClient, cast: Cast
+    client: httpx.AsyncClient, cast: Cast, as_alice: InProject
 ) -> None:
     for fields, field in (
         ({"schedule": "* * * *"}, "schedule"),
@@ -101,22 +101,12 @@ async def test_a_schedule_that_cannot_work_or_is_not_a_heartbeats_is_refused(
         ({"graceSeconds": -1}, "graceSeconds"),
         ({"graceSeconds": 86_401}, "graceSeconds"),
     ):
-        refused = await post_in_project(
-            client,
-            cast.alice,
-            cast.project_id,
-            "/monitors",
-            name="Backup",
-            type="heartbeat",
-            intervalSeconds=300,
-            **fields,
+        refused = await as_alice.post(
+            "/monitors", name="Backup", type="heartbeat", intervalSeconds=300, **fields
         )
         assert field in assert_problem(refused, 422)["detail"], fields
     for field, value in (("schedule", "0 2 * * *"), ("timezone", "UTC"), ("graceSeconds", 5)):
-        refused = await post_in_project(
-            client,
-            cast.alice,
-            cast.project_id,
+        refused = await as_alice.post(
             "/monitors",
             name="Shop",
             type="http",

@@ -6,14 +6,14 @@ from __future__ import annotations
 import httpx
 
 from tests.app_settings import overriding
-from tests.conftest import Cast, assert_problem
-from tests.factories import Target, create_monitor
+from tests.conftest import Cast, InProject, assert_problem
+from tests.factories import Target
 
 settings_overrides = overriding(allow_private_targets=True)
 
 
 async def test_a_monitor_checks_its_assertions_and_names_the_one_that_failed(
-    client: httpx.AsyncClient, cast: Cast, target: Target
+    client: httpx.AsyncClient, cast: Cast, target: Target, as_alice: InProject
 ) -> None:
     target.body = '{"status": "ok", "queue": 12}'
     rules = [
@@ -21,9 +21,7 @@ async def test_a_monitor_checks_its_assertions_and_names_the_one_that_failed(
         {"source": "json", "path": "$.queue", "operator": "lessThan", "value": 100},
         {"source": "json", "path": "$.error", "operator": "notExists"},
     ]
-    monitor = await create_monitor(
-        client, cast.alice, cast.project_id, url=target.url, intervalSeconds=300, assertions=rules
-    )
+    monitor = await as_alice.monitor(url=target.url, intervalSeconds=300, assertions=rules)
     assert monitor["assertions"] == rules
     path = f"/monitors/{monitor['id']}"
     up = await client.post(f"{path}/check", headers=cast.bob.headers)

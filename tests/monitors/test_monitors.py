@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from tests.app_settings import fixture_value, overriding
-from tests.conftest import Account, Cast, SignUp, assert_problem, eventually, lifespan
+from tests.conftest import Account, Cast, InProject, SignUp, assert_problem, eventually, lifespan
 from tests.factories import FAST_PLANS, Target, create_monitor, post_in_project
 from upwatch.kit.clock import Clock
 
@@ -207,19 +207,11 @@ async def test_pausing_stops_checks_and_resuming_starts_from_pending(
 
 
 async def test_monitor_count_and_check_frequency_are_plan_limits(
-    client: httpx.AsyncClient, cast: Cast, target: Target, plans_file: Path
+    client: httpx.AsyncClient, cast: Cast, target: Target, plans_file: Path, as_alice: InProject
 ) -> None:
     for n in range(3):
         await _watching(client, cast, target, name=f"m{n}", intervalSeconds=3600)
-    response = await post_in_project(
-        client,
-        cast.alice,
-        cast.project_id,
-        "/monitors",
-        name="one too many",
-        type="http",
-        url=target.url,
-    )
+    response = await as_alice.post("/monitors", name="one too many", type="http", url=target.url)
     problem = assert_problem(response, 402)
     assert "monitorCount" in problem["detail"]
     usage = (await client.get("/subscriptions/current", headers=cast.alice.headers)).json()

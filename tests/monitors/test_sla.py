@@ -16,8 +16,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.app_settings import overriding
-from tests.conftest import Cast, assert_problem
-from tests.factories import create_monitor, ingest, post_in_project
+from tests.conftest import Cast, InProject, assert_problem
+from tests.factories import ingest
 from tests.maintenance.test_windows import iso
 from upwatch.kit.clock import ManualClock
 from upwatch.kit.histogram import GROWTH, Histogram
@@ -27,20 +27,14 @@ settings_overrides = overriding(allow_private_targets=True)
 
 
 async def test_an_sla_report_leaves_maintenance_out_and_counts_incidents_and_apdex(
-    app: FastAPI, client: httpx.AsyncClient, cast: Cast, clock: ManualClock
+    app: FastAPI, client: httpx.AsyncClient, cast: Cast, clock: ManualClock, as_alice: InProject
 ) -> None:
-    monitor = await create_monitor(
-        client, cast.alice, cast.project_id, url="http://127.0.0.1:9/", intervalSeconds=300,
-        retries=0,
-    )  # fmt: skip
+    monitor = await as_alice.monitor(url="http://127.0.0.1:9/", intervalSeconds=300, retries=0)
     engine = app.state.engine
     # Yesterday, 10:00-12:00 UTC: a check every 10 minutes, failing 10:30-10:50; a window
     # 11:00-11:30 in which every check fails and counts for nothing.
     day = (clock.now() - timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
-    window = await post_in_project(
-        client,
-        cast.alice,
-        cast.project_id,
+    window = await as_alice.post(
         "/maintenance-windows",
         title="Upgrade",
         startsAt=iso(day + timedelta(hours=11)),
@@ -82,11 +76,9 @@ async def test_an_sla_report_leaves_maintenance_out_and_counts_incidents_and_apd
 
 
 async def test_sla_walls_and_errors(
-    client: httpx.AsyncClient, cast: Cast, clock: ManualClock
+    client: httpx.AsyncClient, cast: Cast, clock: ManualClock, as_alice: InProject
 ) -> None:
-    monitor = await create_monitor(
-        client, cast.alice, cast.project_id, url="http://127.0.0.1:9/", intervalSeconds=300
-    )
+    monitor = await as_alice.monitor(url="http://127.0.0.1:9/", intervalSeconds=300)
     path = f"/monitors/{monitor['id']}/sla"
     assert_problem(await client.get(path), 401)
     assert_problem(await client.get(path, headers=cast.charlie.headers), 404)
@@ -112,14 +104,11 @@ async def test_sla_walls_and_errors(
 
 
 async def test_a_project_sla_pools_its_monitors_and_its_csv_has_a_row_per_month(
-    app: FastAPI, client: httpx.AsyncClient, cast: Cast, clock: ManualClock
+    app: FastAPI, client: httpx.AsyncClient, cast: Cast, clock: ManualClock, as_alice: InProject
 ) -> None:
     engine = app.state.engine
     shop, api = [
-        await create_monitor(
-            client, cast.alice, cast.project_id, name=name, url="http://127.0.0.1:9/",
-            intervalSeconds=300, retries=0,
-        )
+        await as_alice.monitor(name=name, url="http://127.0.0.1:9/", intervalSeconds=300, retries=0)
         for name in ("Shop", "API")
     ]  # fmt: skip
     # The last day of a month and the first of the next, both wholly past.
@@ -127,10 +116,7 @@ async def test_a_project_sla_pools_its_monitors_and_its_csv_has_a_row_per_month(
     first = second - timedelta(days=1)
     day1 = datetime.combine(first, time(), UTC)
     day2 = datetime.combine(second, time(), UTC)
-    window = await post_in_project(
-        client,
-        cast.alice,
-        cast.project_id,
+    window = await as_alice.post(
         "/maintenance-windows",
         title="Shop upgrade",
         startsAt=iso(day2 + timedelta(hours=10)),

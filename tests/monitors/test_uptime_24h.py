@@ -9,19 +9,17 @@ import httpx
 from fastapi import FastAPI
 
 from tests.app_settings import overriding
-from tests.conftest import Cast
-from tests.factories import create_monitor, ingest, log_in
+from tests.conftest import Cast, InProject
+from tests.factories import ingest, log_in
 from upwatch.kit.clock import ManualClock
 
 settings_overrides = overriding(allow_private_targets=True)
 
 
 async def test_the_24_hour_uptime_from_hour_counts_equals_the_count_of_raw_results(
-    app: FastAPI, client: httpx.AsyncClient, cast: Cast, clock: ManualClock
+    app: FastAPI, client: httpx.AsyncClient, cast: Cast, clock: ManualClock, as_alice: InProject
 ) -> None:
-    monitor = await create_monitor(
-        client, cast.alice, cast.project_id, url="http://127.0.0.1:9/", intervalSeconds=300
-    )
+    monitor = await as_alice.monitor(url="http://127.0.0.1:9/", intervalSeconds=300)
     now = clock.now()
     # Every 37 minutes over 28 hours: some in the hour where the window begins, some before it.
     checks = [(now - timedelta(minutes=37 * n), n % 3 != 0) for n in range(46)]
@@ -48,13 +46,11 @@ async def test_the_24_hour_uptime_from_hour_counts_equals_the_count_of_raw_resul
 
 
 async def test_a_monitor_keeps_its_last_20_response_times_in_the_order_they_were_checked(
-    app: FastAPI, client: httpx.AsyncClient, cast: Cast, clock: ManualClock
+    app: FastAPI, client: httpx.AsyncClient, clock: ManualClock, as_alice: InProject
 ) -> None:
     from upwatch.models import Monitor
 
-    monitor = await create_monitor(
-        client, cast.alice, cast.project_id, url="http://127.0.0.1:9/", intervalSeconds=300
-    )
+    monitor = await as_alice.monitor(url="http://127.0.0.1:9/", intervalSeconds=300)
     now = clock.now()
     for n in range(25):
         at = now - timedelta(minutes=25 - n)

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.app_settings import overriding
-from tests.conftest import Cast, eventually
+from tests.conftest import Cast, InProject, eventually
 from tests.factories import change_settings, ingest, log_in, post_in_project
 from tests.receivers import Receiver
 from upwatch.kit.clock import ManualClock
@@ -114,6 +114,7 @@ async def test_alerts_in_the_owners_quiet_hours_are_recorded_as_suppressed_not_s
     target: Receiver,
     mailbox: Any,
     clock: ManualClock,
+    as_alice: InProject,
 ) -> None:
     settings = await change_settings(client, cast.alice, timezone="Asia/Tokyo")
     assert settings.status_code == 200, settings.text
@@ -129,9 +130,7 @@ async def test_alerts_in_the_owners_quiet_hours_are_recorded_as_suppressed_not_s
         quietHoursEnd="06:00",
     )
     assert provider.status_code == 201, provider.text
-    monitor = await post_in_project(
-        client, cast.alice, cast.project_id, "/monitors", name="API", type="http", url=target.url()
-    )
+    monitor = await as_alice.post("/monitors", name="API", type="http", url=target.url())
     monitor_id = monitor.json()["id"]
 
     # With the manual clock no scheduled check ever comes due: the checks below are all.

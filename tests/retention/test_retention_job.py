@@ -14,8 +14,8 @@ from fastapi import FastAPI
 from sqlalchemy import func, select
 
 from tests.app_settings import fixture_value, overriding
-from tests.conftest import Cast, Mailbox, SignUp, SmtpServer, eventually, free_port
-from tests.factories import Target, create_incident, ingest
+from tests.conftest import Cast, InProject, Mailbox, SignUp, SmtpServer, eventually, free_port
+from tests.factories import Target, ingest
 from tests.retention.conftest import (
     MONDAY,
     count,
@@ -202,14 +202,12 @@ async def test_each_owner_is_purged_by_their_own_plan_and_an_upgrade_keeps_what_
 
 async def test_two_runs_at_once_delete_nothing_twice_and_announce_nothing_twice(
     client: httpx.AsyncClient, cast: Cast, app: FastAPI, runtime: Runtime, clock: ManualClock,
-    mailbox: Mailbox, target: Target,
+    mailbox: Mailbox, target: Target, as_alice: InProject,
 ) -> None:  # fmt: skip
     monitor = await monitor_of(client, cast.alice, cast.project_id, target)
     await ingest_old(app, monitor, [40 + n % 5 for n in range(30)])
     for n in range(4):  # resolved incidents 40 days ago
-        created = await create_incident(
-            client, cast.alice, cast.project_id, monitorId=monitor, title=f"Slow {n}"
-        )
+        created = await as_alice.incident(monitorId=monitor, title=f"Slow {n}")
         async with runtime.db.sessionmaker() as session:
             incident = await session.get(Incident, created["id"])
             assert incident is not None

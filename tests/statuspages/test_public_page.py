@@ -14,8 +14,8 @@ import pytest
 from fastapi import FastAPI
 
 from tests.app_settings import overriding
-from tests.conftest import WAIT_SECONDS, Cast, assert_problem, eventually
-from tests.factories import add_component, create_monitor, create_page, ingest
+from tests.conftest import WAIT_SECONDS, Cast, InProject, assert_problem, eventually
+from tests.factories import add_component, create_monitor, ingest
 from upwatch.kit.clock import ManualClock
 from upwatch.statuspages import snapshot
 from upwatch.statuspages.repository import StatusPageRepository
@@ -55,9 +55,9 @@ async def _public(client: httpx.AsyncClient, slug: str) -> dict[str, Any]:
 
 
 async def test_a_visitor_sees_components_their_90_days_and_incidents_without_a_token(
-    client: httpx.AsyncClient, cast: Cast, app: FastAPI, clock: ManualClock
+    client: httpx.AsyncClient, cast: Cast, app: FastAPI, clock: ManualClock, as_alice: InProject
 ) -> None:
-    page = await create_page(client, cast.alice, cast.project_id, slug="shop", theme="dark")
+    page = await as_alice.page(slug="shop", theme="dark")
     api = await _monitor(client, cast, "API internal name")
     web = await _monitor(client, cast, "Web")
     api_component = await add_component(
@@ -124,9 +124,9 @@ async def test_a_visitor_sees_components_their_90_days_and_incidents_without_a_t
 
 
 async def test_the_public_answer_leaks_no_target_header_secret_or_internal_name(
-    client: httpx.AsyncClient, cast: Cast, app: FastAPI, clock: ManualClock
+    client: httpx.AsyncClient, cast: Cast, app: FastAPI, clock: ManualClock, as_alice: InProject
 ) -> None:
-    page = await create_page(client, cast.alice, cast.project_id, slug="shop")
+    page = await as_alice.page(slug="shop")
     monitor = await _monitor(client, cast, "db-primary.internal")
     await add_component(client, cast.alice, page["id"], monitor, name="Database")
     await ingest(app.state.engine, monitor, clock.now(), ok=False)
@@ -149,9 +149,9 @@ async def test_the_public_answer_leaks_no_target_header_secret_or_internal_name(
 
 
 async def test_a_private_page_is_a_404_exactly_like_a_missing_one(
-    client: httpx.AsyncClient, cast: Cast
+    client: httpx.AsyncClient, as_alice: InProject
 ) -> None:
-    await create_page(client, cast.alice, cast.project_id, slug="internal", isPublic=False)
+    await as_alice.page(slug="internal", isPublic=False)
     private = await client.get("/status-pages/public/slug/internal")
     missing = await client.get("/status-pages/public/slug/nothing-here")
     private_problem, missing_problem = assert_problem(private, 404), assert_problem(missing, 404)
@@ -160,9 +160,9 @@ async def test_a_private_page_is_a_404_exactly_like_a_missing_one(
 
 
 async def test_another_site_may_read_the_public_json_but_nothing_else_is_opened_to_it(
-    client: httpx.AsyncClient, cast: Cast
+    client: httpx.AsyncClient, cast: Cast, as_alice: InProject
 ) -> None:
-    await create_page(client, cast.alice, cast.project_id, slug="open-data")
+    await as_alice.page(slug="open-data")
     origin = {"Origin": "https://dashboard.example"}
     for _ in range(2):  # built by the route, then served from its snapshot
         data = await client.get("/status-pages/public/slug/open-data", headers=origin)
@@ -176,9 +176,9 @@ async def test_another_site_may_read_the_public_json_but_nothing_else_is_opened_
 
 
 async def test_incidents_resolved_more_than_14_days_ago_leave_the_page(
-    client: httpx.AsyncClient, cast: Cast, app: FastAPI, clock: ManualClock
+    client: httpx.AsyncClient, cast: Cast, app: FastAPI, clock: ManualClock, as_alice: InProject
 ) -> None:
-    page = await create_page(client, cast.alice, cast.project_id, slug="shop")
+    page = await as_alice.page(slug="shop")
     monitor = await _monitor(client, cast, "API")
     await add_component(client, cast.alice, page["id"], monitor)
     now, engine = clock.now(), app.state.engine
@@ -195,9 +195,9 @@ class TestTheSnapshot:
     settings_overrides = overriding(status_page_max_age_seconds=600)
 
     async def test_a_flood_of_visitors_costs_one_build_and_an_edit_shows_at_once(
-        self, client: httpx.AsyncClient, cast: Cast, app: FastAPI
+        self, client: httpx.AsyncClient, cast: Cast, app: FastAPI, as_alice: InProject
     ) -> None:
-        page = await create_page(client, cast.alice, cast.project_id, slug="shop")
+        page = await as_alice.page(slug="shop")
         snapshots = app.state.status_page_snapshots
         before = snapshots.builds
         answers = await asyncio.gather(
@@ -213,9 +213,9 @@ class TestTheSnapshot:
         assert snapshots.builds == before + 2
 
     async def test_a_stale_page_is_served_at_once_while_a_single_rebuild_runs(
-        self, client: httpx.AsyncClient, cast: Cast, app: FastAPI
+        self, client: httpx.AsyncClient, app: FastAPI, as_alice: InProject
     ) -> None:
-        await create_page(client, cast.alice, cast.project_id, slug="shop")
+        await as_alice.page(slug="shop")
         snapshots = app.state.status_page_snapshots
         await _public(client, "shop")
         before = snapshots.builds
@@ -231,9 +231,14 @@ class TestTheSnapshot:
         assert snapshots._pages["shop"].built_at > stale.built_at
 
     async def test_a_rebuild_reads_the_last_two_days_and_older_days_again_in_a_full_read(
-        self, client: httpx.AsyncClient, cast: Cast, app: FastAPI, clock: ManualClock
+        self,
+        client: httpx.AsyncClient,
+        cast: Cast,
+        app: FastAPI,
+        clock: ManualClock,
+        as_alice: InProject,
     ) -> None:
-        page = await create_page(client, cast.alice, cast.project_id, slug="shop")
+        page = await as_alice.page(slug="shop")
         monitor = await _monitor(client, cast, "API")
         await add_component(client, cast.alice, page["id"], monitor, name="API")
         snapshots = app.state.status_page_snapshots
@@ -255,7 +260,10 @@ class TestTheSnapshot:
         assert days[-11]["status"] == "operational"
 
     async def test_a_flood_on_an_unknown_host_costs_one_lookup_until_a_page_takes_that_domain(
-        self, client: httpx.AsyncClient, cast: Cast, monkeypatch: pytest.MonkeyPatch
+        self,
+        client: httpx.AsyncClient,
+        monkeypatch: pytest.MonkeyPatch,
+        as_alice: InProject,
     ) -> None:
         lookups = []
         by_domain = StatusPageRepository.by_domain
@@ -268,14 +276,14 @@ class TestTheSnapshot:
         for _ in range(20):
             assert_problem(await client.get("/", headers={"Host": "status.shop.example"}), 404)
         assert lookups == ["status.shop.example"]
-        await create_page(client, cast.alice, cast.project_id, customDomain="status.shop.example")
+        await as_alice.page(customDomain="status.shop.example")
         page = await client.get("/", headers={"Host": "status.shop.example"})
         assert page.status_code == 200
 
     async def test_an_incident_posted_through_the_api_shows_on_the_page_at_once(
-        self, client: httpx.AsyncClient, cast: Cast
+        self, client: httpx.AsyncClient, cast: Cast, as_alice: InProject
     ) -> None:
-        page = await create_page(client, cast.alice, cast.project_id, slug="shop")
+        page = await as_alice.page(slug="shop")
         monitor = await _monitor(client, cast, "API")
         await add_component(client, cast.alice, page["id"], monitor, name="API")
         assert (await _public(client, "shop"))["incidents"] == []
@@ -288,9 +296,9 @@ class TestTheSnapshot:
         assert [i["title"] for i in (await _public(client, "shop"))["incidents"]] == ["Slow API"]
 
     async def test_a_visitor_with_the_current_etag_gets_a_304_and_a_new_one_after_a_change(
-        self, client: httpx.AsyncClient, cast: Cast
+        self, client: httpx.AsyncClient, cast: Cast, as_alice: InProject
     ) -> None:
-        page = await create_page(client, cast.alice, cast.project_id, slug="shop")
+        page = await as_alice.page(slug="shop")
         first = await client.get("/status-pages/public/slug/shop")
         etag = first.headers["ETag"]
         assert first.headers["Cache-Control"] == "public, max-age=600"
@@ -310,9 +318,9 @@ class TestTheSnapshot:
         assert changed.headers["ETag"] != etag
 
     async def test_a_page_made_private_or_renamed_stops_answering_at_its_old_address_at_once(
-        self, client: httpx.AsyncClient, cast: Cast
+        self, client: httpx.AsyncClient, cast: Cast, as_alice: InProject
     ) -> None:
-        page = await create_page(client, cast.alice, cast.project_id, slug="shop")
+        page = await as_alice.page(slug="shop")
         await _public(client, "shop")
         await client.patch(
             f"/status-pages/{page['id']}", headers=cast.alice.headers, json={"slug": "store"}
@@ -325,9 +333,14 @@ class TestTheSnapshot:
         assert_problem(await client.get("/status-pages/public/slug/store"), 404)
 
     async def test_a_page_made_private_during_a_rebuild_is_a_404_at_once_and_its_etag_no_304(
-        self, client: httpx.AsyncClient, cast: Cast, app: FastAPI, monkeypatch: pytest.MonkeyPatch
+        self,
+        client: httpx.AsyncClient,
+        cast: Cast,
+        app: FastAPI,
+        monkeypatch: pytest.MonkeyPatch,
+        as_alice: InProject,
     ) -> None:
-        page = await create_page(client, cast.alice, cast.project_id, slug="shop")
+        page = await as_alice.page(slug="shop")
         snapshots = app.state.status_page_snapshots
         etag = (await client.get("/status-pages/public/slug/shop")).headers["ETag"]
         html_etag = (await client.get("/s/shop")).headers["ETag"]
@@ -376,9 +389,9 @@ class TestTheSnapshot:
             assert_problem(await client.get(path, headers={"If-None-Match": tag}), 404)
 
     async def test_pages_are_built_again_once_when_the_counts_of_their_changes_are_forgotten(
-        self, client: httpx.AsyncClient, cast: Cast, app: FastAPI
+        self, client: httpx.AsyncClient, app: FastAPI, as_alice: InProject
     ) -> None:
-        await create_page(client, cast.alice, cast.project_id, slug="shop")
+        await as_alice.page(slug="shop")
         snapshots = app.state.status_page_snapshots
         await _public(client, "shop")
         before = snapshots.builds

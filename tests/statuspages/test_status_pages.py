@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.conftest import Account, Cast, assert_problem
+from tests.conftest import Account, Cast, InProject, assert_problem
 from tests.factories import add_component, create_monitor, create_page
 
 
@@ -46,9 +46,9 @@ async def test_a_new_page_answers_201_with_its_fields_defaults_and_public_addres
 
 
 async def test_pages_are_listed_by_project_and_read_by_id(
-    client: httpx.AsyncClient, cast: Cast
+    client: httpx.AsyncClient, cast: Cast, as_alice: InProject
 ) -> None:
-    page = await create_page(client, cast.alice, cast.project_id)
+    page = await as_alice.page()
     listed = await client.get(
         "/status-pages", headers=cast.bob.headers, params={"projectId": cast.project_id}
     )
@@ -91,11 +91,9 @@ async def test_a_custom_domain_that_is_no_host_name_is_a_422(
 
 
 async def test_slugs_and_custom_domains_are_unique_across_tenants_whatever_the_letter_case(
-    client: httpx.AsyncClient, cast: Cast
+    client: httpx.AsyncClient, cast: Cast, as_alice: InProject
 ) -> None:
-    await create_page(
-        client, cast.alice, cast.project_id, slug="shop", customDomain="Status.Shop.Example"
-    )
+    await as_alice.page(slug="shop", customDomain="Status.Shop.Example")
     own = await client.post("/projects", headers=cast.charlie.headers, json={"name": "Other"})
     other = own.json()["id"]
     taken_slug = await client.post(
@@ -123,9 +121,9 @@ async def test_slugs_and_custom_domains_are_unique_across_tenants_whatever_the_l
 
 
 async def test_the_free_plan_allows_one_page_per_owner_and_usage_counts_it(
-    client: httpx.AsyncClient, cast: Cast
+    client: httpx.AsyncClient, cast: Cast, as_alice: InProject
 ) -> None:
-    await create_page(client, cast.alice, cast.project_id, slug="first")
+    await as_alice.page(slug="first")
     second = await client.post(
         "/status-pages",
         headers=cast.bob.headers,  # Bob creates in Alice's project: Alice's plan counts
@@ -137,11 +135,9 @@ async def test_the_free_plan_allows_one_page_per_owner_and_usage_counts_it(
 
 
 async def test_an_update_changes_only_the_fields_sent_and_null_removes_the_domain(
-    client: httpx.AsyncClient, cast: Cast
+    client: httpx.AsyncClient, cast: Cast, as_alice: InProject
 ) -> None:
-    page = await create_page(
-        client, cast.alice, cast.project_id, customDomain="status.shop.example"
-    )
+    page = await as_alice.page(customDomain="status.shop.example")
     changes: dict[str, Any] = {
         "name": "Shop systems",
         "description": "Live state of the shop",
@@ -169,9 +165,9 @@ async def test_an_update_changes_only_the_fields_sent_and_null_removes_the_domai
 
 
 async def test_components_take_the_monitors_name_come_in_order_and_can_be_renamed_and_moved(
-    client: httpx.AsyncClient, cast: Cast
+    client: httpx.AsyncClient, cast: Cast, as_alice: InProject
 ) -> None:
-    page = await create_page(client, cast.alice, cast.project_id)
+    page = await as_alice.page()
     api = await _paused(client, cast.alice, cast.project_id, "API")
     web = await _paused(client, cast.alice, cast.project_id, "Web")
     url = f"/status-pages/{page['id']}/components"
@@ -206,9 +202,9 @@ async def test_components_take_the_monitors_name_come_in_order_and_can_be_rename
 
 
 async def test_a_component_must_show_a_monitor_of_the_pages_project(
-    client: httpx.AsyncClient, cast: Cast
+    client: httpx.AsyncClient, cast: Cast, as_alice: InProject
 ) -> None:
-    page = await create_page(client, cast.alice, cast.project_id)
+    page = await as_alice.page()
     # Bob belongs to Alice's project and owns one of his own: he sees both monitors.
     other = await client.post("/projects", headers=cast.bob.headers, json={"name": "Blog"})
     elsewhere = await _paused(client, cast.bob, other.json()["id"])
@@ -221,9 +217,9 @@ async def test_a_component_must_show_a_monitor_of_the_pages_project(
 
 
 async def test_deleting_a_component_or_its_monitor_takes_it_off_the_page(
-    client: httpx.AsyncClient, cast: Cast
+    client: httpx.AsyncClient, cast: Cast, as_alice: InProject
 ) -> None:
-    page = await create_page(client, cast.alice, cast.project_id)
+    page = await as_alice.page()
     one = await _paused(client, cast.alice, cast.project_id, "One")
     two = await _paused(client, cast.alice, cast.project_id, "Two")
     url = f"/status-pages/{page['id']}/components"
@@ -246,9 +242,9 @@ async def test_deleting_a_component_or_its_monitor_takes_it_off_the_page(
 
 
 async def test_a_message_is_shown_for_its_components_kept_in_history_and_cleared_by_an_empty_one(
-    client: httpx.AsyncClient, cast: Cast
+    client: httpx.AsyncClient, cast: Cast, as_alice: InProject
 ) -> None:
-    page = await create_page(client, cast.alice, cast.project_id)
+    page = await as_alice.page()
     monitor = await _paused(client, cast.alice, cast.project_id)
     component = await add_component(client, cast.alice, page["id"], monitor["id"])
     url = f"/status-pages/{page['id']}/status"
@@ -275,9 +271,9 @@ async def test_a_message_is_shown_for_its_components_kept_in_history_and_cleared
 
 
 async def test_charlie_sees_and_touches_none_of_alices_pages(
-    client: httpx.AsyncClient, cast: Cast
+    client: httpx.AsyncClient, cast: Cast, as_alice: InProject
 ) -> None:
-    page = await create_page(client, cast.alice, cast.project_id)
+    page = await as_alice.page()
     monitor = await _paused(client, cast.alice, cast.project_id)
     component = await add_component(client, cast.alice, page["id"], monitor["id"])
     headers = cast.charlie.headers
@@ -318,12 +314,12 @@ async def test_charlie_sees_and_touches_none_of_alices_pages(
 
 
 async def test_deleting_a_page_frees_its_slug_and_needs_a_token(
-    client: httpx.AsyncClient, cast: Cast
+    client: httpx.AsyncClient, cast: Cast, as_alice: InProject
 ) -> None:
-    page = await create_page(client, cast.alice, cast.project_id, slug="shop")
+    page = await as_alice.page(slug="shop")
     assert_problem(await client.delete(f"/status-pages/{page['id']}"), 401)
     deleted = await client.delete(f"/status-pages/{page['id']}", headers=cast.alice.headers)
     assert deleted.json() == {"id": page["id"], "deleted": True}
     assert_problem(await client.get(f"/status-pages/{page['id']}", headers=cast.alice.headers), 404)
-    again = await create_page(client, cast.alice, cast.project_id, slug="shop")
+    again = await as_alice.page(slug="shop")
     assert again["slug"] == "shop"

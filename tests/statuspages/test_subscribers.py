@@ -15,7 +15,7 @@ import httpx
 from fastapi import FastAPI
 
 from tests.app_settings import overriding
-from tests.conftest import Cast, Mailbox, assert_problem
+from tests.conftest import Cast, InProject, Mailbox, assert_problem
 from tests.factories import (
     add_component,
     create_incident,
@@ -52,16 +52,16 @@ async def _subscribe(client: httpx.AsyncClient, slug: str, email: str) -> httpx.
 
 
 async def test_a_visitor_confirms_gets_the_outage_and_its_end_and_unsubscribes_in_one_click(
-    client: httpx.AsyncClient, cast: Cast, app: FastAPI, clock: ManualClock, mailbox: Mailbox
+    client: httpx.AsyncClient,
+    cast: Cast,
+    app: FastAPI,
+    clock: ManualClock,
+    mailbox: Mailbox,
+    as_alice: InProject,
 ) -> None:
-    page = await create_page(client, cast.alice, cast.project_id, slug="shop")
-    monitor = await create_monitor(
-        client,
-        cast.alice,
-        cast.project_id,
-        name="checkout-7.internal",
-        url="https://checkout.example/health",
-        intervalSeconds=300,
+    page = await as_alice.page(slug="shop")
+    monitor = await as_alice.monitor(
+        name="checkout-7.internal", url="https://checkout.example/health", intervalSeconds=300
     )
     await add_component(client, cast.alice, page["id"], monitor["id"], name="Checkout")
 
@@ -110,16 +110,11 @@ async def test_a_visitor_confirms_gets_the_outage_and_its_end_and_unsubscribes_i
 
 
 async def test_a_manual_incident_and_its_updates_reach_confirmed_subscribers_as_written(
-    client: httpx.AsyncClient, cast: Cast, mailbox: Mailbox
+    client: httpx.AsyncClient, cast: Cast, mailbox: Mailbox, as_alice: InProject
 ) -> None:
-    page = await create_page(client, cast.alice, cast.project_id, slug="shop")
-    monitor = await create_monitor(
-        client,
-        cast.alice,
-        cast.project_id,
-        url="https://shop.example/health",
-        intervalSeconds=300,
-        isActive=False,
+    page = await as_alice.page(slug="shop")
+    monitor = await as_alice.monitor(
+        url="https://shop.example/health", intervalSeconds=300, isActive=False
     )
     await add_component(client, cast.alice, page["id"], monitor["id"], name="Shop")
     await _subscribe(client, "shop", VISITOR)
@@ -147,9 +142,9 @@ async def test_a_manual_incident_and_its_updates_reach_confirmed_subscribers_as_
 
 
 async def test_links_with_a_wrong_token_do_nothing_and_answer_404(
-    client: httpx.AsyncClient, cast: Cast, mailbox: Mailbox
+    client: httpx.AsyncClient, cast: Cast, mailbox: Mailbox, as_alice: InProject
 ) -> None:
-    page = await create_page(client, cast.alice, cast.project_id, slug="shop")
+    page = await as_alice.page(slug="shop")
     await _subscribe(client, "shop", VISITOR)
     (confirmation,) = await mailbox.wait_for(VISITOR)
     link = _link(confirmation, "confirm")
@@ -163,9 +158,9 @@ async def test_links_with_a_wrong_token_do_nothing_and_answer_404(
 
 
 async def test_subscribing_is_throttled_per_client_and_per_address_and_needs_a_public_page(
-    client: httpx.AsyncClient, cast: Cast, mailbox: Mailbox
+    client: httpx.AsyncClient, mailbox: Mailbox, as_alice: InProject
 ) -> None:
-    await create_page(client, cast.alice, cast.project_id, slug="shop")
+    await as_alice.page(slug="shop")
     for _ in range(3):
         assert (await _subscribe(client, "shop", VISITOR)).status_code == 202
     too_often = await _subscribe(client, "shop", VISITOR)
@@ -179,15 +174,17 @@ async def test_subscribing_is_throttled_per_client_and_per_address_and_needs_a_p
     assert_problem(bad, 422)
 
 
-async def test_a_private_page_takes_no_subscribers(client: httpx.AsyncClient, cast: Cast) -> None:
-    await create_page(client, cast.alice, cast.project_id, slug="shop", isPublic=False)
+async def test_a_private_page_takes_no_subscribers(
+    client: httpx.AsyncClient, as_alice: InProject
+) -> None:
+    await as_alice.page(slug="shop", isPublic=False)
     assert_problem(await _subscribe(client, "shop", VISITOR), 404)
 
 
 async def test_the_pages_own_form_subscribes_without_javascript(
-    client: httpx.AsyncClient, cast: Cast, mailbox: Mailbox
+    client: httpx.AsyncClient, mailbox: Mailbox, as_alice: InProject
 ) -> None:
-    await create_page(client, cast.alice, cast.project_id, slug="shop")
+    await as_alice.page(slug="shop")
     page = await client.get("/s/shop")
     assert 'action="/s/shop/subscribe-form"' in page.text
     sent = await client.post(
@@ -208,9 +205,9 @@ async def test_the_pages_own_form_subscribes_without_javascript(
 
 
 async def test_the_owner_removes_a_subscriber_and_charlie_cannot_see_them(
-    client: httpx.AsyncClient, cast: Cast, mailbox: Mailbox
+    client: httpx.AsyncClient, cast: Cast, mailbox: Mailbox, as_alice: InProject
 ) -> None:
-    page = await create_page(client, cast.alice, cast.project_id, slug="shop")
+    page = await as_alice.page(slug="shop")
     await _subscribe(client, "shop", VISITOR)
     await mailbox.wait_for(VISITOR)
     url = f"/status-pages/{page['id']}/subscribers"
@@ -251,9 +248,9 @@ async def _bobs_links(client: httpx.AsyncClient, cast: Cast, mailbox: Mailbox) -
 
 
 async def test_a_non_ascii_token_on_confirm_and_unsubscribe_is_refused_not_a_500(
-    client: httpx.AsyncClient, cast: Cast, mailbox: Mailbox
+    client: httpx.AsyncClient, mailbox: Mailbox, as_alice: InProject
 ) -> None:
-    await create_page(client, cast.alice, cast.project_id, slug="shop")
+    await as_alice.page(slug="shop")
     await _subscribe(client, "shop", VISITOR)
     (confirmation,) = await mailbox.wait_for(VISITOR)
     link = _link(confirmation, "confirm")
@@ -270,16 +267,9 @@ async def test_a_non_ascii_token_on_confirm_and_unsubscribe_is_refused_not_a_500
 
 
 async def test_a_token_for_another_page_is_an_invalid_link_and_names_no_private_page(
-    client: httpx.AsyncClient, cast: Cast, mailbox: Mailbox
+    client: httpx.AsyncClient, cast: Cast, mailbox: Mailbox, as_alice: InProject
 ) -> None:
-    await create_page(
-        client,
-        cast.alice,
-        cast.project_id,
-        slug="alice-private",
-        name="Alice private",
-        isPublic=False,
-    )
+    await as_alice.page(slug="alice-private", name="Alice private", isPublic=False)
     created = await client.post("/projects", headers=cast.charlie.headers, json={"name": "C"})
     await create_page(client, cast.charlie, created.json()["id"], slug="charlie-shop")
     confirm, unsubscribe = await _bobs_links(client, cast, mailbox)
@@ -301,9 +291,9 @@ async def test_a_token_for_another_page_is_an_invalid_link_and_names_no_private_
 
 
 async def test_a_link_mailed_before_tokens_named_their_page_works_on_its_own_page_only(
-    client: httpx.AsyncClient, cast: Cast, mailbox: Mailbox, runtime: Runtime
+    client: httpx.AsyncClient, cast: Cast, mailbox: Mailbox, runtime: Runtime, as_alice: InProject
 ) -> None:
-    await create_page(client, cast.alice, cast.project_id, slug="alice-private", isPublic=False)
+    await as_alice.page(slug="alice-private", isPublic=False)
     _, unsubscribe = await _bobs_links(client, cast, mailbox)
     subscriber_id = re.search(r"id=([0-9a-f]+)", unsubscribe).group(1)  # type: ignore[union-attr]
     # The token of such a link: the purpose and subscriber id, no page.

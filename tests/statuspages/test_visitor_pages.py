@@ -12,7 +12,7 @@ from defusedxml import ElementTree
 from fastapi import FastAPI
 
 from tests.app_settings import overriding
-from tests.conftest import Cast, assert_problem
+from tests.conftest import Cast, InProject, assert_problem
 from tests.factories import add_component, create_monitor, create_page, ingest
 from upwatch.kit.clock import ManualClock
 
@@ -64,9 +64,9 @@ async def test_the_page_is_complete_html_with_banner_components_bars_and_inciden
 
 
 async def test_a_head_request_gets_the_pages_headers_and_no_body(
-    client: httpx.AsyncClient, cast: Cast
+    client: httpx.AsyncClient, as_alice: InProject
 ) -> None:
-    await create_page(client, cast.alice, cast.project_id, slug="shop")
+    await as_alice.page(slug="shop")
     page = await client.get("/s/shop")
     head = await client.head("/s/shop")
     assert head.status_code == 200
@@ -76,12 +76,9 @@ async def test_a_head_request_gets_the_pages_headers_and_no_body(
 
 
 async def test_the_owners_css_and_js_are_files_of_their_own_that_cannot_break_out(
-    client: httpx.AsyncClient, cast: Cast
+    client: httpx.AsyncClient, as_alice: InProject
 ) -> None:
-    await create_page(
-        client,
-        cast.alice,
-        cast.project_id,
+    await as_alice.page(
         slug="shop",
         customCss=f"body {{ color: teal }} {EVIL}",
         customJs="document.body.dataset.custom = 'ran';",
@@ -115,9 +112,9 @@ async def test_the_api_docs_and_json_answers_carry_policies_that_admit_no_owner_
 
 
 async def test_a_pages_custom_domain_shows_it_at_the_root_and_other_hosts_get_a_404(
-    client: httpx.AsyncClient, cast: Cast
+    client: httpx.AsyncClient, as_alice: InProject
 ) -> None:
-    await create_page(client, cast.alice, cast.project_id, customDomain="status.shop.example")
+    await as_alice.page(customDomain="status.shop.example")
     mine = await client.get("/", headers={"Host": "Status.Shop.Example:8443"})
     assert mine.status_code == 200
     assert "<h1>Shop status</h1>" in mine.text
@@ -126,11 +123,9 @@ async def test_a_pages_custom_domain_shows_it_at_the_root_and_other_hosts_get_a_
 
 
 async def test_private_and_missing_pages_answer_404_on_every_visitor_address(
-    client: httpx.AsyncClient, cast: Cast
+    client: httpx.AsyncClient, as_alice: InProject
 ) -> None:
-    page = await create_page(
-        client, cast.alice, cast.project_id, isPublic=False, customDomain="status.shop.example"
-    )
+    page = await as_alice.page(isPublic=False, customDomain="status.shop.example")
     component_path = "/s/shop-status/components/" + "0" * 32 + "/uptime.svg"
     for path in (
         "/s/shop-status",
@@ -192,12 +187,9 @@ async def test_badges_are_well_formed_svg_saying_the_status_and_the_uptime(
 
 
 async def test_a_crafted_host_header_never_reaches_a_content_security_policy(
-    client: httpx.AsyncClient, cast: Cast
+    client: httpx.AsyncClient, as_alice: InProject
 ) -> None:
-    await create_page(
-        client,
-        cast.alice,
-        cast.project_id,
+    await as_alice.page(
         slug="shop",
         customJs="document.body.dataset.custom = 'ran';",
         customDomain="status.shop.example",
