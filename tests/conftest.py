@@ -206,17 +206,16 @@ class Mailbox:
 
     def invitation_token(self, address: str) -> str:
         """The token of the latest project invitation mailed to ``address``."""
-        body = self.to(address)[-1].get_payload(decode=True)
-        assert isinstance(body, bytes)
-        match = re.search(r"Invitation token: ([\w-]+)", body.decode())
-        assert match, body
-        return match.group(1)
+        return self._token(address, r"Invitation token: ([\w-]+)")
 
     def reset_token(self, address: str) -> str:
         """The token in the latest password-reset link mailed to ``address``."""
+        return self._token(address, r"/reset-password\?token=([\w-]+)")
+
+    def _token(self, address: str, pattern: str) -> str:
         body = self.to(address)[-1].get_payload(decode=True)
         assert isinstance(body, bytes)
-        match = re.search(r"/reset-password\?token=([\w-]+)", body.decode())
+        match = re.search(pattern, body.decode())
         assert match, body
         return match.group(1)
 
@@ -310,6 +309,27 @@ def redis_url() -> str:
 def smtp() -> Iterator[SmtpServer]:
     server = SmtpServer(free_port())
     server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def service_env(database_url: str) -> Iterator[dict[str, str]]:
+    """The environment of an `upwatch` process the test starts, on the test's database. On
+    SQLite nothing is configured at all: the embedded default under ./data is used."""
+    from tests.live_server import clean_env  # it imports this module
+
+    if BACKEND == "sqlite":
+        yield clean_env()
+        return
+    yield clean_env(UPWATCH_DATABASE_URL=database_url)
+    asyncio.run(_empty_tables(database_url))
+
+
+@pytest.fixture
+def late_smtp() -> Iterator[SmtpServer]:
+    """An SMTP server whose port is known but which is not listening yet."""
+    server = SmtpServer(free_port())
     yield server
     server.stop()
 

@@ -27,6 +27,7 @@ class Target:
         self.body = "all systems go"
         self.hits = 0
         self.user_agents: list[str] = []  # each request's, in order
+        self.headers: dict[str, str] = {}  # the last request's
         # Requests whose User-Agent holds one of these get a 503 (a region's path is broken).
         self.failing_agents: set[str] = set()
         self.url = ""
@@ -37,6 +38,7 @@ class Target:
 
     async def handle(self, request: web.Request) -> web.Response:
         self.hits += 1
+        self.headers = dict(request.headers)
         agent = request.headers.get("User-Agent", "")
         self.user_agents.append(agent)
         if any(part in agent for part in self.failing_agents):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -13,7 +12,7 @@ import pytest
 from sqlalchemy import select
 
 from tests.app_settings import fixture_value, overriding
-from tests.conftest import SignUp, SmtpServer, eventually, free_port
+from tests.conftest import SignUp, SmtpServer, eventually
 from upwatch.kit.clock import ManualClock
 from upwatch.mail.sender import Mailer, retry_delay
 from upwatch.models import MailMessage
@@ -23,14 +22,6 @@ from upwatch.runtime import Runtime
 async def _outbox(runtime: Runtime) -> list[MailMessage]:
     async with runtime.db.sessionmaker() as session:
         return list((await session.scalars(select(MailMessage))).all())
-
-
-@pytest.fixture
-def late_smtp() -> Iterator[SmtpServer]:
-    """An SMTP server whose port is known but which is not listening yet."""
-    server = SmtpServer(free_port())
-    yield server
-    server.stop()
 
 
 class TestWhenSmtpIsDown:

@@ -2,54 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
-import pytest
-from aiohttp import web
 
 from tests.app_settings import overriding, plans
 from tests.conftest import Cast, assert_problem
-from tests.factories import post_in_project, sent_back
+from tests.factories import Target, post_in_project, sent_back
 
 TOKEN = "Bearer s3cr3t-token-abcdef-9876"
 API_KEY = "key-0123456789-wxyz"
 SESSION = "session=feedface0123456789"
-
-
-class EchoTarget:
-    """A real HTTP server on loopback that remembers the headers of its last request."""
-
-    def __init__(self) -> None:
-        self.seen: dict[str, str] = {}
-        self.url = ""
-        self._runner: web.AppRunner | None = None
-
-    async def handle(self, request: web.Request) -> web.Response:
-        self.seen = dict(request.headers)
-        return web.Response(text="ok")
-
-    async def start(self) -> None:
-        app = web.Application()
-        app.router.add_route("*", "/{tail:.*}", self.handle)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.url = f"http://127.0.0.1:{self._runner.addresses[0][1]}/health"
-
-    async def stop(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
-
-
-@pytest.fixture
-async def target() -> AsyncIterator[EchoTarget]:
-    server = EchoTarget()
-    await server.start()
-    yield server
-    await server.stop()
 
 
 settings_overrides = overriding(
@@ -89,7 +52,7 @@ def _assert_masked(monitor: dict[str, Any]) -> None:
 
 
 async def test_secret_header_values_are_masked_in_create_get_and_list_responses(
-    client: httpx.AsyncClient, cast: Cast, target: EchoTarget
+    client: httpx.AsyncClient, cast: Cast, target: Target
 ) -> None:
     created = await _monitor(client, cast, target.url)
     _assert_masked(created)
@@ -104,18 +67,18 @@ async def test_secret_header_values_are_masked_in_create_get_and_list_responses(
 
 
 async def test_the_probe_still_sends_the_real_values(
-    client: httpx.AsyncClient, cast: Cast, target: EchoTarget
+    client: httpx.AsyncClient, cast: Cast, target: Target
 ) -> None:
     monitor = await _monitor(client, cast, target.url)
     checked = await client.post(f"/monitors/{monitor['id']}/check", headers=cast.alice.headers)
     assert checked.json()["status"] == "up", checked.text
-    assert target.seen["Authorization"] == TOKEN
-    assert target.seen["Cookie"] == SESSION
-    assert target.seen["X-Api-Key"] == API_KEY
+    assert target.headers["Authorization"] == TOKEN
+    assert target.headers["Cookie"] == SESSION
+    assert target.headers["X-Api-Key"] == API_KEY
 
 
 async def test_an_update_that_sends_the_masks_back_keeps_the_stored_values(
-    client: httpx.AsyncClient, cast: Cast, target: EchoTarget
+    client: httpx.AsyncClient, cast: Cast, target: Target
 ) -> None:
     monitor = await _monitor(client, cast, target.url)
     echoed = {
@@ -129,12 +92,12 @@ async def test_an_update_that_sends_the_masks_back_keeps_the_stored_values(
     assert updated.status_code == 200, updated.text
     _assert_masked(updated.json())
     await client.post(f"/monitors/{monitor['id']}/check", headers=cast.alice.headers)
-    assert target.seen["Authorization"] == TOKEN
-    assert target.seen["X-Api-Key"] == API_KEY
+    assert target.headers["Authorization"] == TOKEN
+    assert target.headers["X-Api-Key"] == API_KEY
 
 
 async def test_a_new_value_replaces_a_secret_and_is_masked_too(
-    client: httpx.AsyncClient, cast: Cast, target: EchoTarget
+    client: httpx.AsyncClient, cast: Cast, target: Target
 ) -> None:
     monitor = await _monitor(client, cast, target.url)
     headers = {**monitor["headers"], "Authorization": "Bearer rotated-token-0000-1111"}
@@ -143,12 +106,12 @@ async def test_a_new_value_replaces_a_secret_and_is_masked_too(
     )
     assert updated.json()["headers"]["Authorization"] == "****1111"
     await client.post(f"/monitors/{monitor['id']}/check", headers=cast.alice.headers)
-    assert target.seen["Authorization"] == "Bearer rotated-token-0000-1111"
-    assert target.seen["X-Api-Key"] == API_KEY
+    assert target.headers["Authorization"] == "Bearer rotated-token-0000-1111"
+    assert target.headers["X-Api-Key"] == API_KEY
 
 
 async def test_unmarking_a_header_does_not_reveal_its_stored_value(
-    client: httpx.AsyncClient, cast: Cast, target: EchoTarget
+    client: httpx.AsyncClient, cast: Cast, target: Target
 ) -> None:
     monitor = await _monitor(client, cast, target.url)
     updated = await client.patch(
@@ -159,7 +122,7 @@ async def test_unmarking_a_header_does_not_reveal_its_stored_value(
 
 
 async def test_masked_secrets_are_not_carried_to_another_server(
-    client: httpx.AsyncClient, cast: Cast, target: EchoTarget
+    client: httpx.AsyncClient, cast: Cast, target: Target
 ) -> None:
     monitor = await _monitor(client, cast, target.url)
     elsewhere = "http://127.0.0.2:9/collect"
@@ -183,7 +146,7 @@ async def test_masked_secrets_are_not_carried_to_another_server(
 
 
 async def test_another_tenant_never_sees_the_monitor_or_its_headers(
-    client: httpx.AsyncClient, cast: Cast, target: EchoTarget
+    client: httpx.AsyncClient, cast: Cast, target: Target
 ) -> None:
     monitor = await _monitor(client, cast, target.url)
     assert_problem(

@@ -4,12 +4,11 @@ resolved, alert delivered or given up, with ids; JSON lines for log collectors f
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import re
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import httpx
@@ -17,17 +16,14 @@ import pytest
 
 from tests.app_settings import overriding
 from tests.conftest import (
-    BACKEND,
     PASSWORD,
     Account,
     SignUp,
     SmtpServer,
-    _empty_tables,
     eventually,
-    free_port,
 )
 from tests.factories import Target, create_incident, create_provider
-from tests.live_server import LiveServer, ThreadedTarget, clean_env
+from tests.live_server import LiveServer, ThreadedTarget
 from tests.receivers import Receiver
 from upwatch.kit.clock import Clock
 from upwatch.kit.logs import AccessTokenMask, json_formatter, mask_tokens
@@ -253,23 +249,6 @@ class TestTheStoryOfAnOutage:
 # ---- the real process, JSON format ----
 
 
-@pytest.fixture
-def service_env(database_url: str) -> Iterator[dict[str, str]]:
-    if BACKEND == "sqlite":
-        yield clean_env()
-        return
-    yield clean_env(UPWATCH_DATABASE_URL=database_url)
-    asyncio.run(_empty_tables(database_url))
-
-
-@pytest.fixture
-def smtp_server() -> Iterator[SmtpServer]:
-    server = SmtpServer(free_port())
-    server.start()
-    yield server
-    server.stop()
-
-
 def _wait_until(condition: Callable[[], bool], within: float = 20.0) -> None:
     deadline = time.monotonic() + within
     while not condition():
@@ -284,14 +263,14 @@ def _body(server: SmtpServer, address: str) -> str:
 
 
 def test_serve_writes_json_lines_with_ids_and_no_token_once_smtp_is_configured(
-    tmp_path: Path, service_env: dict[str, str], smtp_server: SmtpServer
+    tmp_path: Path, service_env: dict[str, str], smtp: SmtpServer
 ) -> None:
     target = ThreadedTarget().start()
     env = {
         **service_env,
         "UPWATCH_LOG_FORMAT": "json",
         "UPWATCH_SMTP_HOST": "127.0.0.1",
-        "UPWATCH_SMTP_PORT": str(smtp_server.port),
+        "UPWATCH_SMTP_PORT": str(smtp.port),
         "UPWATCH_MAIL_POLL_SECONDS": "0.2",
         "UPWATCH_ALLOW_PRIVATE_TARGETS": "true",
     }
@@ -317,10 +296,10 @@ def test_serve_writes_json_lines_with_ids_and_no_token_once_smtp_is_configured(
         )
         assert invited.status_code == 201
         httpx.post(f"{url}/auth/forgot-password", json={"email": "alice@example.com"})
-        _wait_until(lambda: bool(smtp_server.mailbox.to("alice@example.com")))
-        _wait_until(lambda: bool(smtp_server.mailbox.to("dave@example.com")))
-        reset = re.search(r"token=([\w-]+)", _body(smtp_server, "alice@example.com"))
-        invitation = re.search(r"token: ([\w-]+)", _body(smtp_server, "dave@example.com"))
+        _wait_until(lambda: bool(smtp.mailbox.to("alice@example.com")))
+        _wait_until(lambda: bool(smtp.mailbox.to("dave@example.com")))
+        reset = re.search(r"token=([\w-]+)", _body(smtp, "alice@example.com"))
+        invitation = re.search(r"token: ([\w-]+)", _body(smtp, "dave@example.com"))
         assert reset
         assert invitation
         tokens = [reset.group(1), invitation.group(1)]

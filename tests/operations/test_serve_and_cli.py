@@ -2,25 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
-import pytest
 
-from tests.conftest import BACKEND, PASSWORD, _empty_tables
-from tests.live_server import LiveServer, ThreadedTarget, clean_env, run_cli
-
-
-@pytest.fixture
-def service_env(database_url: str) -> Iterator[dict[str, str]]:
-    """On SQLite nothing is configured at all: the embedded default under ./data is used."""
-    if BACKEND == "sqlite":
-        yield clean_env()
-        return
-    yield clean_env(UPWATCH_DATABASE_URL=database_url)
-    asyncio.run(_empty_tables(database_url))
+from tests.conftest import BACKEND, PASSWORD
+from tests.live_server import LiveServer, ThreadedTarget, run_cli
 
 
 def test_serve_starts_the_api_and_data_and_tokens_survive_a_restart(

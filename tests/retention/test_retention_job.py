@@ -5,16 +5,14 @@ once that do nothing twice."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from datetime import timedelta
 
 import httpx
-import pytest
 from fastapi import FastAPI
 from sqlalchemy import func, select
 
 from tests.app_settings import fixture_value, overriding
-from tests.conftest import Cast, InProject, Mailbox, SignUp, SmtpServer, eventually, free_port
+from tests.conftest import Cast, InProject, Mailbox, SignUp, SmtpServer, eventually
 from tests.factories import Target, ingest
 from tests.retention.conftest import (
     MONDAY,
@@ -111,14 +109,6 @@ async def test_an_owners_old_results_are_announced_a_week_ahead_mailed_once_and_
     )
     assert stats.status_code == 200
     assert stats.json()["totalChecks"] >= 5
-
-
-@pytest.fixture
-def late_smtp() -> Iterator[SmtpServer]:
-    """An SMTP server whose port is known but which is not listening yet."""
-    server = SmtpServer(free_port())
-    yield server
-    server.stop()
 
 
 class TestWhenTheEmailCannotBeDelivered:
