@@ -205,5 +205,13 @@ class InProject:
     async def page(self, **fields: Any) -> dict[str, Any]:
         return await create_page(self.client, self.account, self.project_id, **fields)
 
+    async def invite(self, email: str) -> httpx.Response:
+        """Invite ``email`` to the project, whatever the answer."""
+        return await self.client.post(
+            f"/projects/{self.project_id}/users",
+            headers=self.account.headers,
+            json={"email": email},
+        )
+
     async def incident(self, **fields: Any) -> dict[str, Any]:
         return await create_incident(self.client, self.account, self.project_id, **fields)

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from tests.app_settings import fixture_value, overriding
-from tests.conftest import Account, Cast, assert_problem
+from tests.conftest import Account, Cast, InProject, assert_problem
 from tests.factories import create_monitor
 from upwatch.kit.plans import UNLIMITED, PlanCatalog, PlansFileError
 from upwatch.notifications.channels import plan_channels
@@ -46,12 +46,10 @@ async def test_a_new_account_is_on_free_and_active_with_the_contract_limits(
     }
 
 
-async def test_usage_figures_match_what_exists(client: httpx.AsyncClient, cast: Cast) -> None:
-    await client.post(
-        f"/projects/{cast.project_id}/users",
-        headers=cast.alice.headers,
-        json={"email": "dave@example.com"},
-    )
+async def test_usage_figures_match_what_exists(
+    client: httpx.AsyncClient, cast: Cast, as_alice: InProject
+) -> None:
+    await as_alice.invite("dave@example.com")
     usage = (await client.get("/subscriptions/current", headers=cast.alice.headers)).json()["usage"]
     assert usage["projects"] == {"current": 1, "limit": 1, "percentage": 100.0}
     # Bob (a member) and Dave (invited); Alice owns, so she is not counted.

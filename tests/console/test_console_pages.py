@@ -331,13 +331,9 @@ async def test_the_reset_link_mailed_opens_a_console_form_that_sets_the_password
 
 
 async def test_the_invitation_link_mailed_lets_the_invitee_sign_up_and_join(
-    client: httpx.AsyncClient, cast: Cast, mailbox: Mailbox
+    client: httpx.AsyncClient, mailbox: Mailbox, as_alice: InProject
 ) -> None:
-    invited = await client.post(
-        f"/projects/{cast.project_id}/users",
-        headers=cast.alice.headers,
-        json={"email": "dana@example.com"},
-    )
+    invited = await as_alice.invite("dana@example.com")
     assert invited.status_code == 201, invited.text
     await mailbox.wait_for("dana@example.com")
     token = mailbox.invitation_token("dana@example.com")

@@ -8,7 +8,7 @@ from email.header import decode_header, make_header
 import httpx
 import pytest
 
-from tests.conftest import PASSWORD, Account, Cast, Mailbox, SignUp, assert_problem
+from tests.conftest import PASSWORD, Account, Cast, InProject, Mailbox, SignUp, assert_problem
 from tests.factories import (
     create_incident,
     create_monitor,
@@ -157,12 +157,11 @@ async def test_an_account_with_a_verified_address_is_added_at_once_and_told(
     sign_up: SignUp,
     verify_email: Verify,
     mailbox: Mailbox,
+    as_alice: InProject,
 ) -> None:
     dave = await sign_up("dave@example.com")
     await verify_email(dave)
-    response = await client.post(
-        f"/projects/{cast.project_id}/users", headers=cast.alice.headers, json={"email": dave.email}
-    )
+    response = await as_alice.invite(dave.email)
     assert response.status_code == 201
     assert response.json() == {
         "projectId": cast.project_id,
@@ -180,12 +179,10 @@ async def test_an_account_with_a_verified_address_is_added_at_once_and_told(
 
 
 async def test_an_unverified_account_is_invited_by_token_and_joins_with_it(
-    client: httpx.AsyncClient, cast: Cast, sign_up: SignUp, mailbox: Mailbox
+    client: httpx.AsyncClient, cast: Cast, sign_up: SignUp, mailbox: Mailbox, as_alice: InProject
 ) -> None:
     dave = await sign_up("dave@example.com")
-    response = await client.post(
-        f"/projects/{cast.project_id}/users", headers=cast.alice.headers, json={"email": dave.email}
-    )
+    response = await as_alice.invite(dave.email)
     assert response.json()["status"] == "pending"
     assert_problem(await client.get(f"/projects/{cast.project_id}", headers=dave.headers), 404)
     await mailbox.wait_for(dave.email)
@@ -204,13 +201,9 @@ async def test_an_unverified_account_is_invited_by_token_and_joins_with_it(
 
 
 async def test_someone_else_cannot_use_an_invitation_token(
-    client: httpx.AsyncClient, cast: Cast, mailbox: Mailbox
+    client: httpx.AsyncClient, cast: Cast, mailbox: Mailbox, as_alice: InProject
 ) -> None:
-    await client.post(
-        f"/projects/{cast.project_id}/users",
-        headers=cast.alice.headers,
-        json={"email": "dave@example.com"},
-    )
+    await as_alice.invite("dave@example.com")
     await mailbox.wait_for("dave@example.com")
     token = mailbox.invitation_token("dave@example.com")
     stolen = await client.post(
@@ -223,13 +216,9 @@ async def test_someone_else_cannot_use_an_invitation_token(
 
 
 async def test_signing_up_with_an_invited_address_but_no_token_joins_nothing(
-    client: httpx.AsyncClient, cast: Cast
+    client: httpx.AsyncClient, cast: Cast, as_alice: InProject
 ) -> None:
-    await client.post(
-        f"/projects/{cast.project_id}/users",
-        headers=cast.alice.headers,
-        json={"email": "dave@example.com"},
-    )
+    await as_alice.invite("dave@example.com")
     squatter = await client.post(
         "/auth/signup", json={"email": "dave@example.com", "password": PASSWORD}
     )
@@ -243,13 +232,9 @@ async def test_signing_up_with_an_invited_address_but_no_token_joins_nothing(
 
 
 async def test_inviting_an_unknown_address_sends_a_token_that_signup_redeems(
-    client: httpx.AsyncClient, cast: Cast, mailbox: Mailbox
+    client: httpx.AsyncClient, cast: Cast, mailbox: Mailbox, as_alice: InProject
 ) -> None:
-    response = await client.post(
-        f"/projects/{cast.project_id}/users",
-        headers=cast.alice.headers,
-        json={"email": "Dave@Example.com"},
-    )
+    response = await as_alice.invite("Dave@Example.com")
     assert response.status_code == 201
     assert response.json() == {
         "projectId": cast.project_id,
@@ -278,13 +263,9 @@ async def test_inviting_an_unknown_address_sends_a_token_that_signup_redeems(
 
 
 async def test_an_invitation_token_is_also_redeemed_by_post_users(
-    client: httpx.AsyncClient, cast: Cast, mailbox: Mailbox
+    client: httpx.AsyncClient, cast: Cast, mailbox: Mailbox, as_alice: InProject
 ) -> None:
-    await client.post(
-        f"/projects/{cast.project_id}/users",
-        headers=cast.alice.headers,
-        json={"email": "erin@example.com"},
-    )
+    await as_alice.invite("erin@example.com")
     await mailbox.wait_for("erin@example.com")
     created = await client.post(
         "/users",
@@ -361,10 +342,10 @@ async def test_inviting_a_member_or_an_invitee_again_is_a_409(
     )
 
 
-async def test_an_invitation_needs_a_valid_address(client: httpx.AsyncClient, cast: Cast) -> None:
-    response = await client.post(
-        f"/projects/{cast.project_id}/users", headers=cast.alice.headers, json={"email": "nope"}
-    )
+async def test_an_invitation_needs_a_valid_address(
+    client: httpx.AsyncClient, as_alice: InProject
+) -> None:
+    response = await as_alice.invite("nope")
     assert_problem(response, 422)
 
 
@@ -451,12 +432,10 @@ async def test_removing_someone_who_is_not_a_member_is_a_404(
     assert_problem(response, 404)
 
 
-async def test_a_pending_invitation_can_be_withdrawn(client: httpx.AsyncClient, cast: Cast) -> None:
-    await client.post(
-        f"/projects/{cast.project_id}/users",
-        headers=cast.alice.headers,
-        json={"email": "dave@example.com"},
-    )
+async def test_a_pending_invitation_can_be_withdrawn(
+    client: httpx.AsyncClient, cast: Cast, as_alice: InProject
+) -> None:
+    await as_alice.invite("dave@example.com")
     listing = await client.get(f"/projects/{cast.project_id}/users", headers=cast.alice.headers)
     [pending] = [m for m in listing.json() if m["status"] == "pending"]
     url = f"/projects/{cast.project_id}/invitations/{pending['invitationId']}"
@@ -466,13 +445,9 @@ async def test_a_pending_invitation_can_be_withdrawn(client: httpx.AsyncClient, 
 
 
 async def test_deleting_a_project_is_for_the_owner_and_removes_everything(
-    client: httpx.AsyncClient, cast: Cast
+    client: httpx.AsyncClient, cast: Cast, as_alice: InProject
 ) -> None:
-    await client.post(
-        f"/projects/{cast.project_id}/users",
-        headers=cast.alice.headers,
-        json={"email": "dave@example.com"},
-    )
+    await as_alice.invite("dave@example.com")
     response = await client.delete(f"/projects/{cast.project_id}", headers=cast.alice.headers)
     assert response.status_code == 200
     assert response.json() == {"id": cast.project_id, "deleted": True}
