@@ -15,12 +15,17 @@ def csrf_of(page: httpx.Response) -> str:
     return found.group(1)
 
 
+async def submit(
+    client: httpx.AsyncClient, path: str, csrf: str, /, **fields: str
+) -> httpx.Response:
+    """A form of ``fields`` sent to ``path`` with the session's CSRF token."""
+    return await client.post(path, data={"csrf": csrf, **fields})
+
+
 async def signed_in(client: httpx.AsyncClient, email: str, password: str = PASSWORD) -> str:
     """Signs ``client`` in through the form; the session's CSRF token."""
     form = await client.get("/app/login")
-    done = await client.post(
-        "/app/login", data={"email": email, "password": password, "csrf": csrf_of(form)}
-    )
+    done = await submit(client, "/app/login", csrf_of(form), email=email, password=password)
     assert done.status_code == 303, done.text
     assert done.headers["location"] == "/app/monitors"
     return csrf_of(await client.get("/app/monitors"))

@@ -12,12 +12,15 @@ from fastapi import FastAPI
 
 from tests.app_settings import overriding
 from tests.conftest import PASSWORD, Cast, InProject, Mailbox
-from tests.console.forms import csrf_of, signed_in
+from tests.console.forms import csrf_of, signed_in, submit
 from tests.factories import Target, change_profile, ingest
 from upwatch.console.render import POLICY
 from upwatch.kit.clock import ManualClock
 
 settings_overrides = overriding(allow_private_targets=True)
+
+# The new-monitor form's fields for a TCP monitor of a closed local port, checked every 5 minutes.
+TCP = {"type": "tcp", "host": "127.0.0.1", "port": "9", "intervalSeconds": "300"}
 
 
 async def test_signing_in_sets_an_http_only_lax_session_cookie(
@@ -30,9 +33,8 @@ async def test_signing_in_sets_an_http_only_lax_session_cookie(
     assert form.status_code == 200
     assert "script-src 'self'" in form.headers["content-security-policy"]
     assert "frame-ancestors 'none'" in form.headers["content-security-policy"]
-    done = await client.post(
-        "/app/login",
-        data={"email": cast.alice.email, "password": PASSWORD, "csrf": csrf_of(form)},
+    done = await submit(
+        client, "/app/login", csrf_of(form), email=cast.alice.email, password=PASSWORD
     )
     cookie = next(h for h in done.headers.get_list("set-cookie") if "upwatch_session=" in h)
     assert "HttpOnly" in cookie
@@ -57,14 +59,13 @@ async def test_signing_in_returns_to_the_console_page_asked_for_and_nowhere_else
     ):
         client.cookies.clear()
         form = await client.get("/app/login", params={"next": wanted})
-        done = await client.post(
+        done = await submit(
+            client,
             "/app/login",
-            data={
-                "email": cast.alice.email,
-                "password": PASSWORD,
-                "csrf": csrf_of(form),
-                "next": wanted,
-            },
+            csrf_of(form),
+            email=cast.alice.email,
+            password=PASSWORD,
+            next=wanted,
         )
         assert done.headers["location"] == landing, wanted
 
@@ -73,22 +74,13 @@ async def test_names_in_any_script_and_odd_tokens_get_pages_not_errors(
     client: httpx.AsyncClient, cast: Cast
 ) -> None:
     csrf = await signed_in(client, cast.alice.email)
-    made = await client.post(
-        "/app/monitors/new",
-        data={
-            "csrf": csrf,
-            "projectId": cast.project_id,
-            "name": "监控 Überwachung",
-            "type": "tcp",
-            "host": "127.0.0.1",
-            "port": "9",
-            "intervalSeconds": "300",
-        },
+    made = await submit(
+        client, "/app/monitors/new", csrf, projectId=cast.project_id, name="监控 Überwachung", **TCP
     )
     assert made.status_code == 303, made.text
     page = await client.get(made.headers["location"])
     assert "Monitor 监控 Überwachung created." in page.text
-    odd = await client.post("/app/projects", data={"csrf": "jeton-ünïcode-监控", "name": "X"})
+    odd = await submit(client, "/app/projects", "jeton-ünïcode-监控", name="X")
     assert odd.status_code == 403
 
 
@@ -96,9 +88,8 @@ async def test_a_wrong_password_is_named_on_the_form_and_signs_no_one_in(
     client: httpx.AsyncClient, cast: Cast
 ) -> None:
     form = await client.get("/app/login")
-    wrong = await client.post(
-        "/app/login",
-        data={"email": cast.alice.email, "password": "not it at all", "csrf": csrf_of(form)},
+    wrong = await submit(
+        client, "/app/login", csrf_of(form), email=cast.alice.email, password="not it at all"
     )
     assert wrong.status_code == 401
     assert "the e-mail or password is wrong" in wrong.text
@@ -116,7 +107,7 @@ async def test_a_form_without_its_csrf_token_is_refused(
     assert no_token.status_code == 403
     await signed_in(client, cast.alice.email)
     for path in ("/app/projects", "/app/monitors/new", "/app/logout"):
-        refused = await client.post(path, data={"name": "Sneaky", "csrf": "forged"})
+        refused = await submit(client, path, "forged", name="Sneaky")
         assert refused.status_code == 403, path
         assert "The form has expired" in refused.text
     projects = (await client.get("/projects", headers=cast.alice.headers)).json()
@@ -137,7 +128,7 @@ async def test_a_session_ends_at_sign_out_and_with_a_password_change(
 ) -> None:
     csrf = await signed_in(client, cast.alice.email)
     token = client.cookies["upwatch_session"]
-    out = await client.post("/app/logout", data={"csrf": csrf})
+    out = await submit(client, "/app/logout", csrf)
     assert out.headers["location"] == "/app/login"
     client.cookies.set("upwatch_session", token, path="/app")  # a copy kept by a thief
     assert (await client.get("/app/monitors")).status_code == 303
@@ -153,30 +144,20 @@ async def test_a_monitor_made_in_the_console_is_listed_checked_and_walled_off(
     client: httpx.AsyncClient, cast: Cast
 ) -> None:
     csrf = await signed_in(client, cast.alice.email)
-    refused = await client.post(
-        "/app/monitors/new",
-        data={"csrf": csrf, "projectId": cast.project_id, "name": "", "type": "http", "url": "x"},
+    refused = await submit(
+        client, "/app/monitors/new", csrf, projectId=cast.project_id, name="", type="http", url="x"
     )
     assert refused.status_code == 422
     assert 'class="field-error" id="e-url"' in refused.text  # next to its field
-    made = await client.post(
-        "/app/monitors/new",
-        data={
-            "csrf": csrf,
-            "projectId": cast.project_id,
-            "name": "Checkout",
-            "type": "tcp",
-            "host": "127.0.0.1",
-            "port": "9",
-            "intervalSeconds": "300",
-        },
+    made = await submit(
+        client, "/app/monitors/new", csrf, projectId=cast.project_id, name="Checkout", **TCP
     )
     assert made.status_code == 303, made.text
     page_url = made.headers["location"]
     page = await client.get(page_url)
     assert "Monitor Checkout created." in page.text
     assert "<h1>Checkout</h1>" in page.text
-    checked = await client.post(f"{page_url}/check", data={"csrf": csrf})
+    checked = await submit(client, f"{page_url}/check", csrf)
     assert checked.status_code == 303
     after = await client.get(page_url)
     assert "Checked now: down" in after.text
@@ -244,18 +225,18 @@ async def test_an_incident_is_acknowledged_updated_and_resolved_from_the_console
     listed = await client.get("/app/incidents")
     assert "Checkout down" in listed.text
     path = f"/app/incidents/{incident}"
-    acked = await client.post(f"{path}/acknowledge", data={"csrf": csrf})
+    acked = await submit(client, f"{path}/acknowledge", csrf)
     assert acked.status_code == 303
     assert "Acknowledged." in (await client.get(path)).text
-    again = await client.post(f"{path}/acknowledge", data={"csrf": csrf})
+    again = await submit(client, f"{path}/acknowledge", csrf)
     assert again.status_code == 409
     assert "already acknowledged" in again.text
-    empty = await client.post(f"{path}/updates", data={"csrf": csrf, "message": ""})
+    empty = await submit(client, f"{path}/updates", csrf, message="")
     assert empty.status_code == 422
     assert 'id="e-message"' in empty.text
-    posted = await client.post(f"{path}/updates", data={"csrf": csrf, "message": "Fixed a cable"})
+    posted = await submit(client, f"{path}/updates", csrf, message="Fixed a cable")
     assert posted.status_code == 303
-    resolved = await client.post(f"{path}/resolve", data={"csrf": csrf})
+    resolved = await submit(client, f"{path}/resolve", csrf)
     assert resolved.status_code == 303
     page = (await client.get(path)).text
     assert "Fixed a cable" in page
@@ -272,17 +253,15 @@ async def test_the_owner_invites_from_the_project_page_and_a_member_cannot(
     page = await client.get(f"/app/projects/{cast.project_id}")
     assert cast.bob.email in page.text
     assert "Invite a member" in page.text
-    invited = await client.post(
-        f"/app/projects/{cast.project_id}/invite",
-        data={"csrf": csrf, "email": "newcomer@example.com"},
+    invited = await submit(
+        client, f"/app/projects/{cast.project_id}/invite", csrf, email="newcomer@example.com"
     )
     assert invited.status_code == 303
     after = (await client.get(f"/app/projects/{cast.project_id}")).text
     assert "Invitation sent to newcomer@example.com." in after
     assert "newcomer@example.com</td><td>invited" in after
-    twice = await client.post(
-        f"/app/projects/{cast.project_id}/invite",
-        data={"csrf": csrf, "email": "newcomer@example.com"},
+    twice = await submit(
+        client, f"/app/projects/{cast.project_id}/invite", csrf, email="newcomer@example.com"
     )
     assert twice.status_code == 409
     assert "already invited" in twice.text
@@ -290,9 +269,8 @@ async def test_the_owner_invites_from_the_project_page_and_a_member_cannot(
     client.cookies.clear()
     bob_csrf = await signed_in(client, cast.bob.email)
     assert "Invite a member" not in (await client.get(f"/app/projects/{cast.project_id}")).text
-    refused = await client.post(
-        f"/app/projects/{cast.project_id}/invite",
-        data={"csrf": bob_csrf, "email": "friend@example.com"},
+    refused = await submit(
+        client, f"/app/projects/{cast.project_id}/invite", bob_csrf, email="friend@example.com"
     )
     assert refused.status_code == 403
     assert "only the owner" in refused.text
@@ -302,9 +280,7 @@ async def test_the_reset_link_mailed_opens_a_console_form_that_sets_the_password
     client: httpx.AsyncClient, cast: Cast, mailbox: Mailbox
 ) -> None:
     forgot = await client.get("/app/forgot-password")
-    sent = await client.post(
-        "/app/forgot-password", data={"csrf": csrf_of(forgot), "email": cast.alice.email}
-    )
+    sent = await submit(client, "/app/forgot-password", csrf_of(forgot), email=cast.alice.email)
     assert sent.headers["location"] == "/app/login"
     await mailbox.wait_for(cast.alice.email)
     token = mailbox.reset_token(cast.alice.email)
@@ -312,19 +288,15 @@ async def test_the_reset_link_mailed_opens_a_console_form_that_sets_the_password
     assert link.status_code == 303
     form = await client.get(link.headers["location"])
     assert f'name="token" value="{token}"' in form.text
-    short = await client.post(
-        "/app/reset-password", data={"csrf": csrf_of(form), "token": token, "password": "x"}
-    )
+    short = await submit(client, "/app/reset-password", csrf_of(form), token=token, password="x")
     assert short.status_code == 422
     assert 'id="e-password"' in short.text
-    done = await client.post(
-        "/app/reset-password",
-        data={"csrf": csrf_of(form), "token": token, "password": "a long new passphrase"},
+    done = await submit(
+        client, "/app/reset-password", csrf_of(form), token=token, password="a long new passphrase"
     )
     assert done.headers["location"] == "/app/login"
-    again = await client.post(
-        "/app/reset-password",
-        data={"csrf": csrf_of(form), "token": token, "password": "another passphrase!"},
+    again = await submit(
+        client, "/app/reset-password", csrf_of(form), token=token, password="another passphrase!"
     )
     assert again.status_code == 400  # used once
     await signed_in(client, cast.alice.email, "a long new passphrase")
@@ -342,14 +314,13 @@ async def test_the_invitation_link_mailed_lets_the_invitee_sign_up_and_join(
     assert "Sign up and join" in page.text
     signup_form = await client.get(f"/app/signup?invitation={token}")
     assert f'name="invitation" value="{token}"' in signup_form.text
-    joined = await client.post(
+    joined = await submit(
+        client,
         "/app/signup",
-        data={
-            "csrf": csrf_of(signup_form),
-            "invitation": token,
-            "email": "dana@example.com",
-            "password": "dana's own passphrase",
-        },
+        csrf_of(signup_form),
+        invitation=token,
+        email="dana@example.com",
+        password="dana's own passphrase",
     )
     assert joined.status_code == 303, joined.text
     projects = await client.get("/app/projects")

@@ -13,7 +13,7 @@ import httpx
 
 from tests.app_settings import overriding
 from tests.conftest import Cast, Mailbox
-from tests.console.forms import signed_in
+from tests.console.forms import signed_in, submit
 from tests.factories import create_monitor
 from upwatch.kit.clock import ManualClock
 
@@ -41,30 +41,18 @@ async def test_a_provider_is_added_tested_over_real_smtp_and_deleted(
     csrf = await signed_in(client, cast.alice.email)
     form = await client.get("/app/notifications/new?type=email")
     assert 'name="config.to"' in form.text
-    refused = await client.post(
-        "/app/notifications/new",
-        data={"csrf": csrf, "type": "email", "projectId": cast.project_id, "name": "On call"},
-    )
+    on_call = {"type": "email", "projectId": cast.project_id, "name": "On call"}
+    refused = await submit(client, "/app/notifications/new", csrf, **on_call)
     assert refused.status_code == 422
     assert 'id="e-config.to"' in refused.text  # the API's error, next to its field
-    made = await client.post(
-        "/app/notifications/new",
-        data={
-            "csrf": csrf,
-            "type": "email",
-            "projectId": cast.project_id,
-            "name": "On call",
-            "config.to": "oncall@example.com, lead@example.com",
-        },
-    )
+    to = {"config.to": "oncall@example.com, lead@example.com"}
+    made = await submit(client, "/app/notifications/new", csrf, **on_call, **to)
     assert made.status_code == 303, made.text
     listed = await client.get("/app/notifications")
     assert "oncall@example.com, lead@example.com" in listed.text
     provider_id = re.search(r"/app/notifications/(\w+)/test", listed.text)
     assert provider_id
-    tested = await client.post(
-        f"/app/notifications/{provider_id.group(1)}/test", data={"csrf": csrf}
-    )
+    tested = await submit(client, f"/app/notifications/{provider_id.group(1)}/test", csrf)
     assert tested.status_code == 303
     await mailbox.wait_for("oncall@example.com")
     assert "Test message sent." in (await client.get("/app/notifications")).text
@@ -78,9 +66,7 @@ async def test_a_provider_is_added_tested_over_real_smtp_and_deleted(
         )
         assert walled.status_code == 404
 
-    deleted = await client.post(
-        f"/app/notifications/{provider_id.group(1)}/delete", data={"csrf": csrf}
-    )
+    deleted = await submit(client, f"/app/notifications/{provider_id.group(1)}/delete", csrf)
     assert deleted.status_code == 303
     assert "On call" not in (await client.get("/app/notifications")).text
 
@@ -90,31 +76,29 @@ async def test_a_refused_provider_form_never_shows_the_secret_again(
 ) -> None:
     csrf = await signed_in(client, cast.alice.email)
     token = "123456:" + "s3cr3t" * 6
-    refused = await client.post(
+    config = {"config.botToken": token, "config.chatId": "not a chat"}
+    refused = await submit(
+        client,
         "/app/notifications/new",
-        data={
-            "csrf": csrf,
-            "type": "telegram",
-            "projectId": cast.project_id,
-            "name": "Chat",
-            "config.botToken": token,
-            "config.chatId": "not a chat",
-        },
+        csrf,
+        type="telegram",
+        projectId=cast.project_id,
+        name="Chat",
+        **config,
     )
     assert refused.status_code == 422
     assert 'id="e-config.chatId"' in refused.text
     assert token not in refused.text
     assert 'value="Chat"' in refused.text  # the rest of the form is kept
     hook = "https://hooks.slack.com/services/T000/B000/s3cr3tpath"
-    slack = await client.post(
+    slack = await submit(
+        client,
         "/app/notifications/new",
-        data={
-            "csrf": csrf,
-            "type": "slack",
-            "projectId": cast.project_id,
-            "name": "",  # refused, for its name
-            "config.webhookUrl": hook,
-        },
+        csrf,
+        type="slack",
+        projectId=cast.project_id,
+        name="",  # refused, for its name
+        **{"config.webhookUrl": hook},
     )
     assert slack.status_code == 422
     assert hook not in slack.text  # a chat hook's URL is its secret, as the API masks it
@@ -126,15 +110,23 @@ async def test_a_status_page_is_made_edited_and_previewed_while_private(
     first = await unchecked_monitor(client, cast, "API")
     await unchecked_monitor(client, cast, "Web")
     csrf = await signed_in(client, cast.alice.email)
-    made = await client.post(
+    made = await submit(
+        client,
         "/app/status-pages",
-        data={"csrf": csrf, "projectId": cast.project_id, "name": "Shop status", "slug": "shop"},
+        csrf,
+        projectId=cast.project_id,
+        name="Shop status",
+        slug="shop",
     )
     assert made.status_code == 303, made.text
     editor_url = made.headers["location"]
-    bad = await client.post(
+    bad = await submit(
+        client,
         "/app/status-pages",
-        data={"csrf": csrf, "projectId": cast.project_id, "name": "Again", "slug": "Not a slug"},
+        csrf,
+        projectId=cast.project_id,
+        name="Again",
+        slug="Not a slug",
     )
     assert bad.status_code == 422
     assert 'id="e-slug"' in bad.text
@@ -142,25 +134,18 @@ async def test_a_status_page_is_made_edited_and_previewed_while_private(
         editor = await client.get(editor_url)
         option = re.search(rf'<option value="(\w+)">{monitor_name}</option>', editor.text)
         assert option, editor.text
-        added = await client.post(
-            f"{editor_url}/components", data={"csrf": csrf, "monitorId": option.group(1)}
-        )
+        added = await submit(client, f"{editor_url}/components", csrf, monitorId=option.group(1))
         assert added.status_code == 303, added.text
     editor = await client.get(editor_url)
     components = re.findall(rf'action="{editor_url}/components/(\w+)" class="rename"', editor.text)
     assert len(components) == 2
-    moved = await client.post(
-        f"{editor_url}/components/{components[1]}", data={"csrf": csrf, "action": "up"}
-    )
+    moved = await submit(client, f"{editor_url}/components/{components[1]}", csrf, action="up")
     assert moved.status_code == 303
-    renamed = await client.post(
-        f"{editor_url}/components/{components[1]}",
-        data={"csrf": csrf, "action": "rename", "name": "Website"},
+    renamed = await submit(
+        client, f"{editor_url}/components/{components[1]}", csrf, action="rename", name="Website"
     )
     assert renamed.status_code == 303
-    message = await client.post(
-        f"{editor_url}/message", data={"csrf": csrf, "message": "Deploying at noon."}
-    )
+    message = await submit(client, f"{editor_url}/message", csrf, message="Deploying at noon.")
     assert message.status_code == 303
     api = (
         await client.get(
@@ -187,7 +172,7 @@ async def test_a_status_page_is_made_edited_and_previewed_while_private(
     async with charlie:
         await signed_in(charlie, cast.charlie.email)
         assert (await charlie.get(f"{editor_url}/preview")).status_code == 404
-    deleted = await client.post(f"{editor_url}/delete", data={"csrf": csrf})
+    deleted = await submit(client, f"{editor_url}/delete", csrf)
     assert deleted.headers["location"] == "/app/status-pages"
 
 
@@ -196,39 +181,29 @@ async def test_a_maintenance_window_is_planned_in_the_visitors_time_zone(
 ) -> None:
     monitor = await unchecked_monitor(client, cast, "API")
     csrf = await signed_in(client, cast.alice.email)
-    saved = await client.post(
-        "/app/settings",
-        data={"csrf": csrf, "firstName": "Alice", "lastName": "Liddell", "timezone": "Asia/Tokyo"},
+    saved = await submit(
+        client, "/app/settings", csrf, firstName="Alice", lastName="Liddell", timezone="Asia/Tokyo"
     )
     assert saved.status_code == 303
     start = (
         (clock.now() + timedelta(days=1)).astimezone(ZONE_TOKYO).replace(second=0, microsecond=0)
     )
     end = start + timedelta(hours=2)
-    backwards = await client.post(
-        "/app/maintenance",
-        data={
-            "csrf": csrf,
-            "projectId": cast.project_id,
-            "title": "Upgrade",
-            "startsAt": end.strftime("%Y-%m-%dT%H:%M"),
-            "endsAt": start.strftime("%Y-%m-%dT%H:%M"),
-            "timezone": "Asia/Tokyo",
-        },
+    window = {"projectId": cast.project_id, "title": "Upgrade", "timezone": "Asia/Tokyo"}
+    typed_start, typed_end = start.strftime("%Y-%m-%dT%H:%M"), end.strftime("%Y-%m-%dT%H:%M")
+    backwards = await submit(
+        client, "/app/maintenance", csrf, **window, startsAt=typed_end, endsAt=typed_start
     )
     assert backwards.status_code == 422
     assert "field-error" in backwards.text
-    planned = await client.post(
+    planned = await submit(
+        client,
         "/app/maintenance",
-        data={
-            "csrf": csrf,
-            "projectId": cast.project_id,
-            "title": "Upgrade",
-            "startsAt": start.strftime("%Y-%m-%dT%H:%M"),
-            "endsAt": end.strftime("%Y-%m-%dT%H:%M"),
-            "timezone": "Asia/Tokyo",
-            "monitorIds": monitor["id"],
-        },
+        csrf,
+        **window,
+        startsAt=typed_start,
+        endsAt=typed_end,
+        monitorIds=monitor["id"],
     )
     assert planned.status_code == 303, planned.text
     windows = (await client.get("/maintenance-windows", headers=cast.alice.headers)).json()
@@ -237,7 +212,7 @@ async def test_a_maintenance_window_is_planned_in_the_visitors_time_zone(
     assert start.strftime("%Y-%m-%d %H:%M:00 JST") in listed.text  # shown as it was typed
     window_id = re.search(r"/app/maintenance/(\w+)/delete", listed.text)
     assert window_id
-    await client.post(f"/app/maintenance/{window_id.group(1)}/delete", data={"csrf": csrf})
+    await submit(client, f"/app/maintenance/{window_id.group(1)}/delete", csrf)
     assert "Upgrade" not in (await client.get("/app/maintenance")).text
 
 
@@ -245,19 +220,17 @@ async def test_settings_name_a_bad_time_zone_and_the_plan_page_upgrades(
     client: httpx.AsyncClient, cast: Cast
 ) -> None:
     csrf = await signed_in(client, cast.alice.email)
-    wrong = await client.post(
-        "/app/settings", data={"csrf": csrf, "firstName": "A", "timezone": "Mars/Olympus"}
-    )
+    wrong = await submit(client, "/app/settings", csrf, firstName="A", timezone="Mars/Olympus")
     assert wrong.status_code == 422
     assert 'id="e-timezone"' in wrong.text
     plan = await client.get("/app/plan")
     assert "<strong>free</strong>" in plan.text
     assert "Upgrade to pro" in plan.text
-    upgraded = await client.post("/app/plan/upgrade", data={"csrf": csrf})
+    upgraded = await submit(client, "/app/plan/upgrade", csrf)
     assert upgraded.status_code == 303
     after = await client.get("/app/plan")
     assert "You are on the pro plan now." in after.text
-    again = await client.post("/app/plan/upgrade", data={"csrf": csrf})
+    again = await submit(client, "/app/plan/upgrade", csrf)
     assert "Plan not changed" in (await client.get(again.headers["location"])).text
 
 
@@ -267,9 +240,7 @@ async def test_only_administrators_reach_the_operators_pages(
     csrf = await signed_in(client, cast.alice.email)
     assert (await client.get("/app/admin/users")).status_code == 404
     assert (await client.get("/app/admin/contact")).status_code == 404
-    refused = await client.post(
-        f"/app/admin/users/{cast.bob.id}", data={"csrf": csrf, "plan": "pro"}
-    )
+    refused = await submit(client, f"/app/admin/users/{cast.bob.id}", csrf, plan="pro")
     assert refused.status_code == 404
     assert ">Admin<" not in (await client.get("/app/monitors")).text
 
@@ -291,17 +262,15 @@ async def test_only_administrators_reach_the_operators_pages(
     assert followed.status_code == 303
     submission = await client.get(followed.headers["location"])
     assert "Pricing" in submission.text
-    saved = await client.post(
-        followed.headers["location"], data={"csrf": csrf, "contacted": "on", "notes": "Called."}
+    saved = await submit(
+        client, followed.headers["location"], csrf, contacted="on", notes="Called."
     )
     assert saved.status_code == 303
     assert "Called." in (await client.get(followed.headers["location"])).text
 
     users = await client.get("/app/admin/users")
     assert cast.bob.email in users.text
-    changed = await client.post(
-        f"/app/admin/users/{cast.bob.id}", data={"csrf": csrf, "plan": "pro"}
-    )
+    changed = await submit(client, f"/app/admin/users/{cast.bob.id}", csrf, plan="pro")
     assert changed.status_code == 303
     bob = await client.get("/subscriptions/current", headers=cast.bob.headers)
     assert bob.json()["currentPlan"] == "pro"
