@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from tests.app_settings import overriding
-from tests.conftest import Cast, assert_problem
+from tests.conftest import Cast, InProject, assert_problem
 from upwatch.kit.db import busy
 from upwatch.kit.errors import DatabaseBusy
 from upwatch.monitors.service import MonitorService
@@ -38,11 +38,10 @@ def conflicts(monkeypatch: pytest.MonkeyPatch, times: int) -> list[int]:
 
 
 async def test_a_request_defeated_by_a_conflict_is_run_again_and_succeeds_once(
-    client: httpx.AsyncClient, cast: Cast, monkeypatch: pytest.MonkeyPatch
+    client: httpx.AsyncClient, cast: Cast, as_alice: InProject, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     attempts = conflicts(monkeypatch, times=2)
-    body = {**BODY, "projectId": cast.project_id}
-    created = await client.post("/monitors", headers=cast.alice.headers, json=body)
+    created = await as_alice.post("/monitors", **BODY)
     assert created.status_code == 201, created.text
     assert len(attempts) == 3
     listed = await client.get(f"/monitors?projectId={cast.project_id}", headers=cast.alice.headers)
@@ -50,11 +49,10 @@ async def test_a_request_defeated_by_a_conflict_is_run_again_and_succeeds_once(
 
 
 async def test_a_conflict_that_outlasts_every_retry_answers_503_busy(
-    client: httpx.AsyncClient, cast: Cast, monkeypatch: pytest.MonkeyPatch
+    as_alice: InProject, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     attempts = conflicts(monkeypatch, times=10)
-    body = {**BODY, "projectId": cast.project_id}
-    answer = await client.post("/monitors", headers=cast.alice.headers, json=body)
+    answer = await as_alice.post("/monitors", **BODY)
     problem = assert_problem(answer, 503)
     assert problem["detail"] == "the database is busy with other writes; try again in a moment"
     assert answer.headers["Retry-After"] == "1"

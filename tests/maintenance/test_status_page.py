@@ -26,23 +26,15 @@ async def test_a_page_shows_maintenance_on_now_and_soon_but_not_next_month(
     web_part = await add_component(client, cast.alice, page["id"], web["id"])
     now = clock.now()
     await make_window(client, cast, clock, title="API upgrade", monitorIds=[api["id"]])
+    soon, next_month = now + timedelta(days=2), now + timedelta(days=30)
     await make_window(
-        client,
-        cast,
-        clock,
-        title="Weekly backups",
-        startsAt=iso(now + timedelta(days=2)),
-        endsAt=iso(now + timedelta(days=2, hours=1)),
-        rrule="FREQ=WEEKLY",
-    )
+        client, cast, clock, title="Weekly backups", rrule="FREQ=WEEKLY",
+        startsAt=iso(soon), endsAt=iso(soon + timedelta(hours=1)),
+    )  # fmt: skip
     await make_window(
-        client,
-        cast,
-        clock,
-        title="Data centre move",
-        startsAt=iso(now + timedelta(days=30)),
-        endsAt=iso(now + timedelta(days=30, hours=4)),
-    )
+        client, cast, clock, title="Data centre move",
+        startsAt=iso(next_month), endsAt=iso(next_month + timedelta(hours=4)),
+    )  # fmt: skip
 
     public = (await client.get("/status-pages/public/slug/shop")).json()
     assert public["overallStatus"] == "maintenance"

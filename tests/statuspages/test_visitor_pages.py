@@ -146,25 +146,22 @@ async def test_the_feeds_are_valid_rss_2_and_atom_1_with_each_incident_and_its_u
     client: httpx.AsyncClient, cast: Cast, app: FastAPI, clock: ManualClock
 ) -> None:
     await _page_with_an_incident(client, cast, app, clock)
-    rss = await client.get("/s/shop/feed.rss")
-    assert rss.headers["content-type"] == "application/rss+xml; charset=utf-8"
-    parsed = feedparser.parse(rss.content)
-    assert not parsed.bozo, parsed.get("bozo_exception")
-    assert parsed.version == "rss20"
-    (item,) = parsed.entries
-    assert item.title == "Checkout is down (investigating)"
+    feeds = {}
+    for kind, version in (("rss", "rss20"), ("atom", "atom10")):
+        feed = await client.get(f"/s/shop/feed.{kind}")
+        assert feed.headers["content-type"] == f"application/{kind}+xml; charset=utf-8"
+        parsed = feedparser.parse(feed.content)
+        assert not parsed.bozo, parsed.get("bozo_exception")
+        assert parsed.version == version
+        (entry,) = parsed.entries
+        assert entry.title == "Checkout is down (investigating)"
+        feeds[kind] = (feed, parsed, entry)
+    _, _, item = feeds["rss"]
     assert item.link == "http://upwatch.test/s/shop#incident-" + item.id.split("-")[-1]
     assert "Checkout is not responding" in item.description
-
-    atom = await client.get("/s/shop/feed.atom")
-    assert atom.headers["content-type"] == "application/atom+xml; charset=utf-8"
-    parsed = feedparser.parse(atom.content)
-    assert not parsed.bozo, parsed.get("bozo_exception")
-    assert parsed.version == "atom10"
-    (entry,) = parsed.entries
-    assert entry.title == "Checkout is down (investigating)"
-    assert parsed.feed.title == "Shop status status"
-    for feed in (rss.text, atom.text):
+    _, atom, _ = feeds["atom"]
+    assert atom.feed.title == "Shop status status"
+    for feed in (feeds["rss"][0].text, feeds["atom"][0].text):
         assert "checkout-backend" not in feed
         assert "checkout.example" not in feed
         assert "late" not in feed  # the probe's error text
