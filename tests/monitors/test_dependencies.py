@@ -19,7 +19,7 @@ from sqlalchemy import func, select
 
 from tests.app_settings import overriding, plans
 from tests.conftest import Cast, InProject, assert_problem
-from tests.factories import create_monitor, ingest, post_in_project
+from tests.factories import create_monitor, ingest
 from upwatch.kit.clock import ManualClock
 from upwatch.models import Alert, Incident, Monitor
 from upwatch.monitors.dependency_graph import cycle_through
@@ -103,17 +103,9 @@ async def test_dependencies_are_monitors_of_the_same_project_without_cycles(
     assert "not other monitors of the project: nope" in assert_problem(unknown, 422)["detail"]
     # Charlie's monitor cannot depend on Alice's.
     other = await client.post("/projects", headers=cast.charlie.headers, json={"name": "C"})
-    refused = await post_in_project(
-        client,
-        cast.charlie,
-        other.json()["id"],
-        "/monitors",
-        name="Mine",
-        type="http",
-        url="http://127.0.0.1:9/",
-        intervalSeconds=300,
-        dependsOn=[parent["id"]],
-    )
+    charlies = InProject(client, cast.charlie, other.json()["id"])
+    mine = {"name": "Mine", "type": "http", "url": "http://127.0.0.1:9/", "intervalSeconds": 300}
+    refused = await charlies.post("/monitors", **mine, dependsOn=[parent["id"]])
     assert "dependsOn" in assert_problem(refused, 422)["detail"]
     # Deleting a parent takes it out of its children's lists.
     assert (await client.delete(f"/monitors/{child['id']}", headers=cast.alice.headers)).is_success

@@ -60,6 +60,14 @@ async def _provider(
     return await create_provider(client, account.headers, project_id, **body)
 
 
+async def _patch(
+    client: httpx.AsyncClient, account: Account, provider: dict[str, Any], **fields: Any
+) -> httpx.Response:
+    """``account`` changes the provider's ``fields``, whatever the answer."""
+    path = f"/notification-providers/{provider['id']}"
+    return await client.patch(path, headers=account.headers, json=fields)
+
+
 async def _upgrade(client: httpx.AsyncClient, account: Account) -> None:
     response = await client.post("/subscriptions/upgrade", headers=account.headers, json={})
     assert response.status_code == 200, response.text
@@ -158,11 +166,7 @@ async def test_changing_the_type_to_one_outside_the_plan_is_refused_with_402(
     client: httpx.AsyncClient, cast: Cast
 ) -> None:
     provider = await _provider(client, cast.alice, cast.project_id)
-    response = await client.patch(
-        f"/notification-providers/{provider['id']}",
-        headers=cast.alice.headers,
-        json={"type": "sms", "config": CONFIGS["sms"]},
-    )
+    response = await _patch(client, cast.alice, provider, type="sms", config=CONFIGS["sms"])
     assert_problem(response, 402)
 
 
@@ -203,11 +207,7 @@ async def test_stored_secrets_do_not_follow_a_provider_to_a_new_destination(
         ("sms", {"to": "+14155550123"}),
     ):
         provider = await _provider(client, cast.alice, cast.project_id, kind)
-        response = await client.patch(
-            f"/notification-providers/{provider['id']}",
-            headers=cast.bob.headers,
-            json={"config": {**provider["config"], **move}},
-        )
+        response = await _patch(client, cast.bob, provider, config={**provider["config"], **move})
         problem = assert_problem(response, 422)
         assert "give the secret again" in problem["detail"]
 
@@ -233,11 +233,7 @@ async def test_only_the_owner_or_a_manager_moves_a_provider_to_another_project(
 async def test_flags_take_true_or_false_only(client: httpx.AsyncClient, cast: Cast) -> None:
     provider = await _provider(client, cast.alice, cast.project_id, "email")
     for value in (0, 1, "yes", "false"):
-        response = await client.patch(
-            f"/notification-providers/{provider['id']}",
-            headers=cast.alice.headers,
-            json={"isEnabled": value},
-        )
+        response = await _patch(client, cast.alice, provider, isEnabled=value)
         assert_problem(response, 422)
 
 
@@ -283,11 +279,7 @@ async def test_config_that_does_not_suit_the_type_is_refused_with_422(
     await _upgrade(client, cast.alice)
     assert_problem(await _create(client, cast.alice, cast.project_id, kind, config=config), 422)
     provider = await _provider(client, cast.alice, cast.project_id, kind)
-    patched = await client.patch(
-        f"/notification-providers/{provider['id']}",
-        headers=cast.alice.headers,
-        json={"config": config},
-    )
+    patched = await _patch(client, cast.alice, provider, config=config)
     assert_problem(patched, 422)
 
 
@@ -310,11 +302,7 @@ async def test_urls_at_internal_addresses_are_refused_with_422(
     )
     assert "refused" in problem["detail"]
     provider = await _provider(client, cast.alice, cast.project_id, kind)
-    patched = await client.patch(
-        f"/notification-providers/{provider['id']}",
-        headers=cast.alice.headers,
-        json={"config": config},
-    )
+    patched = await _patch(client, cast.alice, provider, config=config)
     assert_problem(patched, 422)
 
 
@@ -362,9 +350,7 @@ async def test_quiet_hours_with_one_end_null_or_left_out_are_refused_alike_every
         {"field": missing, "message": "quiet hours need both a start and an end"}
     ]
     plain = await _provider(client, cast.alice, cast.project_id, "email")
-    patched = await client.patch(
-        f"/notification-providers/{plain['id']}", headers=cast.alice.headers, json=ends
-    )
+    patched = await _patch(client, cast.alice, plain, **ends)
     assert assert_problem(patched, 422)["errors"][0]["field"] == missing
     if None in ends.values():  # a null end removes it, so the other is left alone
         quiet = await _provider(
@@ -375,9 +361,7 @@ async def test_quiet_hours_with_one_end_null_or_left_out_are_refused_alike_every
             quietHoursStart="22:00",
             quietHoursEnd="06:00",
         )
-        patched = await client.patch(
-            f"/notification-providers/{quiet['id']}", headers=cast.alice.headers, json=ends
-        )
+        patched = await _patch(client, cast.alice, quiet, **ends)
         assert assert_problem(patched, 422)["errors"][0]["field"] == missing
     # The rule is published where the schema cannot say it.
     document = (await client.get("/openapi.json")).json()
@@ -444,11 +428,7 @@ async def test_a_provider_cannot_be_moved_into_a_project_the_caller_does_not_bel
 ) -> None:
     provider = await _provider(client, cast.alice, cast.project_id, "email")
     other = await client.post("/projects", headers=cast.charlie.headers, json={"name": "Other"})
-    moved = await client.patch(
-        f"/notification-providers/{provider['id']}",
-        headers=cast.alice.headers,
-        json={"projectId": other.json()["id"]},
-    )
+    moved = await _patch(client, cast.alice, provider, projectId=other.json()["id"])
     assert_problem(moved, 404)
 
 

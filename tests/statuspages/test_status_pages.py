@@ -31,16 +31,21 @@ async def test_a_new_page_answers_201_with_its_fields_defaults_and_public_addres
     client: httpx.AsyncClient, cast: Cast
 ) -> None:
     page = await create_page(client, cast.bob, cast.project_id, slug="shop")
-    assert page["name"] == "Shop status"
-    assert page["slug"] == "shop"
-    assert page["projectId"] == cast.project_id
+    expected = {
+        "name": "Shop status",
+        "slug": "shop",
+        "projectId": cast.project_id,
+        "theme": "light",
+        "customDomain": None,
+        "description": "",
+        "customCss": "",
+        "customJs": "",
+        "components": [],
+        "message": None,
+        "publicUrl": "http://upwatch.test/s/shop",
+    }
+    assert {name: page[name] for name in expected} == expected
     assert page["isPublic"] is True
-    assert page["theme"] == "light"
-    assert page["customDomain"] is None
-    assert (page["description"], page["customCss"], page["customJs"]) == ("", "", "")
-    assert page["components"] == []
-    assert page["message"] is None
-    assert page["publicUrl"] == "http://upwatch.test/s/shop"
     for field in ("id", "createdAt", "updatedAt"):
         assert page[field]
 
