@@ -35,6 +35,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from tests.factories import PASSWORD, InProject, Target
+from tests.receivers import Receiver
 from upwatch.app import create_app
 from upwatch.config import Settings, async_database_url
 from upwatch.kit.clock import ManualClock
@@ -344,6 +345,14 @@ async def target() -> AsyncIterator[Target]:
     """A real HTTP server on loopback to point monitors at."""
     server = Target()
     await server.start()
+    yield server
+    await server.stop()
+
+
+@pytest.fixture
+async def receiver() -> AsyncIterator[Receiver]:
+    """A real HTTP server on loopback that records what webhooks and chat channels post."""
+    server = await Receiver().start()
     yield server
     await server.stop()
 

@@ -5,7 +5,6 @@ recovers and everyone who was alerted is told."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -27,13 +26,6 @@ settings_overrides = overriding(
     # matter.
     pager_poll_seconds=3600.0,
 )
-
-
-@pytest.fixture
-async def receiver() -> AsyncIterator[Receiver]:
-    server = await Receiver().start()
-    yield server
-    await server.stop()
 
 
 def move_to(clock: ManualClock, moment: datetime) -> None:

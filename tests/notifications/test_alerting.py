@@ -41,13 +41,6 @@ def clock() -> Clock:
 settings_overrides = overriding(QUICK_ALERTS, allow_private_targets=True)
 
 
-@pytest.fixture
-async def receiver() -> AsyncIterator[Receiver]:
-    server = await Receiver().start()
-    yield server
-    await server.stop()
-
-
 def assert_signed(received: Received, secret: str) -> None:
     expected = hmac.new(secret.encode(), received.body, hashlib.sha256).hexdigest()
     signature = received.headers["X-Upwatch-Signature"]

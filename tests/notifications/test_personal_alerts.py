@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
@@ -30,13 +30,6 @@ def clock() -> Clock:
 
 
 settings_overrides = overriding(QUICK_ALERTS, plans_file=plans(PLANS), allow_private_targets=True)
-
-
-@pytest.fixture
-async def receiver() -> AsyncIterator[Receiver]:
-    server = await Receiver().start()
-    yield server
-    await server.stop()
 
 
 async def _settings(client: httpx.AsyncClient, account: Account, **fields: Any) -> dict[str, Any]:

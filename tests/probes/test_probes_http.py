@@ -126,6 +126,14 @@ async def check(guard: NetworkGuard, http_check: HttpCheck) -> Outcome:
         return await probe_http(http_check, client)
 
 
+def assert_refused(outcome: Outcome, address: str) -> None:
+    """The check was refused before it connected, and says which address it refused."""
+    assert not outcome.ok
+    assert outcome.error_kind is ErrorKind.REFUSED_TARGET
+    assert outcome.error is not None
+    assert address in outcome.error
+
+
 async def test_a_page_answering_200_is_up_with_its_status_and_timings(target: Target) -> None:
     outcome = await check(NetworkGuard(allow_private=True), HttpCheck(url=f"{target.url}/ok"))
 
@@ -266,10 +274,7 @@ async def test_a_loopback_target_is_refused_when_private_targets_are_not_allowed
 ) -> None:
     outcome = await check(NetworkGuard(allow_private=False), HttpCheck(url=f"{target.url}/ok"))
 
-    assert not outcome.ok
-    assert outcome.error_kind is ErrorKind.REFUSED_TARGET
-    assert outcome.error is not None
-    assert "127.0.0.1" in outcome.error
+    assert_refused(outcome, "127.0.0.1")
 
 
 async def test_a_redirect_to_an_internal_address_is_refused(target: Target) -> None:
@@ -277,10 +282,7 @@ async def test_a_redirect_to_an_internal_address_is_refused(target: Target) -> N
 
     outcome = await check(LoopbackIsPublic(), HttpCheck(url=f"{target.url}/away?to={internal}"))
 
-    assert not outcome.ok
-    assert outcome.error_kind is ErrorKind.REFUSED_TARGET
-    assert outcome.error is not None
-    assert "127.0.0.2" in outcome.error
+    assert_refused(outcome, "127.0.0.2")
 
 
 async def test_a_redirect_to_a_name_of_an_internal_address_is_refused(
@@ -291,10 +293,7 @@ async def test_a_redirect_to_a_name_of_an_internal_address_is_refused(
 
     outcome = await check(LoopbackIsPublic(), HttpCheck(url=f"{target.url}/away?to={internal}"))
 
-    assert not outcome.ok
-    assert outcome.error_kind is ErrorKind.REFUSED_TARGET
-    assert outcome.error is not None
-    assert "10.0.0.5" in outcome.error
+    assert_refused(outcome, "10.0.0.5")
 
 
 async def test_the_stand_in_public_target_itself_is_reachable(target: Target) -> None:

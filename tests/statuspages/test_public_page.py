@@ -212,12 +212,20 @@ class TestTheSnapshot:
         assert (await _public(client, "shop"))["name"] == "Shop live"
         assert snapshots.builds == before + 2
 
-    async def test_a_stale_page_is_served_at_once_while_a_single_rebuild_runs(
+    @pytest.fixture
+    async def built(
         self, client: httpx.AsyncClient, app: FastAPI, as_alice: InProject
-    ) -> None:
+    ) -> snapshot.Snapshots:
+        """The snapshots once the shop's page is made and built for a first visit."""
         await as_alice.page(slug="shop")
-        snapshots = app.state.status_page_snapshots
         await _public(client, "shop")
+        snapshots: snapshot.Snapshots = app.state.status_page_snapshots
+        return snapshots
+
+    async def test_a_stale_page_is_served_at_once_while_a_single_rebuild_runs(
+        self, client: httpx.AsyncClient, built: snapshot.Snapshots
+    ) -> None:
+        snapshots = built
         before = snapshots.builds
         # Past its maximum age (the snapshot's build time moved back, not a wait).
         stale = snapshots._pages["shop"]
@@ -389,11 +397,9 @@ class TestTheSnapshot:
             assert_problem(await client.get(path, headers={"If-None-Match": tag}), 404)
 
     async def test_pages_are_built_again_once_when_the_counts_of_their_changes_are_forgotten(
-        self, client: httpx.AsyncClient, app: FastAPI, as_alice: InProject
+        self, client: httpx.AsyncClient, built: snapshot.Snapshots
     ) -> None:
-        await as_alice.page(slug="shop")
-        snapshots = app.state.status_page_snapshots
-        await _public(client, "shop")
+        snapshots = built
         before = snapshots.builds
         for n in range(100_002):  # other pages: the counts kept per page are forgotten once
             snapshots.changed(f"other-{n}")
