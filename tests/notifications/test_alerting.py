@@ -69,42 +69,14 @@ async def test_an_outage_opens_one_incident_alerts_each_enabled_provider_once_an
 ) -> None:
     headers = cast.alice.headers
     project = cast.project_id
-    await _add_provider(
-        client,
-        headers,
-        project,
-        type="webhook",
-        name="Ops hook",
-        config={"url": receiver.url("/a"), "secret": SECRET_A},
-    )
-    await _add_provider(
-        client,
-        headers,
-        project,
-        type="webhook",
-        name="Audit hook",
-        config={"url": receiver.url("/b"), "secret": SECRET_B},
-    )
-    await _add_provider(
-        client,
-        headers,
-        project,
-        type="slack",
-        name="Slack",
-        config={"webhookUrl": receiver.url("/slack")},
-    )
-    await _add_provider(
-        client,
-        headers,
-        project,
-        type="webhook",
-        name="Retired",
-        isEnabled=False,
-        config={"url": receiver.url("/off")},
-    )
-    await _add_provider(
-        client, headers, project, type="email", name="Mail", config={"to": ["oncall@example.com"]}
-    )
+    for kind, name, config, extra in (
+        ("webhook", "Ops hook", {"url": receiver.url("/a"), "secret": SECRET_A}, {}),
+        ("webhook", "Audit hook", {"url": receiver.url("/b"), "secret": SECRET_B}, {}),
+        ("slack", "Slack", {"webhookUrl": receiver.url("/slack")}, {}),
+        ("webhook", "Retired", {"url": receiver.url("/off")}, {"isEnabled": False}),
+        ("email", "Mail", {"to": ["oncall@example.com"]}, {}),
+    ):
+        await _add_provider(client, headers, project, type=kind, name=name, config=config, **extra)
     created = await client.post(
         "/monitors",
         headers=headers,

@@ -93,12 +93,10 @@ async def test_a_members_personal_webhook_and_mail_get_the_outage_and_its_recove
     client: httpx.AsyncClient, cast: Cast, receiver: Receiver, target: Target, mailbox: Mailbox
 ) -> None:
     # Bob, a member: a signed webhook, and e-mail to his own address ({"to": []}).
+    webhook = {"url": receiver.url("/bob"), "secret": SECRET}
+    channels = {"webhook": True, "email": True}
     await _settings(
-        client,
-        cast.bob,
-        notifications={"webhook": True, "email": True},
-        webhookConfig={"url": receiver.url("/bob"), "secret": SECRET},
-        emailConfig={"to": []},
+        client, cast.bob, notifications=channels, webhookConfig=webhook, emailConfig={"to": []}
     )
     # Charlie belongs to no project of Alice's: his channels never hear of it.
     await _settings(
