@@ -110,6 +110,12 @@ def run_cli(cwd: Path, env: dict[str, str], *args: str) -> subprocess.CompletedP
 ROOT_EMAIL = "root@example.com"
 
 
+def create_root(cwd: Path, env: dict[str, str]) -> None:
+    """`upwatch admin create --email root@example.com`, with the password of ``env``."""
+    created = run_cli(cwd, env, "admin", "create", "--email", ROOT_EMAIL)
+    assert created.returncode == 0, created.stderr
+
+
 async def log_in_as_root(api: httpx.AsyncClient, password: str) -> dict[str, str]:
     """Headers of the administrator `upwatch admin create --email root@example.com` made."""
     login = await api.post("/auth/login", json={"email": ROOT_EMAIL, "password": password})

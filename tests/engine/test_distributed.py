@@ -81,8 +81,7 @@ async def deployed(redis_url: str, database_url: str, cwd: Path) -> AsyncIterato
         UPWATCH_ROLE_RESTART_MAX_SECONDS="2",
         UPWATCH_ADMIN_PASSWORD=PASSWORD,
     )
-    created = live.run_cli(cwd, env, "admin", "create", "--email", "root@example.com")
-    assert created.returncode == 0, created.stderr
+    live.create_root(cwd, env)
     server = live.LiveServer(cwd, {**env, "UPWATCH_ROLES": "api"}).start()
     running = Deployment(cwd, env, prefix, server)
     try:

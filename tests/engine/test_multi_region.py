@@ -40,8 +40,7 @@ async def deployment(
         UPWATCH_ALLOW_PRIVATE_TARGETS="true",
         UPWATCH_ADMIN_PASSWORD=PASSWORD,
     )
-    created = live.run_cli(tmp_path, env, "admin", "create", "--email", "root@example.com")
-    assert created.returncode == 0, created.stderr
+    live.create_root(tmp_path, env)
     server = live.LiveServer(tmp_path, env).start()
     workers = []
     try:

@@ -86,8 +86,7 @@ async def test_checks_come_back_by_themselves_after_redis_restarts_empty(
         UPWATCH_ROLE_RESTART_MAX_SECONDS="1",
         UPWATCH_ADMIN_PASSWORD=PASSWORD,
     )
-    created = live.run_cli(tmp_path, env, "admin", "create", "--email", "root@example.com")
-    assert created.returncode == 0, created.stderr
+    live.create_root(tmp_path, env)
     server = live.LiveServer(tmp_path, env).start()
     with (tmp_path / "worker.log").open("ab") as log:
         worker = await asyncio.create_subprocess_exec(

@@ -39,6 +39,16 @@ async def _settings(client: httpx.AsyncClient, account: Account, **fields: Any) 
     return body
 
 
+async def _bob_hooked(client: httpx.AsyncClient, cast: Cast, receiver: Receiver) -> None:
+    """Bob, a member, turns his personal webhook on, pointed at the receiver's ``/bob``."""
+    await _settings(
+        client,
+        cast.bob,
+        notifications={"webhook": True},
+        webhookConfig={"url": receiver.url("/bob")},
+    )
+
+
 async def _check(client: httpx.AsyncClient, headers: dict[str, str], monitor_id: str) -> str:
     response = await client.post(f"/monitors/{monitor_id}/check", headers=headers)
     assert response.status_code == 200, response.text
@@ -239,12 +249,7 @@ class TestPendingPersonalAlerts:
     async def test_a_channel_turned_off_or_a_member_gone_stops_pending_personal_alerts(
         self, client: httpx.AsyncClient, cast: Cast, receiver: Receiver, target: Target
     ) -> None:
-        await _settings(
-            client,
-            cast.bob,
-            notifications={"webhook": True},
-            webhookConfig={"url": receiver.url("/bob")},
-        )
+        await _bob_hooked(client, cast, receiver)
         receiver.status = 503  # the outage alert waits for a retry
         headers = cast.alice.headers
         created = await client.post(
@@ -300,12 +305,7 @@ class TestPendingPersonalAlerts:
 async def test_deleting_the_account_removes_its_personal_alerts(
     client: httpx.AsyncClient, cast: Cast, receiver: Receiver, target: Target
 ) -> None:
-    await _settings(
-        client,
-        cast.bob,
-        notifications={"webhook": True},
-        webhookConfig={"url": receiver.url("/bob")},
-    )
+    await _bob_hooked(client, cast, receiver)
     _, alerts = await _outage_and_recovery(client, cast, target)
     assert len(await alerts()) == 2
     deleted = await client.delete("/users/me", headers=cast.bob.headers)
