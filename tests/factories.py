@@ -95,6 +95,13 @@ async def post_in_project(
     )
 
 
+def bearer(answer: httpx.Response, status: int = 200) -> dict[str, str]:
+    """The Authorization header of the access token a sign-up or login answered with, once the
+    answer's status is checked."""
+    assert answer.status_code == status, answer.text
+    return {"Authorization": f"Bearer {answer.json()['access_token']}"}
+
+
 async def log_in(client: httpx.AsyncClient, email: str, password: str = PASSWORD) -> httpx.Response:
     """``POST /auth/login`` with this address and password, whatever the answer."""
     return await client.post("/auth/login", json={"email": email, "password": password})

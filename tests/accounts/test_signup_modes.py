@@ -6,7 +6,7 @@ import httpx
 import pytest
 
 from tests.conftest import PASSWORD, Mailbox, assert_problem
-from tests.factories import log_in
+from tests.factories import bearer, log_in
 from upwatch.operations.bootstrap import create_admin
 from upwatch.runtime import Runtime
 
@@ -97,7 +97,6 @@ async def test_an_invite_only_service_takes_a_sign_up_only_with_a_project_invita
             "invitationToken": mailbox.invitation_token("dave@example.com"),
         },
     )
-    assert joined.status_code == 201, joined.text
-    dave = {"Authorization": f"Bearer {joined.json()['access_token']}"}
+    dave = bearer(joined, 201)
     projects = await client.get("/projects", headers=dave)
     assert [p["id"] for p in projects.json()] == [project.json()["id"]]

@@ -18,6 +18,7 @@ import pytest
 import yaml
 from argon2 import PasswordHasher
 
+from tests.factories import bearer
 from tests.live_server import LiveServer, ThreadedTarget, clean_env, run_cli
 
 PASSWORD = "correct horse battery staple"
@@ -103,8 +104,7 @@ class Project:
         signup = self.api.post(
             "/auth/signup", json={"email": "a@example.com", "password": PASSWORD}
         )
-        assert signup.status_code == 201, signup.text
-        person = {"Authorization": f"Bearer {signup.json()['access_token']}"}
+        person = bearer(signup, 201)
         assert self.api.post("/subscriptions/upgrade", headers=person, json={}).status_code == 200
         project = self.api.post("/projects", headers=person, json={"name": "Shop"})
         self.project_id = project.json()["id"]

@@ -17,6 +17,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine
 
 from tests.conftest import PASSWORD, WAIT_SECONDS
+from tests.factories import bearer
 from tests.live_server import LiveServer, ThreadedTarget, clean_env, run_cli
 from upwatch.migrations import alembic_config
 from upwatch.operations.backup import known_revisions
@@ -74,9 +75,7 @@ def test_backup_during_checks_restores_to_a_fresh_data_dir_serving_the_same_moni
         server = LiveServer(live, env).start()
         try:
             with httpx.Client(base_url=server.url) as api:
-                signup = api.post("/auth/signup", json=account)
-                assert signup.status_code == 201, signup.text
-                headers = {"Authorization": f"Bearer {signup.json()['access_token']}"}
+                headers = bearer(api.post("/auth/signup", json=account), 201)
                 project = api.post("/projects", headers=headers, json={"name": "Shop"})
                 assert project.status_code == 201, project.text
                 for n in range(MONITORS):
@@ -126,9 +125,7 @@ def test_backup_during_checks_restores_to_a_fresh_data_dir_serving_the_same_moni
         try:
             with httpx.Client(base_url=server.url) as api:
                 # A fresh data directory has a new secret key: the same account signs in again.
-                login = api.post("/auth/login", json=account)
-                assert login.status_code == 200, login.text
-                headers = {"Authorization": f"Bearer {login.json()['access_token']}"}
+                headers = bearer(api.post("/auth/login", json=account))
                 after = monitors(api, headers)
         finally:
             server.stop()

@@ -31,6 +31,7 @@ import pytest
 import yaml
 
 from tests.conftest import PASSWORD, free_port
+from tests.factories import bearer
 from upwatch.cli import parser
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -286,9 +287,7 @@ def test_the_image_keeps_its_data_in_the_volume_across_a_restart(container: Cont
         assert before.status_code == 200, before.text
         assert project in [p["id"] for p in before.json()]
 
-        login = client.post("/auth/login", json={"email": email, "password": PASSWORD})
-        assert login.status_code == 200, login.text
-        headers = {"Authorization": f"Bearer {login.json()['access_token']}"}
+        headers = bearer(client.post("/auth/login", json={"email": email, "password": PASSWORD}))
         kept = client.get(f"/projects/{project}", headers=headers)
         assert kept.status_code == 200, kept.text
         assert kept.json()["name"] == "Payments"

@@ -17,7 +17,7 @@ from sqlalchemy import func, select, text
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from tests.conftest import PASSWORD, POSTGRES_URL, WAIT_SECONDS, _postgres_admin, free_port
-from tests.factories import FAST_PLANS
+from tests.factories import FAST_PLANS, bearer
 from tests.live_server import LiveServer, ThreadedTarget, clean_env, run_cli
 from upwatch.config import async_database_url
 from upwatch.operations.database_copy import _tables
@@ -104,8 +104,7 @@ def test_a_sqlite_service_moves_to_postgresql_whole_and_keeps_checking_there(
                 signup = api.post(
                     "/auth/signup", json={"email": "mover@example.com", "password": PASSWORD}
                 )
-                assert signup.status_code == 201, signup.text
-                headers = {"Authorization": f"Bearer {signup.json()['access_token']}"}
+                headers = bearer(signup, 201)
                 project = api.post("/projects", headers=headers, json={"name": "Shop"})
                 project_id = project.json()["id"]
                 for name, url in (
@@ -163,8 +162,7 @@ def test_a_sqlite_service_moves_to_postgresql_whole_and_keeps_checking_there(
                 login = api.post(
                     "/auth/login", json={"email": "mover@example.com", "password": PASSWORD}
                 )
-                assert login.status_code == 200, login.text
-                headers = {"Authorization": f"Bearer {login.json()['access_token']}"}
+                headers = bearer(login)
                 assert api.get("/monitors", headers=headers).json() == monitors
                 assert api.get("/s/shop").status_code == 200
                 # New results take ids after the copied ones (the sequences moved past them).

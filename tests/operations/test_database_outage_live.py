@@ -23,7 +23,7 @@ import httpx
 import pytest
 
 from tests.conftest import BACKEND, PASSWORD, _empty_tables, eventually
-from tests.factories import FAST_PLANS, Target
+from tests.factories import FAST_PLANS, Target, bearer
 from tests.live_server import LiveServer, clean_env
 from tests.tcp_proxy import TcpProxy, proxy_to
 
@@ -100,8 +100,7 @@ async def test_checks_resume_and_the_api_answers_503_while_postgresql_restarts_o
             signup = await api.post(
                 "/auth/signup", json={"email": "alice@example.com", "password": PASSWORD}
             )
-            assert signup.status_code == 201, signup.text
-            headers = {"Authorization": f"Bearer {signup.json()['access_token']}"}
+            headers = bearer(signup, 201)
             project = await api.post("/projects", headers=headers, json={"name": "Shop"})
             assert project.status_code == 201, project.text
             ids = []

@@ -28,7 +28,7 @@ import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.conftest import PASSWORD, forget_redis_keys, free_port
-from tests.factories import FAST_PLANS
+from tests.factories import FAST_PLANS, bearer
 from tests.live_server import COMMAND_SECONDS, UPWATCH, LiveServer, ThreadedTarget, clean_env
 from upwatch.config import Settings
 from upwatch.engine.ingester import certificate_expiry
@@ -284,8 +284,7 @@ async def test_prometheus_scraping_the_service_fires_the_monitor_down_rule_when_
         ):
             email = f"ops-{uuid.uuid4().hex[:8]}@example.com"
             signed = await api.post("/auth/signup", json={"email": email, "password": PASSWORD})
-            assert signed.status_code == 201, signed.text
-            headers = {"Authorization": f"Bearer {signed.json()['access_token']}"}
+            headers = bearer(signed, 201)
             project = await api.post("/projects", headers=headers, json={"name": "Shop"})
             assert project.status_code == 201, project.text
             # A name with quotes, and a URL with credentials and a secret query: the labels

@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from tests.conftest import PASSWORD
+from tests.factories import bearer
 from tests.live_server import LiveServer, clean_env
 
 # Long, and needs no test database: run in the shorter lane (scripts/test).
@@ -128,8 +129,7 @@ def test_upwatch_serve_from_the_wheel_migrates_and_answers_the_console_a_status_
         assert css.status_code == 200, "the console's static files are missing"
         assert api.get("/docs").status_code == 200
         signup = api.post("/auth/signup", json={"email": "wheel@example.com", "password": PASSWORD})
-        assert signup.status_code == 201, signup.text
-        headers = {"Authorization": f"Bearer {signup.json()['access_token']}"}
+        headers = bearer(signup, 201)
         project = api.post("/projects", headers=headers, json={"name": "Shop"}).json()["id"]
         page = api.post(
             "/status-pages",

@@ -10,6 +10,7 @@ import pytest
 
 from tests.conftest import PASSWORD, Account, Cast, InProject, Mailbox, SignUp, assert_problem
 from tests.factories import (
+    bearer,
     create_incident,
     create_monitor,
     create_page,
@@ -222,8 +223,7 @@ async def test_signing_up_with_an_invited_address_but_no_token_joins_nothing(
     squatter = await client.post(
         "/auth/signup", json={"email": "dave@example.com", "password": PASSWORD}
     )
-    assert squatter.status_code == 201
-    headers = {"Authorization": f"Bearer {squatter.json()['access_token']}"}
+    headers = bearer(squatter, 201)
     assert (await client.get("/projects", headers=headers)).json() == []
     anonymous = await client.post("/users", json={"email": "erin@example.com"})
     assert anonymous.status_code == 201

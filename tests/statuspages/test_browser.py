@@ -19,6 +19,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 from tests.browser import BROWSER_SECONDS, require_browser, start_browser
 from tests.conftest import PASSWORD
+from tests.factories import bearer
 from tests.live_server import LiveServer, clean_env
 
 CUSTOM_CSS = "body { border-top: 6px solid rgb(12, 34, 56); }"
@@ -46,8 +47,7 @@ def page(server: LiveServer) -> dict[str, Any]:
             "/auth/signup",
             json={"email": "owner@example.com", "password": PASSWORD, "firstName": "Olga"},
         )
-        assert signup.status_code == 201, signup.text
-        headers = {"Authorization": f"Bearer {signup.json()['access_token']}"}
+        headers = bearer(signup, 201)
         project = api.post("/projects", headers=headers, json={"name": "Shop"}).json()["id"]
         ids = []
         for name in ("Checkout", "Catalogue"):
