@@ -400,8 +400,8 @@ def make_settings(database_url: str, data_dir: Path, **overrides: Any) -> Settin
 
 @pytest.fixture
 def settings_overrides() -> dict[str, Any]:
-    """None: a test module or class changes the app's settings with its own declaration,
-    ``settings_overrides = overriding(...)`` (tests/app_settings.py)."""
+    """No change by default; a test module or class changes the app's settings with its own
+    declaration, ``settings_overrides = overriding(...)`` (tests/app_settings.py)."""
     return {}
 
 
@@ -562,7 +562,7 @@ async def cast(client: httpx.AsyncClient, sign_up: SignUp, mailbox: Mailbox) -> 
 
 @pytest.fixture
 async def admin(sign_up: SignUp, make_admin: Callable[[Account, str], Awaitable[None]]) -> Account:
-    """An administrator, as `upwatch admin create` makes one."""
+    """An account at admin@example.com with the admin role."""
     account = await sign_up("admin@example.com")
     await make_admin(account, "admin")
     return account
