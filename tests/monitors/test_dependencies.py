@@ -20,6 +20,7 @@ from sqlalchemy import func, select
 from tests.app_settings import overriding, plans
 from tests.conftest import Cast, InProject, assert_problem
 from tests.factories import create_monitor, ingest
+from upwatch.incidents.rules import down_parent
 from upwatch.kit.clock import ManualClock
 from upwatch.models import Alert, Incident, Monitor
 from upwatch.monitors.dependency_graph import cycle_through
