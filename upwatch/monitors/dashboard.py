@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -142,11 +143,15 @@ async def dashboard(
     uptime, performance = [], []
     for monitor in monitors:
         day = _merge(per_monitor.get(monitor.id, []))
+        # Both rows name the monitor alike.
+        named: dict[str, Any] = {
+            "monitorId": monitor.id,
+            "name": monitor.name,
+            "projectId": monitor.project_id,
+        }
         uptime.append(
             DashboardUptimeItem(
-                monitorId=monitor.id,
-                name=monitor.name,
-                projectId=monitor.project_id,
+                **named,
                 status=monitor.status,
                 uptime24h=day.uptime,
                 uptime7d=days["7d"].get(monitor.id, Figures()).uptime,
@@ -158,9 +163,7 @@ async def dashboard(
             continue
         performance.append(
             DashboardPerformanceItem(
-                monitorId=monitor.id,
-                name=monitor.name,
-                projectId=monitor.project_id,
+                **named,
                 avgResponseTimeMs=day.average_ms,
                 p50ResponseTimeMs=day.percentile(0.5),
                 p95ResponseTimeMs=day.percentile(0.95),

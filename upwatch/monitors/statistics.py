@@ -15,17 +15,18 @@ from upwatch.kit.histogram import DayTotals, Histogram
 from upwatch.models import CheckResult, DailyAggregate
 
 PERIOD_DAYS = {"7d": 7, "30d": 30, "90d": 90}
+COUNTERS = ("total", "up", "down", "degraded", "response_ms_sum", "response_count")
 
 
 @dataclass
 class Figures(DayTotals):
     def add_aggregate(self, day: DailyAggregate) -> None:
-        self.total += day.total
-        self.up += day.up
-        self.down += day.down
-        self.degraded += day.degraded
-        self.response_ms_sum += day.response_ms_sum
-        self.response_count += day.response_count
+        self._add_counts(day)
+
+    def _add_counts(self, other: DailyAggregate | Figures) -> None:
+        # A stored day and a span in memory carry the same counters under the same names.
+        for name in COUNTERS:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
 
     def add_buckets(
         self, buckets: Iterable[tuple[int, int]], observed: tuple[float, float] | None = None
@@ -35,12 +36,7 @@ class Figures(DayTotals):
         self.histogram.merge(Histogram.from_buckets(buckets, observed))
 
     def merge(self, other: Figures) -> None:
-        self.total += other.total
-        self.up += other.up
-        self.down += other.down
-        self.degraded += other.degraded
-        self.response_ms_sum += other.response_ms_sum
-        self.response_count += other.response_count
+        self._add_counts(other)
         self.histogram.merge(other.histogram)
 
     def add_result(self, result: CheckResult) -> None:
