@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
-from sqlalchemy import String, cast, delete, func, or_, select, update
-from sqlalchemy.engine import Result
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy import ColumnElement, String, Update, cast, delete, func, or_, select, update
 
 from upwatch.callers.repository import UserDirectory
+from upwatch.kit.repository import Repository
 from upwatch.models import (
     Alert,
     ApiUsage,
@@ -22,10 +20,6 @@ from upwatch.models import (
     Subscription,
     User,
 )
-
-
-def _changed_one(result: Result[Any]) -> bool:
-    return getattr(result, "rowcount", 0) == 1
 
 
 class UserRepository(UserDirectory):
@@ -80,14 +74,7 @@ class UserRepository(UserDirectory):
         return int(await self.session.scalar(select(func.count()).select_from(User)) or 0)
 
 
-class TokenRepository:
-    def __init__(self, session: AsyncSession) -> None:
-        self.session = session
-
-    async def add(self, token: RefreshToken | PasswordResetToken) -> None:
-        self.session.add(token)
-        await self.session.flush()
-
+class TokenRepository(Repository):
     async def refresh_by_hash(self, token_hash: str) -> RefreshToken | None:
         return await self.session.scalar(
             select(RefreshToken).where(RefreshToken.token_hash == token_hash)
@@ -98,7 +85,7 @@ class TokenRepository:
 
         A conditional UPDATE, so of two concurrent refreshes with one token exactly one wins.
         """
-        result = await self.session.execute(
+        return await self.changed_one(
             update(RefreshToken)
             .where(
                 RefreshToken.id == token_id,
@@ -107,19 +94,18 @@ class TokenRepository:
             )
             .values(used_at=now)
         )
-        return _changed_one(result)
 
     async def revoke_family(self, family_id: str, now: datetime) -> None:
-        await self.session.execute(
-            update(RefreshToken)
-            .where(RefreshToken.family_id == family_id, RefreshToken.revoked_at.is_(None))
-            .values(revoked_at=now)
-        )
+        await self._revoke_refresh(RefreshToken.family_id == family_id, now)
 
     async def revoke_all_refresh(self, user_id: str, now: datetime) -> None:
+        await self._revoke_refresh(RefreshToken.user_id == user_id, now)
+
+    async def _revoke_refresh(self, which: ColumnElement[bool], now: datetime) -> None:
+        # A token revoked before keeps the time it was revoked at.
         await self.session.execute(
             update(RefreshToken)
-            .where(RefreshToken.user_id == user_id, RefreshToken.revoked_at.is_(None))
+            .where(which, RefreshToken.revoked_at.is_(None))
             .values(revoked_at=now)
         )
 
@@ -130,16 +116,16 @@ class TokenRepository:
 
     async def spend_reset(self, token_id: str, now: datetime) -> bool:
         """Use a reset token once; False when a concurrent request used it first."""
-        result = await self.session.execute(
-            update(PasswordResetToken)
-            .where(PasswordResetToken.id == token_id, PasswordResetToken.used_at.is_(None))
-            .values(used_at=now)
-        )
-        return _changed_one(result)
+        return await self.changed_one(_spend_resets(PasswordResetToken.id == token_id, now))
 
     async def spend_all_resets(self, user_id: str, now: datetime) -> None:
-        await self.session.execute(
-            update(PasswordResetToken)
-            .where(PasswordResetToken.user_id == user_id, PasswordResetToken.used_at.is_(None))
-            .values(used_at=now)
-        )
+        await self.session.execute(_spend_resets(PasswordResetToken.user_id == user_id, now))
+
+
+def _spend_resets(which: ColumnElement[bool], now: datetime) -> Update:
+    """Mark the unused reset tokens ``which`` selects used at ``now``."""
+    return (
+        update(PasswordResetToken)
+        .where(which, PasswordResetToken.used_at.is_(None))
+        .values(used_at=now)
+    )

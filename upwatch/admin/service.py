@@ -63,8 +63,8 @@ class AdminService(DomainService):
         return admin_item(user, subscription)
 
     async def list_mail(self, limit: int, offset: int) -> tuple[list[OutboxMailOut], int]:
-        rows = await self.mail.newest_first(limit, offset)
-        return [OutboxMailOut.model_validate(m) for m in rows], await self.mail.count()
+        rows, total = await self.mail.newest_first(limit, offset)
+        return [OutboxMailOut.model_validate(m) for m in rows], total
 
     async def resend_mail(self, mail_id: str) -> OutboxMailOut:
         """Send an unsent message again (pending or failed); a sent one is never sent twice."""

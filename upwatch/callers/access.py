@@ -15,15 +15,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Generic, NamedTuple, Protocol, TypeVar
+from typing import Annotated, Any, Generic, Protocol, TypeVar
 
 from fastapi import Depends
-from sqlalchemy import ColumnElement, Select, func, select, true
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy import ColumnElement, Select, select, true
 from sqlalchemy.orm import InstrumentedAttribute, Mapped
 
 from upwatch.kit.errors import NotFound
 from upwatch.kit.pagination import IdFilter, Page, PageParams
+from upwatch.kit.repository import Listed, Repository
 from upwatch.models import ProjectMember, User
 
 
@@ -68,13 +68,6 @@ Item = TypeVar("Item", covariant=True)
 Ordering = ColumnElement[Any] | InstrumentedAttribute[Any]
 
 
-class Listed(NamedTuple, Generic[Item]):
-    """One page of a list and how many rows the whole list has (``X-Total-Count``)."""
-
-    rows: Sequence[Item]
-    total: int
-
-
 class ListsVisible(Protocol[Item]):
     """What ``ProjectPage`` reads a page from: a ``ProjectScopedRepository``."""
 
@@ -83,7 +76,7 @@ class ListsVisible(Protocol[Item]):
     ) -> Listed[Item]: ...
 
 
-class ProjectScopedRepository(Generic[Row]):
+class ProjectScopedRepository(Repository, Generic[Row]):
     """Queries of one project-scoped model that know who may see which row.
 
     A domain names ``model``, ``order`` (its lists' order, ending with a unique column so
@@ -93,9 +86,6 @@ class ProjectScopedRepository(Generic[Row]):
     model: type[Row]
     order: tuple[Ordering, ...]
     not_found: str
-
-    def __init__(self, session: AsyncSession) -> None:
-        self.session = session
 
     async def get(self, row_id: str) -> Row | None:
         """A row by id with no access check: for work no caller asked for."""
@@ -130,9 +120,7 @@ class ProjectScopedRepository(Generic[Row]):
         query = select(self.model).where(self.readable(caller), *where)
         if project_id is not None:
             query = query.where(self.model.project_id == project_id)
-        total = await self.session.scalar(select(func.count()).select_from(query.subquery()))
-        rows = await self.session.scalars(query.order_by(*self.order).limit(limit).offset(offset))
-        return Listed(rows.all(), int(total or 0))
+        return await self.page_of(query.order_by(*self.order), limit, offset)
 
 
 @dataclass(frozen=True)

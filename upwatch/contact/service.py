@@ -52,8 +52,8 @@ class ContactService(DomainService):
         return [admin.email for admin in admins]
 
     async def newest_first(self, limit: int, offset: int) -> tuple[list[ContactSubmission], int]:
-        items = await self.submissions.newest_first(limit, offset)
-        return list(items), await self.submissions.count()
+        items, total = await self.submissions.newest_first(limit, offset)
+        return list(items), total
 
     async def get(self, submission_id: str) -> ContactSubmission | None:
         return await self.submissions.get(submission_id)

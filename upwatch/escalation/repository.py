@@ -6,9 +6,9 @@ from collections.abc import Collection, Sequence
 from datetime import datetime
 
 from sqlalchemy import func, select, tuple_, update
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.callers.access import ProjectScopedRepository
+from upwatch.kit.repository import Repository
 from upwatch.models import (
     Alert,
     EscalationPolicy,
@@ -53,21 +53,9 @@ class EscalationRepository(ProjectScopedRepository[EscalationPolicy]):
         )
         return set(rows.all())
 
-    async def add(self, policy: EscalationPolicy) -> EscalationPolicy:
-        self.session.add(policy)
-        await self.session.flush()
-        return policy
 
-    async def delete(self, policy: EscalationPolicy) -> None:
-        await self.session.delete(policy)
-        await self.session.flush()
-
-
-class PagingRepository:
+class PagingRepository(Repository):
     """What the pager reads and claims: open, unacknowledged automatic incidents."""
-
-    def __init__(self, session: AsyncSession) -> None:
-        self.session = session
 
     async def unsettled(
         self, limit: int, after: tuple[datetime, str] | None = None
@@ -90,7 +78,7 @@ class PagingRepository:
     async def claim(self, incident_id: str, version: int, steps_paged: int) -> bool:
         """Record a paging decision made at ``version``; False when another pager (or an
         acknowledgement) got there first, and the decision must be dropped."""
-        result = await self.session.execute(
+        return await self.changed_one(
             update(Incident)
             .where(
                 Incident.id == incident_id,
@@ -101,7 +89,6 @@ class PagingRepository:
             .values(page_version=version + 1, escalation_step=steps_paged)
             .execution_options(synchronize_session=False)
         )
-        return getattr(result, "rowcount", 0) == 1
 
     async def last_alerted(self, incident_id: str) -> dict[str, datetime]:
         """Per provider, when it was last told of the incident (outage or reminder)."""

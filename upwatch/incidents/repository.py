@@ -67,7 +67,7 @@ class IncidentRepository(ProjectScopedRepository[Incident]):
     async def acknowledge(self, incident_id: str, user_id: str, now: datetime) -> bool:
         """Mark an open incident acknowledged, once; the page version moves, so a pager that
         decided before this commits cannot page after it."""
-        result = await self.session.execute(
+        return await self.changed_one(
             update(Incident)
             .where(
                 Incident.id == incident_id,
@@ -81,12 +81,6 @@ class IncidentRepository(ProjectScopedRepository[Incident]):
             )
             .execution_options(synchronize_session=False)
         )
-        return getattr(result, "rowcount", 0) == 1
-
-    async def add(self, incident: Incident) -> Incident:
-        self.session.add(incident)
-        await self.session.flush()
-        return incident
 
     async def add_update(self, update: IncidentUpdate) -> None:
         self.session.add(update)

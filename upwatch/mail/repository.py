@@ -7,21 +7,13 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select, update
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy import select, update
 
+from upwatch.kit.repository import Listed, Repository
 from upwatch.models.mail import MailMessage
 
 
-class MailOutboxRepository:
-    def __init__(self, session: AsyncSession) -> None:
-        self.session = session
-
-    async def add(self, message: MailMessage) -> MailMessage:
-        self.session.add(message)
-        await self.session.flush()
-        return message
-
+class MailOutboxRepository(Repository):
     async def due(self, now: datetime, limit: int) -> Sequence[tuple[str, datetime]]:
         """Ids and due times of pending messages due by ``now``, the longest-waiting first."""
         rows = await self.session.execute(
@@ -34,7 +26,7 @@ class MailOutboxRepository:
 
     async def claim(self, message_id: str, due_at: datetime, hidden_until: datetime) -> bool:
         """Move the message's due time to ``hidden_until``; only one claim on ``due_at`` wins."""
-        claimed = await self.session.execute(
+        return await self.changed_one(
             update(MailMessage)
             .where(
                 MailMessage.id == message_id,
@@ -43,7 +35,6 @@ class MailOutboxRepository:
             )
             .values(next_attempt_at=hidden_until)
         )
-        return getattr(claimed, "rowcount", 0) == 1
 
     async def get(self, message_id: str) -> MailMessage | None:
         return await self.session.get(MailMessage, message_id)
@@ -54,25 +45,16 @@ class MailOutboxRepository:
             update(MailMessage).where(MailMessage.id == message_id).values(**values)
         )
 
-    async def newest_first(self, limit: int, offset: int) -> Sequence[MailMessage]:
-        query = (
-            select(MailMessage)
-            .order_by(MailMessage.created_at.desc(), MailMessage.id)
-            .limit(limit)
-            .offset(offset)
-        )
-        return (await self.session.scalars(query)).all()
-
-    async def count(self) -> int:
-        total = await self.session.scalar(select(func.count()).select_from(MailMessage))
-        return int(total or 0)
+    async def newest_first(self, limit: int, offset: int) -> Listed[MailMessage]:
+        """One page of the outbox, newest first, with its total (the administrators' list)."""
+        newest = MailMessage.created_at.desc(), MailMessage.id
+        return await self.page_of(select(MailMessage).order_by(*newest), limit, offset)
 
     async def requeue(self, message_id: str, now: datetime) -> bool:
         """Make an unsent message due at ``now`` with a fresh set of attempts; False when it
         is unknown or was sent (a sender recording a delivery meanwhile wins)."""
-        requeued = await self.session.execute(
+        return await self.changed_one(
             update(MailMessage)
             .where(MailMessage.id == message_id, MailMessage.status != "sent")
             .values(status="pending", attempts=0, next_attempt_at=now)
         )
-        return getattr(requeued, "rowcount", 0) == 1

@@ -18,10 +18,9 @@ class MaintenanceRepository(ProjectScopedRepository[MaintenanceWindow]):
     async def of_projects(self, project_ids: Collection[str]) -> Sequence[MaintenanceWindow]:
         if not project_ids:
             return []
-        rows = await self.session.scalars(
+        return await self.rows_of(
             select(MaintenanceWindow).where(MaintenanceWindow.project_id.in_(sorted(project_ids)))
         )
-        return rows.all()
 
     async def covering(
         self, project_ids: Collection[str]
@@ -62,13 +61,4 @@ class MaintenanceRepository(ProjectScopedRepository[MaintenanceWindow]):
         self.session.add_all(
             MaintenanceWindowMonitor(window_id=window_id, monitor_id=m) for m in sorted(monitor_ids)
         )
-        await self.session.flush()
-
-    async def add(self, window: MaintenanceWindow) -> MaintenanceWindow:
-        self.session.add(window)
-        await self.session.flush()
-        return window
-
-    async def delete(self, window: MaintenanceWindow) -> None:
-        await self.session.delete(window)
         await self.session.flush()

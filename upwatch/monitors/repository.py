@@ -7,9 +7,9 @@ from dataclasses import fields as dataclass_fields
 from datetime import datetime
 
 from sqlalchemy import String, cast, delete, func, select
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.callers.access import ProjectScopedRepository
+from upwatch.kit.repository import Listed, Repository
 from upwatch.models import (
     CheckResult,
     CheckTiming,
@@ -55,28 +55,20 @@ class MonitorRepository(ProjectScopedRepository[Monitor]):
         )
         return int(total or 0)
 
-    async def add(self, monitor: Monitor) -> Monitor:
-        self.session.add(monitor)
-        await self.session.flush()
-        return monitor
-
     async def delete(self, monitor: Monitor) -> None:
         results = select(CheckResult.id).where(CheckResult.monitor_id == monitor.id)
         await self.session.execute(delete(CheckTiming).where(CheckTiming.result_id.in_(results)))
         for model in (CheckResult, DailyAggregate, HistogramBucket, HourlyCount):
             await self.session.execute(delete(model).where(model.monitor_id == monitor.id))
-        await self.session.delete(monitor)
-        await self.session.flush()
+        await super().delete(monitor)
 
     async def active(self) -> Sequence[Monitor]:
-        return (await self.session.scalars(select(Monitor).where(Monitor.is_active))).all()
+        return await self.rows_of(select(Monitor).where(Monitor.is_active))
 
     async def using_region(self, region_id: str) -> Sequence[Monitor]:
         # region_ids is a JSON array of ids; matching its text with quotes finds an element.
         text = cast(Monitor.region_ids, String)
-        return (
-            await self.session.scalars(select(Monitor).where(text.like(f'%"{region_id}"%')))
-        ).all()
+        return await self.rows_of(select(Monitor).where(text.like(f'%"{region_id}"%')))
 
     async def results(
         self,
@@ -86,7 +78,7 @@ class MonitorRepository(ProjectScopedRepository[Monitor]):
         region_id: str | None,
         limit: int,
         offset: int,
-    ) -> tuple[Sequence[CheckResult], int]:
+    ) -> Listed[CheckResult]:
         query = select(CheckResult).where(CheckResult.monitor_id == monitor_id)
         if since is not None:
             query = query.where(CheckResult.checked_at >= since)
@@ -94,23 +86,18 @@ class MonitorRepository(ProjectScopedRepository[Monitor]):
             query = query.where(CheckResult.checked_at <= until)
         if region_id is not None:
             query = query.where(CheckResult.region_id == region_id)
-        total = await self.session.scalar(select(func.count()).select_from(query.subquery()))
-        rows = await self.session.scalars(
-            query.order_by(CheckResult.checked_at.desc(), CheckResult.id.desc())
-            .limit(limit)
-            .offset(offset)
+        return await self.page_of(
+            query.order_by(CheckResult.checked_at.desc(), CheckResult.id.desc()), limit, offset
         )
-        return rows.all(), int(total or 0)
 
     async def latest(self, monitor_id: str, limit: int) -> Sequence[CheckResult]:
         """A monitor's last ``limit`` results, newest first (no count of all of them)."""
-        query = (
+        return await self.rows_of(
             select(CheckResult)
             .where(CheckResult.monitor_id == monitor_id)
             .order_by(CheckResult.checked_at.desc(), CheckResult.id.desc())
             .limit(limit)
         )
-        return (await self.session.scalars(query)).all()
 
     async def timings(self, result_ids: Sequence[int]) -> dict[int, CheckTiming]:
         """The measured phases of these results, by result id (results without none)."""
@@ -125,13 +112,11 @@ class MonitorRepository(ProjectScopedRepository[Monitor]):
         self, monitor_ids: Sequence[str], since: datetime
     ) -> Sequence[CheckResult]:
         """Raw results of the last hours (bounded by the interval), for 24-hour figures."""
-        return (
-            await self.session.scalars(
-                select(CheckResult).where(
-                    CheckResult.monitor_id.in_(monitor_ids), CheckResult.checked_at >= since
-                )
+        return await self.rows_of(
+            select(CheckResult).where(
+                CheckResult.monitor_id.in_(monitor_ids), CheckResult.checked_at >= since
             )
-        ).all()
+        )
 
     async def visible_all(self, caller: User, project_id: str | None = None) -> Sequence[Monitor]:
         """Every monitor the caller lists (the dashboard), by ``readable_project_ids``; only
@@ -139,7 +124,7 @@ class MonitorRepository(ProjectScopedRepository[Monitor]):
         query = select(Monitor).where(self.readable(caller))
         if project_id is not None:
             query = query.where(Monitor.project_id == project_id)
-        return (await self.session.scalars(query.order_by(Monitor.created_at, Monitor.id))).all()
+        return await self.rows_of(query.order_by(Monitor.created_at, Monitor.id))
 
     async def listed(
         self, caller: User, project_id: str | None, status: str | None
@@ -236,13 +221,11 @@ class MonitorRepository(ProjectScopedRepository[Monitor]):
     async def aggregates(
         self, monitor_ids: Sequence[str], first_day: str
     ) -> Sequence[DailyAggregate]:
-        return (
-            await self.session.scalars(
-                select(DailyAggregate).where(
-                    DailyAggregate.monitor_id.in_(monitor_ids), DailyAggregate.day >= first_day
-                )
+        return await self.rows_of(
+            select(DailyAggregate).where(
+                DailyAggregate.monitor_id.in_(monitor_ids), DailyAggregate.day >= first_day
             )
-        ).all()
+        )
 
     async def histogram_buckets(
         self, monitor_ids: Sequence[str], first_day: str
@@ -257,12 +240,9 @@ class MonitorRepository(ProjectScopedRepository[Monitor]):
         return [(int(bucket), int(count)) for bucket, count in rows.all()]
 
 
-class SlaRepository:
+class SlaRepository(Repository):
     """What an SLA report reads of some monitors: day counts, response-time buckets and
     incidents over whole UTC days, each summed in SQL (one row per bucket, one row of counts)."""
-
-    def __init__(self, session: AsyncSession) -> None:
-        self.session = session
 
     async def monitor_ids(self, project_id: str) -> list[str]:
         rows = await self.session.scalars(
@@ -311,14 +291,9 @@ class SlaRepository:
         return [(started, resolved) for started, resolved in rows.all()]
 
 
-class RegionRepository:
-    def __init__(self, session: AsyncSession) -> None:
-        self.session = session
-
+class RegionRepository(Repository):
     async def all(self) -> Sequence[Region]:
-        return (
-            await self.session.scalars(select(Region).order_by(Region.created_at, Region.code))
-        ).all()
+        return await self.rows_of(select(Region).order_by(Region.created_at, Region.code))
 
     async def get(self, region_id: str) -> Region | None:
         return await self.session.get(Region, region_id)
@@ -330,12 +305,3 @@ class RegionRepository:
 
     async def by_code(self, code: str) -> Region | None:
         return await self.session.scalar(select(Region).where(Region.code == code))
-
-    async def add(self, region: Region) -> Region:
-        self.session.add(region)
-        await self.session.flush()
-        return region
-
-    async def delete(self, region: Region) -> None:
-        await self.session.delete(region)
-        await self.session.flush()

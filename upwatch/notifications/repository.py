@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from sqlalchemy import and_, exists, func, or_, select, update
+from sqlalchemy import and_, exists, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
@@ -19,30 +19,16 @@ class ProviderRepository(ProjectScopedRepository[NotificationProvider]):
     not_found = "no such notification provider"
 
     async def count_in_project(self, project_id: str) -> int:
-        total = await self.session.scalar(
-            select(func.count())
-            .select_from(NotificationProvider)
-            .where(NotificationProvider.project_id == project_id)
+        return await self.count_of(
+            select(NotificationProvider).where(NotificationProvider.project_id == project_id)
         )
-        return int(total or 0)
 
     async def of_project(self, project_id: str) -> Sequence[NotificationProvider]:
-        return (
-            await self.session.scalars(
-                select(NotificationProvider)
-                .where(NotificationProvider.project_id == project_id)
-                .order_by(NotificationProvider.created_at, NotificationProvider.id)
-            )
-        ).all()
-
-    async def add(self, provider: NotificationProvider) -> NotificationProvider:
-        self.session.add(provider)
-        await self.session.flush()
-        return provider
-
-    async def delete(self, provider: NotificationProvider) -> None:
-        await self.session.delete(provider)
-        await self.session.flush()
+        return await self.rows_of(
+            select(NotificationProvider)
+            .where(NotificationProvider.project_id == project_id)
+            .order_by(NotificationProvider.created_at, NotificationProvider.id)
+        )
 
 
 class AlertRepository:

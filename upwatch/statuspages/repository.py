@@ -9,6 +9,7 @@ from datetime import datetime
 from sqlalchemy import func, or_, select
 
 from upwatch.callers.access import ProjectScopedRepository
+from upwatch.kit.repository import Listed
 from upwatch.models import (
     DailyAggregate,
     Incident,
@@ -53,16 +54,6 @@ class StatusPageRepository(ProjectScopedRepository[StatusPage]):
             if domain is not None and other_domain == domain:
                 taken.add("customDomain")
         return taken
-
-    async def add(
-        self, row: StatusPage | StatusPageComponent | StatusMessage | StatusPageSubscriber
-    ) -> None:
-        self.session.add(row)
-        await self.session.flush()
-
-    async def delete(self, row: StatusPage | StatusPageComponent | StatusPageSubscriber) -> None:
-        await self.session.delete(row)
-        await self.session.flush()
 
     # ---- components ----
 
@@ -110,16 +101,10 @@ class StatusPageRepository(ProjectScopedRepository[StatusPage]):
 
     # ---- messages ----
 
-    async def messages(
-        self, page_id: str, limit: int, offset: int
-    ) -> tuple[list[StatusMessage], int]:
+    async def messages(self, page_id: str, limit: int, offset: int) -> Listed[StatusMessage]:
         """The page's messages, newest first."""
         query = select(StatusMessage).where(StatusMessage.status_page_id == page_id)
-        total = await self.session.scalar(select(func.count()).select_from(query.subquery()))
-        rows = await self.session.scalars(
-            query.order_by(StatusMessage.id.desc()).limit(limit).offset(offset)
-        )
-        return list(rows.all()), int(total or 0)
+        return await self.page_of(query.order_by(StatusMessage.id.desc()), limit, offset)
 
     async def current_messages(self, page_ids: Sequence[str]) -> dict[str, StatusMessage]:
         """Each page's newest message, where it is not empty (an empty one clears)."""
@@ -139,15 +124,10 @@ class StatusPageRepository(ProjectScopedRepository[StatusPage]):
 
     async def subscribers(
         self, page_id: str, limit: int, offset: int
-    ) -> tuple[Sequence[StatusPageSubscriber], int]:
+    ) -> Listed[StatusPageSubscriber]:
         query = select(StatusPageSubscriber).where(StatusPageSubscriber.status_page_id == page_id)
-        total = await self.session.scalar(select(func.count()).select_from(query.subquery()))
-        rows = await self.session.scalars(
-            query.order_by(StatusPageSubscriber.created_at, StatusPageSubscriber.id)
-            .limit(limit)
-            .offset(offset)
-        )
-        return rows.all(), int(total or 0)
+        order = (StatusPageSubscriber.created_at, StatusPageSubscriber.id)
+        return await self.page_of(query.order_by(*order), limit, offset)
 
     async def subscriber(self, page_id: str, subscriber_id: str) -> StatusPageSubscriber | None:
         return await self.session.scalar(
@@ -192,10 +172,7 @@ class StatusPageRepository(ProjectScopedRepository[StatusPage]):
     # ---- what the page shows ----
 
     async def monitors(self, monitor_ids: Sequence[str]) -> dict[str, Monitor]:
-        if not monitor_ids:
-            return {}
-        rows = await self.session.scalars(select(Monitor).where(Monitor.id.in_(monitor_ids)))
-        return {m.id: m for m in rows}
+        return await self.by_ids(Monitor, monitor_ids)
 
     async def day_counts(
         self, monitor_ids: Sequence[str], first_day: str

@@ -7,17 +7,14 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from sqlalchemy import delete, select, update
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.kit.db import dialect_insert
+from upwatch.kit.repository import Repository
 from upwatch.models import MailMessage, RetentionNotice
 from upwatch.retention.repository.scope import NO_SYNC, rowcount
 
 
-class NoticeRepository:
-    def __init__(self, session: AsyncSession) -> None:
-        self.session = session
-
+class NoticeRepository(Repository):
     async def notices(self, owner_id: str) -> Sequence[RetentionNotice]:
         query = select(RetentionNotice).where(RetentionNotice.user_id == owner_id)
         return (await self.session.scalars(query)).all()
@@ -85,10 +82,7 @@ class NoticeRepository:
         return [(notice, mail) for notice, mail in (await self.session.execute(query)).all()]
 
     async def mails(self, mail_ids: Sequence[str]) -> dict[str, MailMessage]:
-        if not mail_ids:
-            return {}
-        rows = await self.session.scalars(select(MailMessage).where(MailMessage.id.in_(mail_ids)))
-        return {m.id: m for m in rows}
+        return await self.by_ids(MailMessage, mail_ids)
 
     async def remail(
         self, notice_ids: Sequence[str], mail_id: str, attempts: int, now: datetime
