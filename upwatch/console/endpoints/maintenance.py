@@ -85,10 +85,6 @@ async def create_window(page: SignedInPage) -> Response:
 
 @router.post("/maintenance/{window_id}/delete")
 async def delete_window(window_id: str, page: SignedInPage) -> Response:
-    await page.form()
-    try:
+    async with page.button("maintenance window", "/app/maintenance", "Not deleted"):
         await MaintenanceService(page.session, page.runtime).delete(page.user, window_id)
-    except ProblemError as exc:
-        page.refused(exc, "maintenance window")
-        return page.redirect("/app/maintenance", f"Not deleted: {exc.detail}")
     return page.redirect("/app/maintenance", "Maintenance window deleted.")

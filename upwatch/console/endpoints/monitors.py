@@ -237,11 +237,7 @@ async def monitor_state(monitor_id: str, page: FragmentPage) -> Response:
 
 @router.post("/monitors/{monitor_id}/check")
 async def check_monitor(monitor_id: str, page: SignedInPage) -> Response:
-    await page.form()
-    try:
+    async with page.button("monitor", f"/app/monitors/{monitor_id}", "Not checked"):
         result = await MonitorService(page.session, page.runtime).check_now(page.user, monitor_id)
-    except ProblemError as exc:
-        page.refused(exc, "monitor")
-        return page.redirect(f"/app/monitors/{monitor_id}", f"Not checked: {exc.detail}")
     code = f", HTTP {result.status_code}" if result.status_code else ""
     return page.redirect(f"/app/monitors/{monitor_id}", f"Checked now: {result.status}{code}")

@@ -113,12 +113,8 @@ def _is_secret(channel: str, field: str) -> bool:
 
 @router.post("/notifications/{provider_id}/test")
 async def test_provider(provider_id: str, page: SignedInPage) -> Response:
-    await page.form()
-    try:
+    async with page.button("notification provider", "/app/notifications", "No test sent"):
         sent = await ProviderService(page.session, page.runtime).test(page.user, provider_id)
-    except ProblemError as exc:
-        page.refused(exc, "notification provider")
-        return page.redirect("/app/notifications", f"No test sent: {exc.detail}")
     if sent:
         return page.redirect("/app/notifications", "Test message sent.")
     return page.redirect(
@@ -129,10 +125,6 @@ async def test_provider(provider_id: str, page: SignedInPage) -> Response:
 
 @router.post("/notifications/{provider_id}/delete")
 async def delete_provider(provider_id: str, page: SignedInPage) -> Response:
-    await page.form()
-    try:
+    async with page.button("notification provider", "/app/notifications", "Not deleted"):
         await ProviderService(page.session, page.runtime).delete(page.user, provider_id)
-    except ProblemError as exc:
-        page.refused(exc, "notification provider")
-        return page.redirect("/app/notifications", f"Not deleted: {exc.detail}")
     return page.redirect("/app/notifications", "Provider deleted.")

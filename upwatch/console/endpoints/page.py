@@ -10,6 +10,8 @@ sends that response.
 from __future__ import annotations
 
 import posixpath
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Annotated, Any, Final, NoReturn
 from urllib.parse import quote, unquote, urlencode, urlsplit
@@ -180,6 +182,18 @@ class Page:
         if isinstance(exc, ProblemError) and exc.status == 404:
             self.not_found(what)
         return status_of(exc), errors_of(exc)
+
+    @asynccontextmanager
+    async def button(self, what: str, back: str, failed: str) -> AsyncIterator[None]:
+        """Around a button's action (a form of no fields), run once the form is checked: an
+        action refused sends the visitor back to ``back`` told "``failed``: why" (a 404
+        answers with the not-found page about ``what``)."""
+        await self.form()
+        try:
+            yield
+        except ProblemError as exc:
+            self.refused(exc, what)
+            raise Answer(self.redirect(back, f"{failed}: {exc.detail}")) from None
 
 
 async def visitor_of(request: Request, session: Session, runtime: RuntimeDep) -> SignedIn | None:

@@ -85,13 +85,10 @@ async def invite(project_id: str, page: SignedInPage) -> Response:
 
 @router.post("/projects/{project_id}/members/{user_id}/remove")
 async def remove_member(project_id: str, user_id: str, page: SignedInPage) -> Response:
-    await page.form()
-    service = ProjectService(page.session, page.runtime)
-    try:
-        await service.remove_member(page.user, project_id, user_id)
-    except ProblemError as exc:
-        page.refused(exc, "member")
-        return page.redirect(f"/app/projects/{project_id}", f"Not removed: {exc.detail}")
+    async with page.button("member", f"/app/projects/{project_id}", "Not removed"):
+        await ProjectService(page.session, page.runtime).remove_member(
+            page.user, project_id, user_id
+        )
     if user_id == page.user.id:
         return page.redirect("/app/projects", "You left the project.")
     return page.redirect(f"/app/projects/{project_id}", "Member removed.")

@@ -163,12 +163,8 @@ async def post_message(page_id: str, page: SignedInPage) -> Response:
 
 @router.post("/status-pages/{page_id}/delete")
 async def delete_status_page(page_id: str, page: SignedInPage) -> Response:
-    await page.form()
-    try:
+    async with page.button("status page", f"/app/status-pages/{page_id}", "Not deleted"):
         await StatusPageService(page.session, page.runtime).delete(page.user, page_id)
-    except ProblemError as exc:
-        page.refused(exc, "status page")
-        return page.redirect(f"/app/status-pages/{page_id}", f"Not deleted: {exc.detail}")
     return page.redirect("/app/status-pages", "Status page deleted.")
 
 
