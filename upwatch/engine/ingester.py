@@ -17,6 +17,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
 
@@ -48,41 +49,29 @@ from upwatch.probes.outcome import Outcome
 log = logging.getLogger(__name__)
 
 
+@dataclass(eq=False)
 class Ingester:
-    def __init__(
-        self,
-        db: Database,
-        broker: Broker,
-        region_ids: Callable[[], Sequence[str]],
-        max_batch: int = 1000,
-        max_wait: float = 0.25,
-        automation: TransitionHandler | None = None,
-        metrics: Metrics | None = None,
-        retry_first_seconds: float = 0.5,
-        retry_max_seconds: float = 30.0,
-        gone: Callable[[str], None] | None = None,
-        maintenance: MaintenanceCalendar | None = None,
-    ) -> None:
-        self.automation = automation
-        self.maintenance = maintenance
-        # Told of each monitor whose result is dropped because the monitor was deleted or
-        # paused, e.g. deleted with its project, which tells the scheduler nothing.
-        self.gone = gone
-        self.db = db
-        self.broker = broker
-        self.region_ids = region_ids
-        self.max_batch = max_batch
-        self.max_wait = max_wait
-        self.metrics = metrics
-        self.retry_first_seconds = retry_first_seconds
-        self.retry_max_seconds = retry_max_seconds
-        self.written = 0  # results stored, since start
-        self.failures = 0  # failed attempts to store a batch, since start
-        self.foreign = 0  # results dropped: from a region the monitor is not checked in
-        # The batch taken from the broker and not stored yet. On the object, not in run(), so
-        # a supervisor that restarts run() after a crash picks the same batch up again.
-        self.pending: list[CheckReport] = []
-        self._failing = 0  # consecutive failed attempts of the current outage
+    db: Database
+    broker: Broker
+    region_ids: Callable[[], Sequence[str]]
+    max_batch: int = 1000
+    max_wait: float = 0.25
+    automation: TransitionHandler | None = None
+    metrics: Metrics | None = None
+    retry_first_seconds: float = 0.5
+    retry_max_seconds: float = 30.0
+    # Told of each monitor whose result is dropped because the monitor was deleted or
+    # paused, e.g. deleted with its project, which tells the scheduler nothing.
+    gone: Callable[[str], None] | None = None
+    maintenance: MaintenanceCalendar | None = None
+    written: int = field(default=0, init=False)  # results stored, since start
+    failures: int = field(default=0, init=False)  # failed attempts to store a batch
+    # Results dropped: from a region the monitor is not checked in.
+    foreign: int = field(default=0, init=False)
+    # The batch taken from the broker and not stored yet. On the object, not in run(), so
+    # a supervisor that restarts run() after a crash picks the same batch up again.
+    pending: list[CheckReport] = field(default_factory=list, init=False)
+    _failing: int = field(default=0, init=False)  # consecutive failed attempts of an outage
 
     async def run(self) -> None:
         """Store batches forever; a batch that fails is kept and retried, never dropped."""

@@ -21,6 +21,7 @@ import os
 import signal
 import socket
 import time
+from dataclasses import InitVar, dataclass
 from typing import TYPE_CHECKING
 
 from upwatch.engine.checks import ProbeKit
@@ -88,22 +89,18 @@ async def _region_id(redis: Redis, prefix: str, code: str, poll_seconds: float) 
         await asyncio.sleep(poll_seconds)
 
 
+@dataclass(eq=False)
 class RegionWorker:
-    def __init__(
-        self,
-        settings: Settings,
-        redis: Redis,
-        region_code: str,
-        concurrency: int,
-        beat_seconds: float | None = None,
-    ) -> None:
-        self.settings = settings
-        self.redis = redis
-        self.region_code = region_code
-        self.concurrency = concurrency
-        self.beat_seconds = beat_seconds or settings.region_report_seconds
+    settings: Settings
+    redis: Redis
+    region_code: str
+    concurrency: int
+    beat: InitVar[float | None] = None
+
+    def __post_init__(self, beat: float | None) -> None:
+        self.beat_seconds = beat or self.settings.region_report_seconds
         self.consumer = f"{socket.gethostname()}-{os.getpid()}"
-        self.prefix = settings.broker_prefix
+        self.prefix = self.settings.broker_prefix
 
     async def run(self) -> None:
         """Work until cancelled."""
