@@ -10,6 +10,14 @@ from upwatch.models import Monitor
 from upwatch.probes.assertions import assertion_of
 from upwatch.probes.spec import CheckSpec
 
+# The snapshot's fields the monitor row holds as they are; the others are made hashable in
+# ``MonitorSpec.of`` (a snapshot is compared and used as a key by the scheduler).
+AS_STORED = tuple(
+    name
+    for name in CheckSpec.__slots__
+    if name not in {"headers", "expected_status_codes", "region_ids", "assertions"}
+)
+
 
 class MonitorSpec(CheckSpec):
     __slots__ = ()
@@ -22,29 +30,9 @@ class MonitorSpec(CheckSpec):
     @classmethod
     def of(cls, monitor: Monitor) -> MonitorSpec:
         return cls(
-            id=monitor.id,
-            project_id=monitor.project_id,
-            type=monitor.type,
-            url=monitor.url,
-            method=monitor.method,
+            **{name: getattr(monitor, name) for name in AS_STORED},
             headers=tuple(sorted((str(k), str(v)) for k, v in (monitor.headers or {}).items())),
-            body=monitor.body,
             expected_status_codes=tuple(monitor.expected_status_codes or ()),
-            keyword=monitor.keyword,
-            host=monitor.host,
-            port=monitor.port,
-            record_type=monitor.record_type,
-            expected_value=monitor.expected_value,
-            interval_seconds=monitor.interval_seconds,
-            timeout_seconds=monitor.timeout_seconds,
             region_ids=tuple(monitor.region_ids or ()),
-            created_at=monitor.created_at,
-            last_checked_at=monitor.last_checked_at,
-            last_ping_at=monitor.last_ping_at,
-            schedule=monitor.schedule,
-            timezone=monitor.timezone,
-            grace_seconds=monitor.grace_seconds,
-            last_start_at=monitor.last_start_at,
-            last_fail_at=monitor.last_fail_at,
             assertions=tuple(assertion_of(a) for a in monitor.assertions or ()),
         )
