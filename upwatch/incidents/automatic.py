@@ -40,6 +40,23 @@ def _log_incident(event: str, message: str, incident: Incident, *args: object) -
     )
 
 
+LOGGED = {
+    "incident.opened": "incident %s opened: monitor %s (%s) is down: %s",
+    "incident.resolved": "incident %s resolved: monitor %s (%s) is up again after %s",
+}
+
+
+def _log_once_committed(
+    session: AsyncSession, event: str, incident: Incident, monitor: Monitor, detail: str
+) -> None:
+    """Log an automatic change once its transaction commits (a rolled-back one never
+    happened)."""
+    message = LOGGED[event]
+    after_commit(
+        session, partial(_log_incident, event, message, incident, monitor.id, monitor.name, detail)
+    )
+
+
 def automatic_title(monitor: Monitor) -> str:
     """The title of the incident a monitor turning down opens."""
     return f"{monitor.name} is down"[:200]
@@ -162,19 +179,9 @@ class IncidentAutomation:
         await self._announce(
             session, EventKind.OPENED, opened, subject, failure, checked_at, only=paged
         )
-        after_commit(
-            session,
-            partial(
-                _log_incident,
-                "incident.opened",
-                "incident %s opened: monitor %s (%s) is down: %s",
-                incident,
-                monitor.id,
-                monitor.name,
-                # The kind only: a failure's text may quote the target's address, secrets and all.
-                replace(failure, message=None).describe(),
-            ),
-        )
+        # The kind only: a failure's text may quote the target's address, secrets and all.
+        kind = replace(failure, message=None).describe()
+        _log_once_committed(session, "incident.opened", incident, monitor, kind)
         return incident
 
     async def _resolve(
@@ -201,18 +208,7 @@ class IncidentAutomation:
         await self._announce(
             session, EventKind.RESOLVED, resolved, subject, None, checked_at, only=told
         )
-        after_commit(
-            session,
-            partial(
-                _log_incident,
-                "incident.resolved",
-                "incident %s resolved: monitor %s (%s) is up again after %s",
-                incident,
-                monitor.id,
-                monitor.name,
-                length,
-            ),
-        )
+        _log_once_committed(session, "incident.resolved", incident, monitor, length)
         return incident
 
     async def _announce(
