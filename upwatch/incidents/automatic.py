@@ -223,7 +223,7 @@ class IncidentAutomation:
     ) -> None:
         """The incident's timeline entry and its alerts, in the ingester's transaction;
         ``only``: the providers an escalation policy pages (None: everyone)."""
-        project, monitor, incident = subject
+        _, monitor, incident = subject
         update = IncidentUpdate(
             incident_id=incident.id,
             status=incident.status,
@@ -236,14 +236,21 @@ class IncidentAutomation:
         await self.notices.incident_changed(
             session, incident, update, change, automatic_title(monitor)
         )
-        await self.outbox.enqueue(
-            session,
-            project,
-            self._event(kind, project, monitor, incident, failure, checked_at),
-            incident.id,
-            checked_at,
-            only=only,
-        )
+        await self._alert(session, kind, subject, failure, checked_at, only)
+
+    async def _alert(
+        self,
+        session: AsyncSession,
+        kind: EventKind,
+        subject: tuple[Project, Monitor, Incident],
+        failure: Failure | None,
+        now: datetime,
+        only: Collection[str] | None,
+    ) -> None:
+        """The incident's alerts in the outbox; ``only``: the providers a policy pages."""
+        project, monitor, incident = subject
+        event = self._event(kind, project, monitor, incident, failure, now)
+        await self.outbox.enqueue(session, project, event, incident.id, now, only=only)
 
     async def _fold_into(
         self, session: AsyncSession, child: Monitor, parent_id: str, checked_at: datetime
@@ -296,11 +303,4 @@ class IncidentAutomation:
         project = await session.get(Project, incident.project_id)
         if monitor is None or project is None or not provider_ids:
             return
-        await self.outbox.enqueue(
-            session,
-            project,
-            self._event(kind, project, monitor, incident, None, now),
-            incident.id,
-            now,
-            only=provider_ids,
-        )
+        await self._alert(session, kind, (project, monitor, incident), None, now, provider_ids)
