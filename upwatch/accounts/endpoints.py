@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, BackgroundTasks, status
+from fastapi import BackgroundTasks, status
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.accounts import preferences
@@ -26,13 +26,14 @@ from upwatch.accounts.service import AccountService, accept_reset_request, send_
 from upwatch.callers.dependencies import OptionalPerson, PersonUser
 from upwatch.dependencies import ClientAddress, RuntimeDep, Session
 from upwatch.kit.errors import NotFound, ValidationFailed, problem_responses
+from upwatch.kit.routes import Routes
 from upwatch.kit.schemas import DeletedOut, MessageOut
 from upwatch.models import User
 from upwatch.projects.service import accept_invitation
 from upwatch.runtime import Runtime
 
-auth = APIRouter(prefix="/auth", tags=["auth"], responses=problem_responses(400, 422, 500))
-users = APIRouter(prefix="/users", tags=["users"], responses=problem_responses(400, 422, 429, 500))
+auth = Routes("/auth", "auth", (400, 422, 500))
+users = Routes("/users", "users", (400, 422, 429, 500))
 
 
 def user_out(user: User) -> UserOut:
@@ -58,12 +59,7 @@ async def _join_invited_project(
         ) from exc
 
 
-@auth.post(
-    "/signup",
-    status_code=status.HTTP_201_CREATED,
-    operation_id="signup",
-    responses=problem_responses(403, 409),
-)
+@auth.creates("signup", 403, 409, path="/signup")
 async def signup(body: SignupRequest, session: Session, runtime: RuntimeDep) -> AuthResponse:
     """Register with e-mail and password; answers with tokens and the new user. An
     `invitationToken` that no pending invitation has is a 422 and creates no account.
@@ -166,7 +162,7 @@ async def update_profile(
     return profile_out(user)
 
 
-@users.delete("/me", operation_id="deleteAccount", responses=problem_responses(401))
+@users.deletes("deleteAccount", 401, path="/me")
 async def delete_account(user: PersonUser, session: Session, runtime: RuntimeDep) -> DeletedOut:
     """Delete the caller's account and everything it owns; its tokens stop working at once."""
     user_id = user.id

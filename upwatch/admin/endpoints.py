@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-from fastapi import APIRouter
-
 from upwatch.admin.schemas import AdminUserItem, OutboxMailOut
 from upwatch.admin.service import AdminService
 from upwatch.billing.schemas import AdminUserUpdate
@@ -9,10 +7,9 @@ from upwatch.callers.dependencies import AdminUser
 from upwatch.dependencies import RuntimeDep, Session
 from upwatch.kit.errors import problem_responses
 from upwatch.kit.pagination import PageParams
+from upwatch.kit.routes import Routes
 
-router = APIRouter(
-    prefix="/admin", tags=["admin"], responses=problem_responses(400, 401, 403, 422, 429, 500)
-)
+router = Routes("/admin", "admin", (400, 401, 403, 422, 429, 500))
 
 
 @router.get("/users", operation_id="adminListUsers")
@@ -25,7 +22,7 @@ async def list_users(
     return items
 
 
-@router.patch("/users/{id}", operation_id="adminUpdateUser", responses=problem_responses(404))
+@router.updates("adminUpdateUser", 404, path="/users/{id}")
 async def update_user(
     id: str, body: AdminUserUpdate, admin: AdminUser, session: Session, runtime: RuntimeDep
 ) -> AdminUserItem:

@@ -2,23 +2,17 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, status
-
 from upwatch.apikeys.schemas import ApiKeyCreate, ApiKeyOut, NewApiKeyOut
 from upwatch.apikeys.service import ApiKeyService
 from upwatch.callers.dependencies import PersonUser
 from upwatch.dependencies import RuntimeDep, Session
-from upwatch.kit.errors import problem_responses
+from upwatch.kit.routes import Routes
 from upwatch.kit.schemas import DeletedOut
 
-router = APIRouter(
-    prefix="/projects",
-    tags=["api keys"],
-    responses=problem_responses(400, 401, 403, 404, 422, 429, 500),
-)
+router = Routes("/projects", "api keys", (400, 401, 403, 404, 422, 429, 500))
 
 
-@router.post("/{id}/api-keys", status_code=status.HTTP_201_CREATED, operation_id="createApiKey")
+@router.creates("createApiKey", path="/{id}/api-keys")
 async def create_api_key(
     id: str, body: ApiKeyCreate, user: PersonUser, session: Session, runtime: RuntimeDep
 ) -> NewApiKeyOut:
@@ -41,7 +35,7 @@ async def list_api_keys(
     return [ApiKeyOut.model_validate(k) for k in keys]
 
 
-@router.delete("/{id}/api-keys/{keyId}", operation_id="revokeApiKey")
+@router.deletes("revokeApiKey", path="/{id}/api-keys/{keyId}")
 async def revoke_api_key(
     id: str, keyId: str, user: PersonUser, session: Session, runtime: RuntimeDep
 ) -> DeletedOut:

@@ -4,19 +4,16 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Body
+from fastapi import Body
 
 from upwatch.billing.schemas import EmptyBody, SubscriptionChanged, SubscriptionStatus
 from upwatch.billing.service import SubscriptionService
 from upwatch.callers.dependencies import PersonUser
 from upwatch.dependencies import RuntimeDep, Session
 from upwatch.kit.errors import problem_responses
+from upwatch.kit.routes import SIGNED_IN, Routes
 
-router = APIRouter(
-    prefix="/subscriptions",
-    tags=["subscriptions"],
-    responses=problem_responses(400, 401, 422, 429, 500),
-)
+router = Routes("/subscriptions", "subscriptions", SIGNED_IN)
 
 
 @router.get("/current", operation_id="currentSubscription")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Body, status
+from fastapi import Body
 
 from upwatch.callers.dependencies import AdminUser
 from upwatch.contact.schemas import ContactRequest, ContactSubmissionOut, ContactUpdate
@@ -12,24 +12,18 @@ from upwatch.contact.service import ContactService
 from upwatch.dependencies import ClientAddress, RuntimeDep, Session
 from upwatch.kit.errors import problem_responses
 from upwatch.kit.pagination import PageParams
+from upwatch.kit.routes import Routes
 from upwatch.kit.schemas import MessageOut
 from upwatch.models import ContactSubmission
 
-router = APIRouter(
-    prefix="/contact", tags=["contact"], responses=problem_responses(400, 422, 429, 500)
-)
+router = Routes("/contact", "contact", (400, 422, 429, 500))
 
 
 def submission_out(item: ContactSubmission) -> ContactSubmissionOut:
     return ContactSubmissionOut.model_validate(item)
 
 
-@router.post(
-    "",
-    status_code=status.HTTP_201_CREATED,
-    operation_id="submitContact",
-    responses=problem_responses(400, 429),
-)
+@router.creates("submitContact", 400, 429)
 async def submit_contact(
     body: ContactRequest, session: Session, runtime: RuntimeDep, client: ClientAddress
 ) -> MessageOut:
@@ -48,11 +42,7 @@ async def list_contact(
     return [submission_out(s) for s in items]
 
 
-@router.patch(
-    "/{id}",
-    operation_id="followUpContact",
-    responses=problem_responses(400, 401, 403, 404),
-)
+@router.updates("followUpContact", 400, 401, 403, 404)
 async def follow_up_contact(
     id: str,
     _admin: AdminUser,

@@ -3,8 +3,6 @@ is still unacknowledged after its delay."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, status
-
 from upwatch.callers.access import ProjectPageParams
 from upwatch.callers.dependencies import CurrentUser
 from upwatch.dependencies import RuntimeDep, Session
@@ -15,17 +13,13 @@ from upwatch.escalation.schemas import (
     EscalationPolicyPatch,
 )
 from upwatch.escalation.service import EscalationService
-from upwatch.kit.errors import problem_responses
+from upwatch.kit.routes import Routes
 from upwatch.kit.schemas import DeletedOut
 
-router = APIRouter(
-    prefix="/escalation-policies",
-    tags=["escalation policies"],
-    responses=problem_responses(400, 401, 404, 422, 429, 500),
-)
+router = Routes("/escalation-policies", "escalation policies")
 
 
-@router.post("", status_code=status.HTTP_201_CREATED, operation_id="createEscalationPolicy")
+@router.creates("createEscalationPolicy")
 async def create_policy(
     body: EscalationPolicyCreate, user: CurrentUser, session: Session, runtime: RuntimeDep
 ) -> EscalationPolicyOut:
@@ -54,7 +48,7 @@ async def get_policy(id: str, user: CurrentUser, session: Session) -> Escalation
     return EscalationPolicyOut.model_validate(policy)
 
 
-@router.patch("/{id}", operation_id="updateEscalationPolicy")
+@router.updates("updateEscalationPolicy")
 async def update_policy(
     id: str,
     body: EscalationPolicyPatch,
@@ -67,7 +61,7 @@ async def update_policy(
     return EscalationPolicyOut.model_validate(policy)
 
 
-@router.delete("/{id}", operation_id="deleteEscalationPolicy")
+@router.deletes("deleteEscalationPolicy")
 async def delete_policy(
     id: str, user: CurrentUser, session: Session, runtime: RuntimeDep
 ) -> DeletedOut:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from fastapi import APIRouter, status
-
 from upwatch.callers.dependencies import CurrentUser
 from upwatch.dependencies import RuntimeDep, Session
 from upwatch.incidents.repository import IncidentRepository
@@ -19,15 +17,12 @@ from upwatch.incidents.schemas import (
 from upwatch.incidents.service import IncidentService
 from upwatch.kit.errors import problem_responses
 from upwatch.kit.pagination import IdFilter, PageParams
+from upwatch.kit.routes import Routes
 from upwatch.kit.schemas import DeletedOut
 from upwatch.models import Alert, AlertAttempt, Incident, IncidentUpdate
 from upwatch.notifications.schemas import AlertOut
 
-router = APIRouter(
-    prefix="/incidents",
-    tags=["incidents"],
-    responses=problem_responses(400, 401, 404, 422, 429, 500),
-)
+router = Routes("/incidents", "incidents")
 
 
 def incident_out(incident: Incident, updates: Sequence[IncidentUpdate]) -> IncidentOut:
@@ -43,7 +38,7 @@ def alert_out(alert: Alert, attempts: Sequence[AlertAttempt]) -> AlertOut:
     return AlertOut.model_validate(alert, context={"attempts": attempts})
 
 
-@router.post("", status_code=status.HTTP_201_CREATED, operation_id="createIncident")
+@router.creates("createIncident")
 async def create_incident(
     body: IncidentCreate, user: CurrentUser, session: Session, runtime: RuntimeDep
 ) -> IncidentOut:
@@ -84,7 +79,7 @@ async def get_incident(id: str, user: CurrentUser, session: Session) -> Incident
     return await _with_timeline(session, incident)
 
 
-@router.patch("/{id}", operation_id="updateIncident")
+@router.updates("updateIncident")
 async def update_incident(
     id: str, body: IncidentPatch, user: CurrentUser, session: Session, runtime: RuntimeDep
 ) -> IncidentOut:
@@ -96,7 +91,7 @@ async def update_incident(
     return await _with_timeline(session, incident)
 
 
-@router.delete("/{id}", operation_id="deleteIncident")
+@router.deletes("deleteIncident")
 async def delete_incident(
     id: str, user: CurrentUser, session: Session, runtime: RuntimeDep
 ) -> DeletedOut:
@@ -104,7 +99,7 @@ async def delete_incident(
     return DeletedOut(id=id)
 
 
-@router.post("/{id}/updates", status_code=status.HTTP_201_CREATED, operation_id="addIncidentUpdate")
+@router.creates("addIncidentUpdate", path="/{id}/updates")
 async def add_incident_update(
     id: str,
     body: IncidentUpdateCreate,

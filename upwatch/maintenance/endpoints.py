@@ -3,12 +3,10 @@ open no incident and alert no one."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, status
-
 from upwatch.callers.access import ProjectPageParams
 from upwatch.callers.dependencies import CurrentUser
 from upwatch.dependencies import RuntimeDep, Session
-from upwatch.kit.errors import problem_responses
+from upwatch.kit.routes import Routes
 from upwatch.kit.schemas import DeletedOut
 from upwatch.maintenance.repository import MaintenanceRepository
 from upwatch.maintenance.schemas import (
@@ -19,11 +17,7 @@ from upwatch.maintenance.schemas import (
 from upwatch.maintenance.service import MaintenanceService, Shown
 from upwatch.models import MaintenanceWindow
 
-router = APIRouter(
-    prefix="/maintenance-windows",
-    tags=["maintenance windows"],
-    responses=problem_responses(400, 401, 404, 422, 429, 500),
-)
+router = Routes("/maintenance-windows", "maintenance windows")
 
 
 def window_out(shown: Shown) -> MaintenanceWindowOut:
@@ -41,12 +35,7 @@ async def _out(service: MaintenanceService, window: MaintenanceWindow) -> Mainte
     return window_out((await service.shown([window]))[0])
 
 
-@router.post(
-    "",
-    status_code=status.HTTP_201_CREATED,
-    operation_id="createMaintenanceWindow",
-    responses=problem_responses(409),
-)
+@router.creates("createMaintenanceWindow", 409)
 async def create_window(
     body: MaintenanceWindowCreate, user: CurrentUser, session: Session, runtime: RuntimeDep
 ) -> MaintenanceWindowOut:
@@ -81,7 +70,7 @@ async def get_window(
     return await _out(MaintenanceService(session, runtime), window)
 
 
-@router.patch("/{id}", operation_id="updateMaintenanceWindow", responses=problem_responses(409))
+@router.updates("updateMaintenanceWindow", 409)
 async def update_window(
     id: str,
     body: MaintenanceWindowPatch,
@@ -95,7 +84,7 @@ async def update_window(
     return await _out(service, await service.update(user, id, body))
 
 
-@router.delete("/{id}", operation_id="deleteMaintenanceWindow")
+@router.deletes("deleteMaintenanceWindow")
 async def delete_window(
     id: str, user: CurrentUser, session: Session, runtime: RuntimeDep
 ) -> DeletedOut:

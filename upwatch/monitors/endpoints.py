@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Path, Query, Response, status
+from fastapi import Depends, Path, Query, Response
 
 from upwatch.callers.access import ProjectPageParams
 from upwatch.callers.dependencies import AdminUser, CurrentUser
@@ -16,6 +16,7 @@ from upwatch.dependencies import RuntimeDep, Session, WritingSession
 from upwatch.kit.errors import Conflict, problem_responses
 from upwatch.kit.inputs import Day
 from upwatch.kit.pagination import IdFilter, PageParams
+from upwatch.kit.routes import SIGNED_IN, Routes
 from upwatch.kit.schemas import DeletedOut
 from upwatch.models import CheckResult, CheckTiming, Monitor, Region
 from upwatch.monitors import dashboard
@@ -41,21 +42,11 @@ from upwatch.monitors.service import MonitorService
 from upwatch.monitors.sla_reports import SlaPeriod, SlaService, SlaSlice
 from upwatch.runtime import Runtime
 
-reports_router = APIRouter(
-    prefix="/projects", tags=["projects"], responses=problem_responses(400, 401, 404, 422, 429, 500)
-)
-router = APIRouter(
-    prefix="/monitors", tags=["monitors"], responses=problem_responses(400, 401, 404, 422, 429, 500)
-)
-regions = APIRouter(
-    prefix="/regions", tags=["regions"], responses=problem_responses(400, 401, 422, 429, 500)
-)
-board = APIRouter(
-    prefix="/dashboard", tags=["dashboard"], responses=problem_responses(400, 401, 422, 429, 500)
-)
-heartbeats = APIRouter(
-    prefix="/heartbeat", tags=["heartbeats"], responses=problem_responses(400, 404, 500)
-)
+reports_router = Routes("/projects", "projects")
+router = Routes("/monitors", "monitors")
+regions = Routes("/regions", "regions", SIGNED_IN)
+board = Routes("/dashboard", "dashboard", SIGNED_IN)
+heartbeats = Routes("/heartbeat", "heartbeats", (400, 404, 500))
 
 
 def monitor_out(monitor: Monitor, runtime: Runtime) -> MonitorOut:
@@ -66,12 +57,7 @@ def result_out(result: CheckResult, timing: CheckTiming | None = None) -> CheckR
     return CheckResultOut.model_validate(result, context={"timing": timing})
 
 
-@router.post(
-    "",
-    status_code=status.HTTP_201_CREATED,
-    operation_id="createMonitor",
-    responses=problem_responses(402, 409),
-)
+@router.creates("createMonitor", 402, 409)
 async def create_monitor(
     body: MonitorCreate, user: CurrentUser, session: Session, runtime: RuntimeDep
 ) -> MonitorOut:
@@ -102,7 +88,7 @@ async def get_monitor(
     return monitor_out(await MonitorRepository(session).get_visible(user, id), runtime)
 
 
-@router.patch("/{id}", operation_id="updateMonitor", responses=problem_responses(402, 409))
+@router.updates("updateMonitor", 402, 409)
 async def update_monitor(
     id: str, body: MonitorUpdate, user: CurrentUser, session: Session, runtime: RuntimeDep
 ) -> MonitorOut:
@@ -118,7 +104,7 @@ async def update_monitor(
     return monitor_out(await MonitorService(session, runtime).update(user, id, body), runtime)
 
 
-@router.delete("/{id}", operation_id="deleteMonitor")
+@router.deletes("deleteMonitor")
 async def delete_monitor(
     id: str, user: CurrentUser, session: Session, runtime: RuntimeDep
 ) -> DeletedOut:
@@ -372,12 +358,7 @@ async def list_regions(
     return [region_out(r, runtime) for r in await RegionRepository(session).all()]
 
 
-@regions.post(
-    "",
-    status_code=status.HTTP_201_CREATED,
-    operation_id="createRegion",
-    responses=problem_responses(403, 409),
-)
+@regions.creates("createRegion", 403, 409)
 async def create_region(
     body: RegionIn, _admin: AdminUser, session: Session, runtime: RuntimeDep
 ) -> RegionOut:
@@ -391,7 +372,7 @@ async def create_region(
     return region_out(region, runtime)
 
 
-@regions.delete("/{id}", operation_id="deleteRegion", responses=problem_responses(403, 404, 409))
+@regions.deletes("deleteRegion", 403, 404, 409)
 async def delete_region(
     id: str, _admin: AdminUser, session: Session, runtime: RuntimeDep
 ) -> DeletedOut:

@@ -2,35 +2,24 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, status
-
 from upwatch.callers.access import ProjectPageParams
 from upwatch.callers.dependencies import CurrentUser
 from upwatch.dependencies import RuntimeDep, Session
-from upwatch.kit.errors import problem_responses
+from upwatch.kit.routes import Routes
 from upwatch.kit.schemas import DeletedOut
 from upwatch.models import NotificationProvider
 from upwatch.notifications.repository import ProviderRepository
 from upwatch.notifications.schemas import ProviderCreate, ProviderOut, ProviderUpdate
 from upwatch.notifications.service import ProviderService
 
-router = APIRouter(
-    prefix="/notification-providers",
-    tags=["notification providers"],
-    responses=problem_responses(400, 401, 404, 422, 429, 500),
-)
+router = Routes("/notification-providers", "notification providers")
 
 
 def provider_out(provider: NotificationProvider) -> ProviderOut:
     return ProviderOut.model_validate(provider)
 
 
-@router.post(
-    "",
-    status_code=status.HTTP_201_CREATED,
-    operation_id="createNotificationProvider",
-    responses=problem_responses(402, 409),
-)
+@router.creates("createNotificationProvider", 402, 409)
 async def create_provider(
     body: ProviderCreate, user: CurrentUser, session: Session, runtime: RuntimeDep
 ) -> ProviderOut:
@@ -57,9 +46,7 @@ async def get_provider(id: str, user: CurrentUser, session: Session) -> Provider
     return provider_out(await ProviderRepository(session).get_visible(user, id))
 
 
-@router.patch(
-    "/{id}", operation_id="updateNotificationProvider", responses=problem_responses(402, 409)
-)
+@router.updates("updateNotificationProvider", 402, 409)
 async def update_provider(
     id: str, body: ProviderUpdate, user: CurrentUser, session: Session, runtime: RuntimeDep
 ) -> ProviderOut:
@@ -73,7 +60,7 @@ async def update_provider(
     return provider_out(await ProviderService(session, runtime).update(user, id, body))
 
 
-@router.delete("/{id}", operation_id="deleteNotificationProvider")
+@router.deletes("deleteNotificationProvider")
 async def delete_provider(
     id: str, user: CurrentUser, session: Session, runtime: RuntimeDep
 ) -> DeletedOut:

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, status
-
 from upwatch.callers.dependencies import CurrentUser, PersonUser
 from upwatch.dependencies import RuntimeDep, Session
-from upwatch.kit.errors import problem_responses
 from upwatch.kit.pagination import PageParams
+from upwatch.kit.routes import Routes
 from upwatch.kit.schemas import DeletedOut
 from upwatch.models import ProjectInvitation, ProjectMember
 from upwatch.projects.repository import ProjectAccess
@@ -22,23 +20,14 @@ from upwatch.projects.schemas import (
 )
 from upwatch.projects.service import ProjectService, accept_invitation
 
-router = APIRouter(
-    prefix="/projects",
-    tags=["projects"],
-    responses=problem_responses(400, 401, 404, 422, 429, 500),
-)
+router = Routes("/projects", "projects")
 
 
 def project_out(access: ProjectAccess) -> ProjectOut:
     return ProjectOut.model_validate(access.project, context={"role": access.role})
 
 
-@router.post(
-    "",
-    status_code=status.HTTP_201_CREATED,
-    operation_id="createProject",
-    responses=problem_responses(402),
-)
+@router.creates("createProject", 402)
 async def create_project(
     body: ProjectCreate, user: PersonUser, session: Session, runtime: RuntimeDep
 ) -> ProjectOut:
@@ -74,7 +63,7 @@ async def get_project(
     return project_out(await ProjectService(session, runtime).visible(user, id))
 
 
-@router.patch("/{id}", operation_id="updateProject", responses=problem_responses(403))
+@router.updates("updateProject", 403)
 async def update_project(
     id: str, body: ProjectUpdate, user: PersonUser, session: Session, runtime: RuntimeDep
 ) -> ProjectOut:
@@ -82,7 +71,7 @@ async def update_project(
     return project_out(await ProjectService(session, runtime).update(user, id, body))
 
 
-@router.delete("/{id}", operation_id="deleteProject", responses=problem_responses(403))
+@router.deletes("deleteProject", 403)
 async def delete_project(
     id: str, user: PersonUser, session: Session, runtime: RuntimeDep
 ) -> DeletedOut:
@@ -91,12 +80,7 @@ async def delete_project(
     return DeletedOut(id=id)
 
 
-@router.post(
-    "/{id}/users",
-    status_code=status.HTTP_201_CREATED,
-    operation_id="inviteProjectMember",
-    responses=problem_responses(402, 403, 409),
-)
+@router.creates("inviteProjectMember", 402, 403, 409, path="/{id}/users")
 async def invite_member(
     id: str, body: InviteRequest, user: PersonUser, session: Session, runtime: RuntimeDep
 ) -> InvitationOut:
@@ -148,11 +132,7 @@ def _pending(project_id: str, invitation: ProjectInvitation) -> MemberOut:
     )
 
 
-@router.delete(
-    "/{id}/users/{userId}",
-    operation_id="removeProjectMember",
-    responses=problem_responses(403, 409),
-)
+@router.deletes("removeProjectMember", 403, 409, path="/{id}/users/{userId}")
 async def remove_member(
     id: str,
     userId: str,
@@ -165,11 +145,7 @@ async def remove_member(
     return DeletedOut(id=userId)
 
 
-@router.delete(
-    "/{id}/invitations/{invitationId}",
-    operation_id="cancelProjectInvitation",
-    responses=problem_responses(403),
-)
+@router.deletes("cancelProjectInvitation", 403, path="/{id}/invitations/{invitationId}")
 async def cancel_invitation(
     id: str,
     invitationId: str,

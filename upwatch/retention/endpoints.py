@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
-
 from upwatch.callers.dependencies import PersonUser
 from upwatch.dependencies import RuntimeDep, Session
-from upwatch.kit.errors import problem_responses
+from upwatch.kit.routes import Routes
 from upwatch.retention.schemas import RetentionNotificationOut
 from upwatch.retention.service import RetentionService
 
-router = APIRouter(
-    prefix="/retention", tags=["retention"], responses=problem_responses(401, 429, 500)
-)
+router = Routes("/retention", "retention", (401, 429, 500))
 
 
 @router.get("/notifications", operation_id="listRetentionNotifications")

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from fastapi import APIRouter, status
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.callers.access import ProjectPageParams
 from upwatch.callers.dependencies import CurrentUser
 from upwatch.dependencies import RuntimeDep, Session
-from upwatch.kit.errors import problem_responses
 from upwatch.kit.pagination import PageParams
+from upwatch.kit.routes import Routes
 from upwatch.kit.schemas import DeletedOut
 from upwatch.models import StatusPage, StatusPageComponent
 from upwatch.runtime import Runtime
@@ -31,11 +30,7 @@ from upwatch.statuspages.schemas import (
 )
 from upwatch.statuspages.service import StatusPageService
 
-router = APIRouter(
-    prefix="/status-pages",
-    tags=["status pages"],
-    responses=problem_responses(400, 401, 404, 422, 429, 500),
-)
+router = Routes("/status-pages", "status pages")
 
 
 async def pages_out(
@@ -64,12 +59,7 @@ def component_out(component: StatusPageComponent, statuses: Mapping[str, str]) -
     return ComponentOut.model_validate(component, context={"statuses": statuses})
 
 
-@router.post(
-    "",
-    status_code=status.HTTP_201_CREATED,
-    operation_id="createStatusPage",
-    responses=problem_responses(402, 409),
-)
+@router.creates("createStatusPage", 402, 409)
 async def create_status_page(
     body: StatusPageCreate, user: CurrentUser, session: Session, runtime: RuntimeDep
 ) -> StatusPageOut:
@@ -101,7 +91,7 @@ async def get_status_page(
     return await page_out(session, runtime, page)
 
 
-@router.patch("/{id}", operation_id="updateStatusPage", responses=problem_responses(409))
+@router.updates("updateStatusPage", 409)
 async def update_status_page(
     id: str, body: StatusPageUpdate, user: CurrentUser, session: Session, runtime: RuntimeDep
 ) -> StatusPageOut:
@@ -111,7 +101,7 @@ async def update_status_page(
     return await page_out(session, runtime, page)
 
 
-@router.delete("/{id}", operation_id="deleteStatusPage")
+@router.deletes("deleteStatusPage")
 async def delete_status_page(
     id: str, user: CurrentUser, session: Session, runtime: RuntimeDep
 ) -> DeletedOut:
@@ -120,12 +110,7 @@ async def delete_status_page(
     return DeletedOut(id=id)
 
 
-@router.post(
-    "/{id}/components",
-    status_code=status.HTTP_201_CREATED,
-    operation_id="addStatusPageComponent",
-    responses=problem_responses(409),
-)
+@router.creates("addStatusPageComponent", 409, path="/{id}/components")
 async def add_component(
     id: str, body: ComponentCreate, user: CurrentUser, session: Session, runtime: RuntimeDep
 ) -> ComponentOut:
@@ -138,7 +123,7 @@ async def add_component(
     return component_out(component, await service.statuses([component]))
 
 
-@router.patch("/{id}/components/{componentId}", operation_id="updateStatusPageComponent")
+@router.updates("updateStatusPageComponent", path="/{id}/components/{componentId}")
 async def update_component(
     id: str,
     componentId: str,
@@ -153,7 +138,7 @@ async def update_component(
     return component_out(component, await service.statuses([component]))
 
 
-@router.delete("/{id}/components/{componentId}", operation_id="deleteStatusPageComponent")
+@router.deletes("deleteStatusPageComponent", path="/{id}/components/{componentId}")
 async def delete_component(
     id: str, componentId: str, user: CurrentUser, session: Session, runtime: RuntimeDep
 ) -> DeletedOut:
@@ -162,7 +147,7 @@ async def delete_component(
     return DeletedOut(id=componentId)
 
 
-@router.patch("/{id}/status", operation_id="postStatusPageMessage")
+@router.updates("postStatusPageMessage", path="/{id}/status")
 async def post_status_message(
     id: str, body: StatusMessageIn, user: CurrentUser, session: Session, runtime: RuntimeDep
 ) -> StatusPageOut:
@@ -198,7 +183,7 @@ async def list_subscribers(
     return [SubscriberOut.model_validate(s) for s in items]
 
 
-@router.delete("/{id}/subscribers/{subscriberId}", operation_id="deleteStatusPageSubscriber")
+@router.deletes("deleteStatusPageSubscriber", path="/{id}/subscribers/{subscriberId}")
 async def delete_subscriber(
     id: str, subscriberId: str, user: CurrentUser, session: Session, runtime: RuntimeDep
 ) -> DeletedOut:

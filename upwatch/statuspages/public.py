@@ -6,21 +6,18 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Header, Path, Response, status
+from fastapi import Depends, Header, Path, Response, status
 from starlette.requests import Request
 
 from upwatch.dependencies import ClientAddress, RuntimeDep, Session
 from upwatch.kit.errors import NotFound, problem_responses
+from upwatch.kit.routes import Routes
 from upwatch.statuspages.schemas import PublicStatusPage, SubscribeIn, SubscribeOut
 from upwatch.statuspages.serving import Answer, answer
 from upwatch.statuspages.snapshot import Snapshot, Snapshots
 from upwatch.statuspages.subscribers import VisitorSubscriptions
 
-public = APIRouter(
-    prefix="/status-pages/public",
-    tags=["public status pages"],
-    responses=problem_responses(400, 404, 422, 500),
-)
+public = Routes("/status-pages/public", "public status pages", (400, 404, 422, 500))
 
 
 async def get_snapshots(request: Request) -> Snapshots:
