@@ -3,6 +3,10 @@ is still unacknowledged after its delay."""
 
 from __future__ import annotations
 
+from typing import Annotated
+
+from fastapi import Depends
+
 from upwatch.callers.access import ProjectPageParams
 from upwatch.callers.dependencies import CurrentUser
 from upwatch.dependencies import RuntimeDep, Session
@@ -19,9 +23,17 @@ from upwatch.kit.schemas import DeletedOut
 router = Routes("/escalation-policies", "escalation policies")
 
 
+def _policies(session: Session, runtime: RuntimeDep) -> EscalationService:
+    return EscalationService(session, runtime)
+
+
+# For the handlers that need the service alone.
+Policies = Annotated[EscalationService, Depends(_policies)]
+
+
 @router.creates("createEscalationPolicy")
 async def create_policy(
-    body: EscalationPolicyCreate, user: CurrentUser, session: Session, runtime: RuntimeDep
+    body: EscalationPolicyCreate, user: CurrentUser, policies: Policies
 ) -> EscalationPolicyOut:
     """A policy for a project the caller belongs to. A monitor that names it
     (`escalationPolicyId`) pages, when it goes down, the providers of the first step after its
@@ -29,7 +41,7 @@ async def create_policy(
     each step once. Personal channels and providers the policy does not name are not paged.
     Acknowledging stops further steps and reminders; the recovery goes to every provider that
     was paged. Providers of another project: 422."""
-    policy = await EscalationService(session, runtime).create(user, body)
+    policy = await policies.create(user, body)
     return EscalationPolicyOut.model_validate(policy)
 
 
@@ -53,18 +65,15 @@ async def update_policy(
     id: str,
     body: EscalationPolicyPatch,
     user: CurrentUser,
-    session: Session,
-    runtime: RuntimeDep,
+    policies: Policies,
 ) -> EscalationPolicyOut:
     """Change a policy; fields left out stay as they are."""
-    policy = await EscalationService(session, runtime).update(user, id, body)
+    policy = await policies.update(user, id, body)
     return EscalationPolicyOut.model_validate(policy)
 
 
 @router.deletes("deleteEscalationPolicy")
-async def delete_policy(
-    id: str, user: CurrentUser, session: Session, runtime: RuntimeDep
-) -> DeletedOut:
+async def delete_policy(id: str, user: CurrentUser, policies: Policies) -> DeletedOut:
     """Monitors that named the policy page every provider of their project again."""
-    await EscalationService(session, runtime).delete(user, id)
+    await policies.delete(user, id)
     return DeletedOut(id=id)

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Annotated
+
+from fastapi import Depends
 
 from upwatch.callers.dependencies import CurrentUser
 from upwatch.dependencies import RuntimeDep, Session
@@ -23,6 +26,14 @@ from upwatch.models import Alert, AlertAttempt, Incident, IncidentUpdate
 from upwatch.notifications.schemas import AlertOut
 
 router = Routes("/incidents", "incidents")
+
+
+def _incidents(session: Session, runtime: RuntimeDep) -> IncidentService:
+    return IncidentService(session, runtime)
+
+
+# For the handlers that need the service alone.
+Incidents = Annotated[IncidentService, Depends(_incidents)]
 
 
 def incident_out(incident: Incident, updates: Sequence[IncidentUpdate]) -> IncidentOut:
@@ -92,10 +103,8 @@ async def update_incident(
 
 
 @router.deletes("deleteIncident")
-async def delete_incident(
-    id: str, user: CurrentUser, session: Session, runtime: RuntimeDep
-) -> DeletedOut:
-    await IncidentService(session, runtime).delete(user, id)
+async def delete_incident(id: str, user: CurrentUser, incidents: Incidents) -> DeletedOut:
+    await incidents.delete(user, id)
     return DeletedOut(id=id)
 
 
@@ -128,11 +137,9 @@ async def acknowledge_incident(
 
 
 @router.get("/{id}/alerts", operation_id="listIncidentAlerts")
-async def list_incident_alerts(
-    id: str, user: CurrentUser, session: Session, runtime: RuntimeDep
-) -> list[AlertOut]:
+async def list_incident_alerts(id: str, user: CurrentUser, incidents: Incidents) -> list[AlertOut]:
     """Delivery history: each alert this incident caused, per provider or member's personal
     channel (`providerId` null, `userId` and `channel` set), with every attempt (outcome,
     error, time). Suppressed alerts say why (quiet hours, disabled, plan)."""
-    alerts, attempts = await IncidentService(session, runtime).alerts(user, id)
+    alerts, attempts = await incidents.alerts(user, id)
     return [alert_out(a, attempts[a.id]) for a in alerts]

@@ -3,6 +3,10 @@ open no incident and alert no one."""
 
 from __future__ import annotations
 
+from typing import Annotated
+
+from fastapi import Depends
+
 from upwatch.callers.access import ProjectPageParams
 from upwatch.callers.dependencies import CurrentUser
 from upwatch.dependencies import RuntimeDep, Session
@@ -18,6 +22,14 @@ from upwatch.maintenance.service import MaintenanceService, Shown
 from upwatch.models import MaintenanceWindow
 
 router = Routes("/maintenance-windows", "maintenance windows")
+
+
+def _windows(session: Session, runtime: RuntimeDep) -> MaintenanceService:
+    return MaintenanceService(session, runtime)
+
+
+# For the handlers that need the service alone.
+Windows = Annotated[MaintenanceService, Depends(_windows)]
 
 
 def window_out(shown: Shown) -> MaintenanceWindowOut:
@@ -37,7 +49,7 @@ async def _out(service: MaintenanceService, window: MaintenanceWindow) -> Mainte
 
 @router.creates("createMaintenanceWindow", 409)
 async def create_window(
-    body: MaintenanceWindowCreate, user: CurrentUser, session: Session, runtime: RuntimeDep
+    body: MaintenanceWindowCreate, user: CurrentUser, windows: Windows
 ) -> MaintenanceWindowOut:
     """Schedule maintenance in a project the caller belongs to. During an occurrence, the
     covered monitors (`monitorIds`, or the whole project) are still checked and their results
@@ -46,8 +58,7 @@ async def create_window(
     the window recur (RFC 5545, at most hourly) by the wall clock of `timezone`; each
     occurrence lasts `endsAt - startsAt` (at most 31 days). A monitor of another project:
     422."""
-    service = MaintenanceService(session, runtime)
-    return await _out(service, await service.create(user, body))
+    return await _out(windows, await windows.create(user, body))
 
 
 @router.get("", operation_id="listMaintenanceWindows")
@@ -75,18 +86,14 @@ async def update_window(
     id: str,
     body: MaintenanceWindowPatch,
     user: CurrentUser,
-    session: Session,
-    runtime: RuntimeDep,
+    windows: Windows,
 ) -> MaintenanceWindowOut:
     """Change a window; fields left out stay as they are. `rrule: null` makes it one-off;
     `monitorIds: null` makes it cover the whole project."""
-    service = MaintenanceService(session, runtime)
-    return await _out(service, await service.update(user, id, body))
+    return await _out(windows, await windows.update(user, id, body))
 
 
 @router.deletes("deleteMaintenanceWindow")
-async def delete_window(
-    id: str, user: CurrentUser, session: Session, runtime: RuntimeDep
-) -> DeletedOut:
-    await MaintenanceService(session, runtime).delete(user, id)
+async def delete_window(id: str, user: CurrentUser, windows: Windows) -> DeletedOut:
+    await windows.delete(user, id)
     return DeletedOut(id=id)

@@ -49,6 +49,14 @@ board = Routes("/dashboard", "dashboard", SIGNED_IN)
 heartbeats = Routes("/heartbeat", "heartbeats", (400, 404, 500))
 
 
+def _monitors(session: Session, runtime: RuntimeDep) -> MonitorService:
+    return MonitorService(session, runtime)
+
+
+# For the handlers that need the service alone.
+Monitors = Annotated[MonitorService, Depends(_monitors)]
+
+
 def monitor_out(monitor: Monitor, runtime: Runtime) -> MonitorOut:
     return MonitorOut.model_validate(monitor, context={"public_url": runtime.settings.public_url})
 
@@ -105,11 +113,9 @@ async def update_monitor(
 
 
 @router.deletes("deleteMonitor")
-async def delete_monitor(
-    id: str, user: CurrentUser, session: Session, runtime: RuntimeDep
-) -> DeletedOut:
+async def delete_monitor(id: str, user: CurrentUser, monitors: Monitors) -> DeletedOut:
     """Delete a monitor with its results and statistics."""
-    await MonitorService(session, runtime).delete(user, id)
+    await monitors.delete(user, id)
     return DeletedOut(id=id)
 
 
@@ -153,13 +159,12 @@ async def list_checks(
 async def monitor_stats(
     id: str,
     user: CurrentUser,
-    session: Session,
-    runtime: RuntimeDep,
+    monitors: Monitors,
     period: Period = "24h",
 ) -> StatsOut:
     """Uptime and response times over the period: 24h from stored results, 7d/30d/90d from
     per-day aggregates (whole UTC days, today included)."""
-    monitor, figures = await MonitorService(session, runtime).stats(user, id, period)
+    monitor, figures = await monitors.stats(user, id, period)
     return StatsOut(
         uptimePercentage=figures.uptime,
         totalChecks=figures.total,
@@ -373,11 +378,9 @@ async def create_region(
 
 
 @regions.deletes("deleteRegion", 403, 404, 409)
-async def delete_region(
-    id: str, _admin: AdminUser, session: Session, runtime: RuntimeDep
-) -> DeletedOut:
+async def delete_region(id: str, _admin: AdminUser, monitors: Monitors) -> DeletedOut:
     """Delete a region (admin); it is removed from every monitor. `local` cannot go (409)."""
-    await MonitorService(session, runtime).delete_region(id)
+    await monitors.delete_region(id)
     return DeletedOut(id=id)
 
 

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
+from fastapi import Depends
+
 from upwatch.callers.dependencies import CurrentUser, PersonUser
 from upwatch.dependencies import RuntimeDep, Session
 from upwatch.kit.pagination import PageParams
@@ -23,16 +27,22 @@ from upwatch.projects.service import ProjectService, accept_invitation
 router = Routes("/projects", "projects")
 
 
+def _projects(session: Session, runtime: RuntimeDep) -> ProjectService:
+    return ProjectService(session, runtime)
+
+
+# For the handlers that need the service alone.
+Projects = Annotated[ProjectService, Depends(_projects)]
+
+
 def project_out(access: ProjectAccess) -> ProjectOut:
     return ProjectOut.model_validate(access.project, context={"role": access.role})
 
 
 @router.creates("createProject", 402)
-async def create_project(
-    body: ProjectCreate, user: PersonUser, session: Session, runtime: RuntimeDep
-) -> ProjectOut:
+async def create_project(body: ProjectCreate, user: PersonUser, projects: Projects) -> ProjectOut:
     """Create a project owned by the caller (limit `projectCount`)."""
-    return project_out(await ProjectService(session, runtime).create(user, body))
+    return project_out(await projects.create(user, body))
 
 
 @router.post("/invitations/accept", operation_id="acceptProjectInvitation")
@@ -47,46 +57,42 @@ async def accept(
 
 @router.get("", operation_id="listProjects")
 async def list_projects(
-    user: CurrentUser, session: Session, runtime: RuntimeDep, page: PageParams
+    user: CurrentUser, projects: Projects, page: PageParams
 ) -> list[ProjectOut]:
     """Projects the caller owns or is a member of, newest first."""
-    items, total = await ProjectService(session, runtime).list(user, page.limit, page.offset)
+    items, total = await projects.list(user, page.limit, page.offset)
     page.total(total)
     return [project_out(a) for a in items]
 
 
 @router.get("/{id}", operation_id="getProject")
-async def get_project(
-    id: str, user: CurrentUser, session: Session, runtime: RuntimeDep
-) -> ProjectOut:
+async def get_project(id: str, user: CurrentUser, projects: Projects) -> ProjectOut:
     """One project the caller belongs to."""
-    return project_out(await ProjectService(session, runtime).visible(user, id))
+    return project_out(await projects.visible(user, id))
 
 
 @router.updates("updateProject", 403)
 async def update_project(
-    id: str, body: ProjectUpdate, user: PersonUser, session: Session, runtime: RuntimeDep
+    id: str, body: ProjectUpdate, user: PersonUser, projects: Projects
 ) -> ProjectOut:
     """Rename or describe a project (owner, project manager or admin)."""
-    return project_out(await ProjectService(session, runtime).update(user, id, body))
+    return project_out(await projects.update(user, id, body))
 
 
 @router.deletes("deleteProject", 403)
-async def delete_project(
-    id: str, user: PersonUser, session: Session, runtime: RuntimeDep
-) -> DeletedOut:
+async def delete_project(id: str, user: PersonUser, projects: Projects) -> DeletedOut:
     """Delete a project and everything in it (owner or admin)."""
-    await ProjectService(session, runtime).delete(user, id)
+    await projects.delete(user, id)
     return DeletedOut(id=id)
 
 
 @router.creates("inviteProjectMember", 402, 403, 409, path="/{id}/users")
 async def invite_member(
-    id: str, body: InviteRequest, user: PersonUser, session: Session, runtime: RuntimeDep
+    id: str, body: InviteRequest, user: PersonUser, projects: Projects
 ) -> InvitationOut:
     """Add an existing account at once (told by e-mail), or invite an address with no account
     (it joins when it signs up). Limits `teamMembersPerProject` and `teamMembers`."""
-    row, invitee = await ProjectService(session, runtime).invite(user, id, body.email)
+    row, invitee = await projects.invite(user, id, body.email)
     return InvitationOut(
         projectId=id,
         email=invitee.email if invitee else body.email,
@@ -97,11 +103,9 @@ async def invite_member(
 
 
 @router.get("/{id}/users", operation_id="listProjectMembers")
-async def list_members(
-    id: str, user: CurrentUser, session: Session, runtime: RuntimeDep
-) -> list[MemberOut]:
+async def list_members(id: str, user: CurrentUser, projects: Projects) -> list[MemberOut]:
     """The owner, the members, and pending invitations."""
-    members, invitations = await ProjectService(session, runtime).members(user, id)
+    members, invitations = await projects.members(user, id)
     return [
         MemberOut(
             projectId=id,
@@ -137,11 +141,10 @@ async def remove_member(
     id: str,
     userId: str,
     user: PersonUser,
-    session: Session,
-    runtime: RuntimeDep,
+    projects: Projects,
 ) -> DeletedOut:
     """Remove a member (owner, project manager or admin), or leave a project yourself."""
-    await ProjectService(session, runtime).remove_member(user, id, userId)
+    await projects.remove_member(user, id, userId)
     return DeletedOut(id=userId)
 
 
@@ -150,9 +153,8 @@ async def cancel_invitation(
     id: str,
     invitationId: str,
     user: PersonUser,
-    session: Session,
-    runtime: RuntimeDep,
+    projects: Projects,
 ) -> DeletedOut:
     """Withdraw a pending invitation."""
-    await ProjectService(session, runtime).cancel_invitation(user, id, invitationId)
+    await projects.cancel_invitation(user, id, invitationId)
     return DeletedOut(id=invitationId)

@@ -5,7 +5,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Annotated
 
+from fastapi import Depends
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.callers.access import ProjectPageParams
@@ -31,6 +33,14 @@ from upwatch.statuspages.schemas import (
 from upwatch.statuspages.service import StatusPageService
 
 router = Routes("/status-pages", "status pages")
+
+
+def _pages(session: Session, runtime: RuntimeDep) -> StatusPageService:
+    return StatusPageService(session, runtime)
+
+
+# For the handlers that need the service alone.
+Pages = Annotated[StatusPageService, Depends(_pages)]
 
 
 async def pages_out(
@@ -102,25 +112,22 @@ async def update_status_page(
 
 
 @router.deletes("deleteStatusPage")
-async def delete_status_page(
-    id: str, user: CurrentUser, session: Session, runtime: RuntimeDep
-) -> DeletedOut:
+async def delete_status_page(id: str, user: CurrentUser, pages: Pages) -> DeletedOut:
     """Delete a page with its components and message history."""
-    await StatusPageService(session, runtime).delete(user, id)
+    await pages.delete(user, id)
     return DeletedOut(id=id)
 
 
 @router.creates("addStatusPageComponent", 409, path="/{id}/components")
 async def add_component(
-    id: str, body: ComponentCreate, user: CurrentUser, session: Session, runtime: RuntimeDep
+    id: str, body: ComponentCreate, user: CurrentUser, pages: Pages
 ) -> ComponentOut:
     """Show a monitor on the page (seed 9). The monitor must be in the page's project (422;
     404 when the caller cannot see it), and a page shows a monitor once (409). `name`
     defaults to the monitor's name, `order` to after the last component. Deleting the
     monitor removes its components."""
-    service = StatusPageService(session, runtime)
-    component = await service.add_component(user, id, body)
-    return component_out(component, await service.statuses([component]))
+    component = await pages.add_component(user, id, body)
+    return component_out(component, await pages.statuses([component]))
 
 
 @router.updates("updateStatusPageComponent", path="/{id}/components/{componentId}")
@@ -129,21 +136,19 @@ async def update_component(
     componentId: str,
     body: ComponentUpdate,
     user: CurrentUser,
-    session: Session,
-    runtime: RuntimeDep,
+    pages: Pages,
 ) -> ComponentOut:
     """Rename, describe or reorder a component; components show by ascending `order`."""
-    service = StatusPageService(session, runtime)
-    component = await service.update_component(user, id, componentId, body)
-    return component_out(component, await service.statuses([component]))
+    component = await pages.update_component(user, id, componentId, body)
+    return component_out(component, await pages.statuses([component]))
 
 
 @router.deletes("deleteStatusPageComponent", path="/{id}/components/{componentId}")
 async def delete_component(
-    id: str, componentId: str, user: CurrentUser, session: Session, runtime: RuntimeDep
+    id: str, componentId: str, user: CurrentUser, pages: Pages
 ) -> DeletedOut:
     """Remove a component from the page (seed 10); the monitor stays."""
-    await StatusPageService(session, runtime).delete_component(user, id, componentId)
+    await pages.delete_component(user, id, componentId)
     return DeletedOut(id=componentId)
 
 
@@ -160,33 +165,29 @@ async def post_status_message(
 
 @router.get("/{id}/messages", operation_id="listStatusPageMessages")
 async def list_status_messages(
-    id: str, user: CurrentUser, session: Session, runtime: RuntimeDep, page: PageParams
+    id: str, user: CurrentUser, pages: Pages, page: PageParams
 ) -> list[StatusMessageOut]:
     """The page's message history, newest first (empty messages are the clearings)."""
-    items, total = await StatusPageService(session, runtime).message_history(
-        user, id, page.limit, page.offset
-    )
+    items, total = await pages.message_history(user, id, page.limit, page.offset)
     page.total(total)
     return [StatusMessageOut.model_validate(m) for m in items]
 
 
 @router.get("/{id}/subscribers", operation_id="listStatusPageSubscribers")
 async def list_subscribers(
-    id: str, user: CurrentUser, session: Session, runtime: RuntimeDep, page: PageParams
+    id: str, user: CurrentUser, pages: Pages, page: PageParams
 ) -> list[SubscriberOut]:
     """Visitors subscribed to the page's incident e-mails, oldest first; `confirmedAt` is null
     until they followed the link mailed to them (only confirmed ones are mailed)."""
-    items, total = await StatusPageService(session, runtime).subscribers(
-        user, id, page.limit, page.offset
-    )
+    items, total = await pages.subscribers(user, id, page.limit, page.offset)
     page.total(total)
     return [SubscriberOut.model_validate(s) for s in items]
 
 
 @router.deletes("deleteStatusPageSubscriber", path="/{id}/subscribers/{subscriberId}")
 async def delete_subscriber(
-    id: str, subscriberId: str, user: CurrentUser, session: Session, runtime: RuntimeDep
+    id: str, subscriberId: str, user: CurrentUser, pages: Pages
 ) -> DeletedOut:
     """Remove a subscriber: no further e-mail goes to them."""
-    await StatusPageService(session, runtime).delete_subscriber(user, id, subscriberId)
+    await pages.delete_subscriber(user, id, subscriberId)
     return DeletedOut(id=subscriberId)
