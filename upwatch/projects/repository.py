@@ -49,7 +49,7 @@ class ProjectRepository:
     # ---- the access rule ----
 
     async def access(self, caller: User, project_id: str) -> ProjectAccess | None:
-        """The project if ``caller`` may open it by id (``kit.scoped.may_open``: members their
+        """The project if ``caller`` may open it by id (``callers.access.may_open``: members their
         projects, administrators any project, a key its own), with the caller's role. None
         (to be answered 404) for everyone else."""
         row = (
