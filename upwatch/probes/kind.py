@@ -8,7 +8,9 @@ declarations that ``registry.py`` collects, so adding a type is one module and i
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
+from functools import cached_property
 from types import NoneType, UnionType
 from typing import Any, Union, get_args, get_origin
 
@@ -56,7 +58,14 @@ class MonitorKind:
 
     @property
     def defaults(self) -> dict[str, Any]:
-        """What is stored for a field left out (or sent as null) when a monitor is created."""
+        """What is stored for a field left out (or sent as null) when a monitor is created: a
+        copy, so no two monitors share a default list."""
+        return copy.deepcopy(self._defaults)
+
+    @cached_property
+    def _defaults(self) -> dict[str, Any]:
+        # Read from the model once: asking pydantic for every default on each create cost
+        # about half a millisecond a monitor.
         found = {
             name: info.get_default(call_default_factory=True)
             for name, info in self.config.model_fields.items()
