@@ -10,6 +10,7 @@ from typing import Annotated, Literal
 from urllib.parse import parse_qs
 
 from fastapi import APIRouter, Depends, Path, Query, Response, status
+from fastapi.responses import RedirectResponse
 from starlette.requests import Request
 
 from upwatch.dependencies import ClientAddress, RuntimeDep, Session, WritingSession
@@ -45,10 +46,14 @@ async def status_page_html(
 async def custom_domain_root(
     request: Request, snapshots: SnapshotsDep, if_none_match: IfNoneMatch = None
 ) -> Response:
-    """A request to `/` whose Host is a page's custom domain gets that page."""
+    """A request to `/` whose Host is a page's custom domain gets that page; otherwise a
+    browser goes to the console."""
     host = (request.headers.get("host") or "").rsplit(":", 1)[0]
     snapshot = await snapshots.for_domain(host) if host else None
     if snapshot is None:
+        # A person's browser is led into the console; an API client keeps the JSON 404.
+        if "text/html" in request.headers.get("accept", ""):
+            return RedirectResponse("/app", status_code=303)
         raise NotFound("nothing here: the API is described at /docs")
     origin = _origin(request, snapshots, snapshot)
     return answered(answer(snapshot, True, origin, snapshots.max_age, if_none_match))

@@ -19,6 +19,7 @@ from fastapi.responses import FileResponse, Response
 from upwatch.console.endpoints import (
     account,
     admin,
+    fallback,
     incidents,
     maintenance,
     monitors,
@@ -63,6 +64,8 @@ async def static(name: str) -> Response:
 def install(app: FastAPI) -> None:
     """The console's pages, the links the e-mails carry, and its early answers."""
     app.include_router(router)
+    # Last: it answers every console address no page above has claimed.
+    app.include_router(fallback.router)
     app.include_router(links)
     app.add_exception_handler(Answer, send_answer)
     app.add_middleware(signin.EarlierIncidentLinks)

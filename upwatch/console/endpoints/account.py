@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from upwatch.accounts.schemas import UpdateProfileRequest, UserSettingsFields
 from upwatch.accounts.service import AccountService
 from upwatch.billing.service import SubscriptionService
+from upwatch.console.endpoints.offers import offers
 from upwatch.console.endpoints.page import Page, SignedInPage
 from upwatch.kit.errors import ProblemError
 
@@ -42,12 +43,12 @@ async def _plan_page(page: Page) -> Response:
     )
 
 
-@router.get("/plan")
+@router.get("/plan", openapi_extra=offers("currentSubscription"))
 async def plan_page(page: SignedInPage) -> Response:
     return await _plan_page(page)
 
 
-@router.post("/plan/{change}")
+@router.post("/plan/{change}", openapi_extra=offers("upgradeSubscription", "downgradeSubscription"))
 async def change_plan(change: str, page: SignedInPage) -> Response:
     await page.form()
     service = SubscriptionService(page.session, page.runtime)
@@ -75,12 +76,12 @@ async def _settings_page(page: Page, status: int = 200, **context: Any) -> Respo
     )
 
 
-@router.get("/settings")
+@router.get("/settings", openapi_extra=offers("getProfile", "getSettings"))
 async def settings_page(page: SignedInPage) -> Response:
     return await _settings_page(page)
 
 
-@router.post("/settings")
+@router.post("/settings", openapi_extra=offers("updateProfile", "updateSettings"))
 async def save_settings(page: SignedInPage) -> Response:
     form = await page.form()
     accounts = AccountService(page.session, page.runtime)

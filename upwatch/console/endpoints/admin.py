@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from upwatch.admin.service import AdminService
 from upwatch.billing.schemas import AdminUserUpdate
+from upwatch.console.endpoints.offers import offers
 from upwatch.console.endpoints.page import Page, SignedInPage
 from upwatch.contact.schemas import ContactUpdate
 from upwatch.contact.service import ContactService
@@ -31,7 +32,7 @@ async def admin_home(page: SignedInPage) -> Response:
     return _admin(page).redirect("/app/admin/users")
 
 
-@router.get("/users")
+@router.get("/users", openapi_extra=offers("adminListUsers"))
 async def users_page(page: SignedInPage) -> Response:
     _admin(page)
     users, total = await AdminService(page.session, page.runtime).list_users(ADMIN_ROWS, 0)
@@ -45,7 +46,7 @@ async def users_page(page: SignedInPage) -> Response:
     )
 
 
-@router.post("/users/{user_id}")
+@router.post("/users/{user_id}", openapi_extra=offers("adminUpdateUser"))
 async def change_user(user_id: str, page: SignedInPage) -> Response:
     form = await _admin(page).form()
     try:
@@ -57,7 +58,7 @@ async def change_user(user_id: str, page: SignedInPage) -> Response:
     return page.redirect("/app/admin/users", f"{item.email} is on the {item.subscription} plan.")
 
 
-@router.get("/contact")
+@router.get("/contact", openapi_extra=offers("listContactSubmissions"))
 async def contact_page(page: SignedInPage) -> Response:
     _admin(page)
     items, total = await ContactService(page.session, page.runtime).newest_first(ADMIN_ROWS, 0)
@@ -77,7 +78,7 @@ async def submission_page(submission_id: str, page: SignedInPage) -> Response:
     )
 
 
-@router.post("/contact/{submission_id}")
+@router.post("/contact/{submission_id}", openapi_extra=offers("followUpContact"))
 async def follow_up(submission_id: str, page: SignedInPage) -> Response:
     form = await _admin(page).form()
     try:

@@ -8,6 +8,7 @@ from fastapi import APIRouter
 from fastapi.responses import Response
 from pydantic import ValidationError
 
+from upwatch.console.endpoints.offers import offers
 from upwatch.console.endpoints.page import FragmentPage, Page, SignedInPage
 from upwatch.incidents.repository import IncidentRepository
 from upwatch.incidents.schemas import IncidentPatch, IncidentUpdateCreate
@@ -22,7 +23,7 @@ async def _incidents(page: Page) -> list[Any]:
     return list((await repository.list_visible(page.user, 100, 0)).rows)
 
 
-@router.get("/incidents")
+@router.get("/incidents", openapi_extra=offers("listIncidents"))
 async def incidents_page(page: SignedInPage) -> Response:
     incidents = await _incidents(page)
     return page.html("incidents.html", title="Incidents", section="incidents", incidents=incidents)
@@ -52,7 +53,7 @@ async def _incident_page(
     )
 
 
-@router.get("/incidents/{incident_id}")
+@router.get("/incidents/{incident_id}", openapi_extra=offers("getIncident"))
 async def incident_page(incident_id: str, page: SignedInPage) -> Response:
     return await _incident_page(page, incident_id)
 
@@ -77,7 +78,7 @@ async def _act(page: Page, incident_id: str, action: str) -> Response:
     return page.redirect(f"/app/incidents/{incident_id}", done)
 
 
-@router.post("/incidents/{incident_id}/acknowledge")
+@router.post("/incidents/{incident_id}/acknowledge", openapi_extra=offers("acknowledgeIncident"))
 async def acknowledge(incident_id: str, page: SignedInPage) -> Response:
     return await _act(page, incident_id, "acknowledge")
 
@@ -87,6 +88,6 @@ async def resolve(incident_id: str, page: SignedInPage) -> Response:
     return await _act(page, incident_id, "resolve")
 
 
-@router.post("/incidents/{incident_id}/updates")
+@router.post("/incidents/{incident_id}/updates", openapi_extra=offers("addIncidentUpdate"))
 async def post_update(incident_id: str, page: SignedInPage) -> Response:
     return await _act(page, incident_id, "update")

@@ -10,6 +10,7 @@ from fastapi import APIRouter
 from fastapi.responses import Response
 from pydantic import ValidationError
 
+from upwatch.console.endpoints.offers import offers
 from upwatch.console.endpoints.page import Page, SignedInPage
 from upwatch.console.endpoints.projects import projects_of
 from upwatch.kit.errors import ProblemError
@@ -41,7 +42,7 @@ async def _windows_page(page: Page, status: int = 200, **context: Any) -> Respon
     )
 
 
-@router.get("/maintenance")
+@router.get("/maintenance", openapi_extra=offers("listMaintenanceWindows"))
 async def maintenance_page(page: SignedInPage) -> Response:
     return await _windows_page(page)
 
@@ -58,7 +59,7 @@ def _instant(local: str, zone: str) -> str:
     return moment.isoformat()
 
 
-@router.post("/maintenance")
+@router.post("/maintenance", openapi_extra=offers("createMaintenanceWindow"))
 async def create_window(page: SignedInPage) -> Response:
     form = await page.form()
     chosen = [str(v) for v in (await page.request.form()).getlist("monitorIds")]
@@ -83,7 +84,7 @@ async def create_window(page: SignedInPage) -> Response:
     return page.redirect("/app/maintenance", f"Maintenance window {window.title} planned.")
 
 
-@router.post("/maintenance/{window_id}/delete")
+@router.post("/maintenance/{window_id}/delete", openapi_extra=offers("deleteMaintenanceWindow"))
 async def delete_window(window_id: str, page: SignedInPage) -> Response:
     async with page.button("maintenance window", "/app/maintenance", "Not deleted"):
         await MaintenanceService(page.session, page.runtime).delete(page.user, window_id)

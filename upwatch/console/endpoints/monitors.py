@@ -11,6 +11,7 @@ from fastapi.responses import Response
 from pydantic import TypeAdapter, ValidationError
 
 from upwatch.console import charts
+from upwatch.console.endpoints.offers import offers
 from upwatch.console.endpoints.page import Answer, FragmentPage, Page, SignedInPage
 from upwatch.console.endpoints.projects import projects_of
 from upwatch.console.render import local_time, percent, sparkline, zone_of
@@ -91,7 +92,7 @@ def _monitor_query(page: Page) -> dict[str, str]:
     }
 
 
-@router.get("/monitors")
+@router.get("/monitors", openapi_extra=offers("listMonitors"))
 async def monitors_page(page: SignedInPage) -> Response:
     query = _monitor_query(page)
     return page.html(
@@ -149,7 +150,7 @@ def _monitor_body(form: dict[str, str]) -> dict[str, Any]:
     return body
 
 
-@router.post("/monitors/new")
+@router.post("/monitors/new", openapi_extra=offers("createMonitor"))
 async def create_monitor(page: SignedInPage) -> Response:
     form = await page.form()
     try:
@@ -214,7 +215,10 @@ async def _regions(page: Page, monitor: Monitor) -> list[MonitorRegionStats]:
     return (await dashboard.monitor_regions(page.session, monitor, online, now)).regions
 
 
-@router.get("/monitors/{monitor_id}")
+@router.get(
+    "/monitors/{monitor_id}",
+    openapi_extra=offers("getMonitor", "listMonitorChecks", "monitorRegions"),
+)
 async def monitor_page(monitor_id: str, page: SignedInPage) -> Response:
     state = await _monitor_state(page, monitor_id)
     span = page.request.query_params.get("range", "24h")
@@ -235,7 +239,7 @@ async def monitor_state(monitor_id: str, page: FragmentPage) -> Response:
     return page.fragment("_monitor_state.html", **state)
 
 
-@router.post("/monitors/{monitor_id}/check")
+@router.post("/monitors/{monitor_id}/check", openapi_extra=offers("checkMonitorNow"))
 async def check_monitor(monitor_id: str, page: SignedInPage) -> Response:
     async with page.button("monitor", f"/app/monitors/{monitor_id}", "Not checked"):
         result = await MonitorService(page.session, page.runtime).check_now(page.user, monitor_id)

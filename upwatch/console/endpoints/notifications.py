@@ -8,6 +8,7 @@ from fastapi import APIRouter
 from fastapi.responses import Response
 from pydantic import TypeAdapter, ValidationError
 
+from upwatch.console.endpoints.offers import offers
 from upwatch.console.endpoints.page import Page, SignedInPage
 from upwatch.console.endpoints.projects import projects_of
 from upwatch.kit.errors import ProblemError
@@ -34,7 +35,7 @@ def destination(provider: Any) -> str:
     return "-"
 
 
-@router.get("/notifications")
+@router.get("/notifications", openapi_extra=offers("listMyNotificationProviders"))
 async def providers_page(page: SignedInPage) -> Response:
     providers, _total = await ProviderRepository(page.session).list_visible(page.user, 500, 0)
     names = {a.project.id: a.project.name for a in await projects_of(page)}
@@ -91,7 +92,7 @@ def _provider_body(channel: str, form: dict[str, str]) -> dict[str, Any]:
     }
 
 
-@router.post("/notifications/new")
+@router.post("/notifications/new", openapi_extra=offers("createNotificationProvider"))
 async def create_provider(page: SignedInPage) -> Response:
     form = await page.form()
     channel = _channel(page, form)
@@ -111,7 +112,7 @@ def _is_secret(channel: str, field: str) -> bool:
     return REGISTRY[channel].is_secret_path(field)
 
 
-@router.post("/notifications/{provider_id}/test")
+@router.post("/notifications/{provider_id}/test", openapi_extra=offers("testNotificationProvider"))
 async def test_provider(provider_id: str, page: SignedInPage) -> Response:
     async with page.button("notification provider", "/app/notifications", "No test sent"):
         sent = await ProviderService(page.session, page.runtime).test(page.user, provider_id)
@@ -123,7 +124,9 @@ async def test_provider(provider_id: str, page: SignedInPage) -> Response:
     )
 
 
-@router.post("/notifications/{provider_id}/delete")
+@router.post(
+    "/notifications/{provider_id}/delete", openapi_extra=offers("deleteNotificationProvider")
+)
 async def delete_provider(provider_id: str, page: SignedInPage) -> Response:
     async with page.button("notification provider", "/app/notifications", "Not deleted"):
         await ProviderService(page.session, page.runtime).delete(page.user, provider_id)

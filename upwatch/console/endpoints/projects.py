@@ -8,6 +8,7 @@ from fastapi import APIRouter
 from fastapi.responses import Response
 from pydantic import ValidationError
 
+from upwatch.console.endpoints.offers import offers
 from upwatch.console.endpoints.page import Page, SignedInPage
 from upwatch.kit.errors import ProblemError
 from upwatch.projects.schemas import InviteRequest, ProjectCreate
@@ -28,12 +29,12 @@ async def _projects_page(page: Page, status: int = 200, **context: Any) -> Respo
     )
 
 
-@router.get("/projects")
+@router.get("/projects", openapi_extra=offers("listProjects"))
 async def projects_page(page: SignedInPage) -> Response:
     return await _projects_page(page)
 
 
-@router.post("/projects")
+@router.post("/projects", openapi_extra=offers("createProject"))
 async def create_project(page: SignedInPage) -> Response:
     form = await page.form()
     try:
@@ -64,12 +65,12 @@ async def _project_page(page: Page, project_id: str, status: int = 200, **contex
     )
 
 
-@router.get("/projects/{project_id}")
+@router.get("/projects/{project_id}", openapi_extra=offers("getProject", "listProjectMembers"))
 async def project_page(project_id: str, page: SignedInPage) -> Response:
     return await _project_page(page, project_id)
 
 
-@router.post("/projects/{project_id}/invite")
+@router.post("/projects/{project_id}/invite", openapi_extra=offers("inviteProjectMember"))
 async def invite(project_id: str, page: SignedInPage) -> Response:
     form = await page.form()
     service = ProjectService(page.session, page.runtime)
@@ -83,7 +84,9 @@ async def invite(project_id: str, page: SignedInPage) -> Response:
     return page.redirect(f"/app/projects/{project_id}", done)
 
 
-@router.post("/projects/{project_id}/members/{user_id}/remove")
+@router.post(
+    "/projects/{project_id}/members/{user_id}/remove", openapi_extra=offers("removeProjectMember")
+)
 async def remove_member(project_id: str, user_id: str, page: SignedInPage) -> Response:
     async with page.button("member", f"/app/projects/{project_id}", "Not removed"):
         await ProjectService(page.session, page.runtime).remove_member(

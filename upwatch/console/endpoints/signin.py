@@ -17,6 +17,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from upwatch.accounts.schemas import ResetPasswordRequest, SignupRequest
 from upwatch.accounts.service import AccountService, accept_reset_request, send_reset_link
+from upwatch.console.endpoints.offers import offers
 from upwatch.console.endpoints.page import (
     SESSION_COOKIE,
     Answer,
@@ -134,7 +135,7 @@ async def login_page(request: Request, visitor: Visitor) -> Response:
     return _sign_in_page(request, SIGN_IN, form={"invitation": invitation, "next": wanted})
 
 
-@router.post("/login")
+@router.post("/login", openapi_extra=offers("login"))
 async def login(
     request: Request, session: Session, runtime: RuntimeDep, client: ClientAddress
 ) -> Response:
@@ -158,7 +159,7 @@ async def signup_page(request: Request, visitor: Visitor) -> Response:
     return _sign_in_page(request, SIGN_UP, form={"invitation": invitation})
 
 
-@router.post("/signup")
+@router.post("/signup", openapi_extra=offers("signup"))
 async def signup(request: Request, session: Session, runtime: RuntimeDep) -> Response:
     form = await _sign_in_form(request, SIGN_UP)
     fields = {k: form[k] for k in ("email", "password", "firstName") if form.get(k)}
@@ -173,7 +174,7 @@ async def signup(request: Request, session: Session, runtime: RuntimeDep) -> Res
     return await _start_session(request, session, runtime, user, welcome)
 
 
-@router.post("/logout")
+@router.post("/logout", openapi_extra=offers("logout"))
 async def logout(page: SignedInPage) -> Response:
     await page.form()
     token = page.request.cookies.get(SESSION_COOKIE)
@@ -226,7 +227,7 @@ async def forgot_page(request: Request) -> Response:
     return _sign_in_page(request, FORGOT)
 
 
-@router.post("/forgot-password")
+@router.post("/forgot-password", openapi_extra=offers("forgotPassword"))
 async def forgot(
     request: Request, runtime: RuntimeDep, client: ClientAddress, background: BackgroundTasks
 ) -> Response:
@@ -246,7 +247,7 @@ async def reset_page(request: Request) -> Response:
     return _sign_in_page(request, RESET, form={"token": token})
 
 
-@router.post("/reset-password")
+@router.post("/reset-password", openapi_extra=offers("resetPassword"))
 async def reset(request: Request, session: Session, runtime: RuntimeDep) -> Response:
     form = await _sign_in_form(request, RESET)
     try:
@@ -282,7 +283,7 @@ async def invitation_page(request: Request, visitor: Visitor) -> Response:
     return _invitation_page(request, visitor, request.query_params.get("token", ""))
 
 
-@router.post("/invitations/accept")
+@router.post("/invitations/accept", openapi_extra=offers("acceptProjectInvitation"))
 async def accept(page: SignedInPage) -> Response:
     form = await page.form()
     try:

@@ -8,6 +8,7 @@ from fastapi import APIRouter
 from fastapi.responses import HTMLResponse, Response
 from pydantic import ValidationError
 
+from upwatch.console.endpoints.offers import offers
 from upwatch.console.endpoints.page import Page, SignedInPage
 from upwatch.console.endpoints.projects import projects_of
 from upwatch.console.render import POLICY
@@ -40,12 +41,12 @@ async def _pages_page(page: Page, status: int = 200, **context: Any) -> Response
     )
 
 
-@router.get("/status-pages")
+@router.get("/status-pages", openapi_extra=offers("listStatusPages"))
 async def status_pages(page: SignedInPage) -> Response:
     return await _pages_page(page)
 
 
-@router.post("/status-pages")
+@router.post("/status-pages", openapi_extra=offers("createStatusPage"))
 async def create_status_page(page: SignedInPage) -> Response:
     form = await page.form()
     try:
@@ -86,12 +87,14 @@ async def _editor(page: Page, page_id: str, status: int = 200, **context: Any) -
     )
 
 
-@router.get("/status-pages/{page_id}")
+@router.get(
+    "/status-pages/{page_id}", openapi_extra=offers("getStatusPage", "listStatusPageMessages")
+)
 async def status_page_editor(page_id: str, page: SignedInPage) -> Response:
     return await _editor(page, page_id)
 
 
-@router.post("/status-pages/{page_id}/components")
+@router.post("/status-pages/{page_id}/components", openapi_extra=offers("addStatusPageComponent"))
 async def add_component(page_id: str, page: SignedInPage) -> Response:
     form = await page.form()
     service = StatusPageService(page.session, page.runtime)
@@ -104,7 +107,10 @@ async def add_component(page_id: str, page: SignedInPage) -> Response:
     return page.redirect(f"/app/status-pages/{page_id}", "Component added.")
 
 
-@router.post("/status-pages/{page_id}/components/{component_id}")
+@router.post(
+    "/status-pages/{page_id}/components/{component_id}",
+    openapi_extra=offers("updateStatusPageComponent", "deleteStatusPageComponent"),
+)
 async def change_component(page_id: str, component_id: str, page: SignedInPage) -> Response:
     """Rename a component, move it up or down a place, or remove it (the button pressed)."""
     form = await page.form()
@@ -147,7 +153,7 @@ async def _move(
     return "Component moved."
 
 
-@router.post("/status-pages/{page_id}/message")
+@router.post("/status-pages/{page_id}/message", openapi_extra=offers("postStatusPageMessage"))
 async def post_message(page_id: str, page: SignedInPage) -> Response:
     form = await page.form()
     service = StatusPageService(page.session, page.runtime)
@@ -161,7 +167,7 @@ async def post_message(page_id: str, page: SignedInPage) -> Response:
     return page.redirect(f"/app/status-pages/{page_id}", done)
 
 
-@router.post("/status-pages/{page_id}/delete")
+@router.post("/status-pages/{page_id}/delete", openapi_extra=offers("deleteStatusPage"))
 async def delete_status_page(page_id: str, page: SignedInPage) -> Response:
     async with page.button("status page", f"/app/status-pages/{page_id}", "Not deleted"):
         await StatusPageService(page.session, page.runtime).delete(page.user, page_id)
