@@ -19,12 +19,16 @@ from fastapi.responses import FileResponse, Response
 from upwatch.console.endpoints import (
     account,
     admin,
+    apikeys,
+    dashboard,
+    escalation,
     fallback,
     incidents,
     maintenance,
     monitors,
     notifications,
     projects,
+    reports,
     signin,
     statuspages,
 )
@@ -36,10 +40,14 @@ STATIC_FILES: Final = {"console.js": "text/javascript", "console.css": "text/css
 router = APIRouter(include_in_schema=False)
 GROUPS: Final = (
     signin,
+    dashboard,
     projects,
+    apikeys,
+    reports,
     monitors,
     incidents,
     notifications,
+    escalation,
     statuspages,
     maintenance,
     account,
