@@ -74,14 +74,6 @@ NOT_YET: Final = {
     "revokeApiKey",
     "deleteAccount",
     #
-    # status pages, projects
-    "updateStatusPage",
-    "listStatusPageSubscribers",
-    "deleteStatusPageSubscriber",
-    "updateProject",
-    "deleteProject",
-    "cancelProjectInvitation",
-    #
     # administration
     "adminListMail",
     "adminResendMail",

@@ -1,4 +1,5 @@
-"""Projects, their members and invitations."""
+"""Projects: the list, a new one, its page (settings, members and their roles, invitations),
+deleting it with confirmation."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pydantic import ValidationError
 from upwatch.console.endpoints.offers import offers
 from upwatch.console.endpoints.page import Page, SignedInPage
 from upwatch.kit.errors import ProblemError
-from upwatch.projects.schemas import InviteRequest, ProjectCreate
+from upwatch.projects.schemas import InviteRequest, ProjectCreate, ProjectUpdate
 from upwatch.projects.service import ProjectService
 
 router = APIRouter(prefix="/app")
@@ -38,7 +39,7 @@ async def projects_page(page: SignedInPage) -> Response:
 async def create_project(page: SignedInPage) -> Response:
     form = await page.form()
     try:
-        body = ProjectCreate(name=form.get("name", ""))
+        body = ProjectCreate(name=form.get("name", ""), description=form.get("description", ""))
         await ProjectService(page.session, page.runtime).create(page.user, body)
     except (ProblemError, ValidationError) as exc:
         status, errors = page.refused(exc, "project")
@@ -53,6 +54,9 @@ async def _project_page(page: Page, project_id: str, status: int = 200, **contex
         members, invitations = await service.members(page.user, project_id)
     except ProblemError:
         page.not_found("project")
+    context.setdefault(
+        "settings", {"name": access.project.name, "description": access.project.description}
+    )
     return page.html(
         "project.html",
         status,
@@ -95,3 +99,51 @@ async def remove_member(project_id: str, user_id: str, page: SignedInPage) -> Re
     if user_id == page.user.id:
         return page.redirect("/app/projects", "You left the project.")
     return page.redirect(f"/app/projects/{project_id}", "Member removed.")
+
+
+@router.post("/projects/{project_id}/settings", openapi_extra=offers("updateProject"))
+async def save_project(project_id: str, page: SignedInPage) -> Response:
+    form = await page.form()
+    service = ProjectService(page.session, page.runtime)
+    try:
+        body = ProjectUpdate(name=form.get("name", ""), description=form.get("description", ""))
+        access = await service.update(page.user, project_id, body)
+    except (ProblemError, ValidationError) as exc:
+        status, errors = page.refused(exc, "project")
+        return await _project_page(page, project_id, status, settings=form, errors=errors)
+    return page.redirect(f"/app/projects/{project_id}", f"Project {access.project.name} saved.")
+
+
+@router.get("/projects/{project_id}/delete")
+async def confirm_delete(project_id: str, page: SignedInPage) -> Response:
+    """Asks first: a project goes with everything in it."""
+    try:
+        access = await ProjectService(page.session, page.runtime).visible(page.user, project_id)
+    except ProblemError:
+        page.not_found("project")
+    return page.html(
+        "project_delete.html",
+        title=f"Delete {access.project.name}?",
+        section="projects",
+        access=access,
+    )
+
+
+@router.post("/projects/{project_id}/delete", openapi_extra=offers("deleteProject"))
+async def delete_project(project_id: str, page: SignedInPage) -> Response:
+    async with page.button("project", f"/app/projects/{project_id}", "Not deleted"):
+        await ProjectService(page.session, page.runtime).delete(page.user, project_id)
+    return page.redirect("/app/projects", "Project deleted, with everything in it.")
+
+
+@router.post(
+    "/projects/{project_id}/invitations/{invitation_id}/cancel",
+    openapi_extra=offers("cancelProjectInvitation"),
+)
+async def cancel_invitation(project_id: str, invitation_id: str, page: SignedInPage) -> Response:
+    back = f"/app/projects/{project_id}"
+    async with page.button("invitation", back, "Not cancelled"):
+        await ProjectService(page.session, page.runtime).cancel_invitation(
+            page.user, project_id, invitation_id
+        )
+    return page.redirect(back, "Invitation cancelled: its link no longer works.")
