@@ -121,7 +121,7 @@ async def _editor(page: Page, page_id: str, status: int = 200, **context: Any) -
     on_page = {c.monitor_id for c in shown}
     monitors = await MonitorRepository(page.session).visible_all(page.user, status_page.project_id)
     history, posted = await service.message_history(page.user, page_id, MESSAGES_SHOWN, 0)
-    _none, subscribers = await service.subscribers(page.user, page_id, 1, 0)
+    _first, subscribers = await service.subscribers(page.user, page_id, 1, 0)
     context.setdefault("settings", _settings_of(status_page))
     context.setdefault("about", [])
     return page.html(
