@@ -62,8 +62,6 @@ NOT_YET: Final = {
     "listIncidentAlerts",
     #
     # notifications, escalation, API keys, account
-    "getNotificationProvider",
-    "updateNotificationProvider",
     "createEscalationPolicy",
     "listEscalationPolicies",
     "getEscalationPolicy",

@@ -1,4 +1,5 @@
-"""Notification providers: the list, a new provider by type, "send test", delete."""
+"""Notification providers: the list, a new provider by type, its edit form, "send test",
+delete (after a confirmation page)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from upwatch.console.endpoints.projects import projects_of
 from upwatch.kit.errors import ProblemError
 from upwatch.notifications.channels import IN_FORM_ORDER, REGISTRY, Channel
 from upwatch.notifications.repository import ProviderRepository
-from upwatch.notifications.schemas import ProviderCreate, ProviderOut
+from upwatch.notifications.schemas import ProviderCreate, ProviderOut, ProviderUpdate
 from upwatch.notifications.service import ProviderService
 
 # The channels in the order the console offers them, each with its form (``Channel.form``).
@@ -121,6 +122,120 @@ async def test_provider(provider_id: str, page: SignedInPage) -> Response:
     return page.redirect(
         "/app/notifications",
         "The test message could not be delivered; the error is in the alert history.",
+    )
+
+
+# --- One provider: its edit form and its deletion -----------------------------------------
+
+
+async def _visible_provider(page: Page, provider_id: str) -> Any:
+    try:
+        return await ProviderRepository(page.session).get_visible(page.user, provider_id)
+    except ProblemError:
+        page.not_found("notification provider")
+
+
+def _shown_form(provider: Any) -> dict[str, str]:
+    """The provider's fields as the edit form shows them; secrets left blank (masked in the
+    hint), lists comma-separated."""
+    out = ProviderOut.model_validate(provider)
+    form = {
+        "name": out.name,
+        "isEnabled": "true" if out.is_enabled else "false",
+        "quietHoursStart": out.quiet_hours_start or "",
+        "quietHoursEnd": out.quiet_hours_end or "",
+        "repeatEveryMinutes": ""
+        if out.repeat_every_minutes is None
+        else str(out.repeat_every_minutes),
+    }
+    for field in REGISTRY[out.type].form:
+        value = out.config.get(field.name)
+        if _is_secret(out.type, f"config.{field.name}"):
+            continue
+        shown = ", ".join(value) if isinstance(value, list) else value
+        form[f"config.{field.name}"] = "" if shown is None else str(shown)
+    return form
+
+
+async def _edit_page(page: Page, provider: Any, status: int = 200, **context: Any) -> Response:
+    context.setdefault("form", _shown_form(provider))
+    out = ProviderOut.model_validate(provider)
+    return page.html(
+        "notification_edit.html",
+        status,
+        title=f"Provider {provider.name}",
+        section="notifications",
+        provider=out,
+        channel=REGISTRY[out.type],
+        is_secret=lambda name: _is_secret(out.type, f"config.{name}"),
+        **context,
+    )
+
+
+@router.get("/notifications/{provider_id}", openapi_extra=offers("getNotificationProvider"))
+async def provider_page(provider_id: str, page: SignedInPage) -> Response:
+    return await _edit_page(page, await _visible_provider(page, provider_id))
+
+
+def _edited_config(provider: Any, form: dict[str, str]) -> dict[str, Any]:
+    """The whole config the update sends: the stored one as the API shows it (masked), each
+    form field over it; a blank secret stays masked, which the service reads as "keep it"."""
+    channel = REGISTRY[provider.type]
+    config = dict(ProviderOut.model_validate(provider).config)
+    for field in channel.form:
+        value = form.get(f"config.{field.name}", "").strip()
+        if not value and channel.is_secret_path(f"config.{field.name}"):
+            continue
+        if not value and field.optional:
+            config.pop(field.name, None)
+            continue
+        config[field.name] = (
+            [a.strip() for a in value.split(",") if a.strip()] if field.listed else value
+        )
+    return config
+
+
+def _provider_update(provider: Any, form: dict[str, str]) -> ProviderUpdate:
+    repeat = form.get("repeatEveryMinutes", "").strip()
+    return ProviderUpdate.model_validate(
+        {
+            "name": form.get("name", ""),
+            "isEnabled": form.get("isEnabled") == "true",
+            "quietHoursStart": form.get("quietHoursStart") or None,
+            "quietHoursEnd": form.get("quietHoursEnd") or None,
+            "repeatEveryMinutes": repeat or None,
+            "config": _edited_config(provider, form),
+        }
+    )
+
+
+@router.post("/notifications/{provider_id}", openapi_extra=offers("updateNotificationProvider"))
+async def update_provider(provider_id: str, page: SignedInPage) -> Response:
+    form = await page.form()
+    provider = await _visible_provider(page, provider_id)
+    try:
+        body = _provider_update(provider, form)
+        await ProviderService(page.session, page.runtime).update(page.user, provider_id, body)
+    except (ProblemError, ValidationError) as exc:
+        status, errors = page.refused(exc, "notification provider")
+        kept = {k: v for k, v in form.items() if not _is_secret(provider.type, k)}
+        provider = await _visible_provider(page, provider_id)
+        return await _edit_page(page, provider, status, form=kept, errors=errors)
+    return page.redirect(f"/app/notifications/{provider_id}", "Provider saved.")
+
+
+@router.get("/notifications/{provider_id}/delete")
+async def confirm_delete_provider(provider_id: str, page: SignedInPage) -> Response:
+    provider = await _visible_provider(page, provider_id)
+    return page.html(
+        "confirm_action.html",
+        title=f"Delete {provider.name}?",
+        section="notifications",
+        action=f"/app/notifications/{provider_id}/delete",
+        detail="Monitors stop alerting through this provider, and escalation policies that "
+        "name it page one provider fewer.",
+        confirm="Delete the provider",
+        cancel=f"/app/notifications/{provider_id}",
     )
 
 
