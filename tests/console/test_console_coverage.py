@@ -62,11 +62,6 @@ NOT_YET: Final = {
     "listIncidentAlerts",
     #
     # notifications, escalation, API keys, account
-    "createEscalationPolicy",
-    "listEscalationPolicies",
-    "getEscalationPolicy",
-    "updateEscalationPolicy",
-    "deleteEscalationPolicy",
     "createApiKey",
     "listApiKeys",
     "revokeApiKey",
