@@ -62,9 +62,6 @@ NOT_YET: Final = {
     "listIncidentAlerts",
     #
     # notifications, escalation, API keys, account
-    "createApiKey",
-    "listApiKeys",
-    "revokeApiKey",
     "deleteAccount",
     #
     # administration
