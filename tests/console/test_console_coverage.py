@@ -61,9 +61,6 @@ NOT_YET: Final = {
     "deleteIncident",
     "listIncidentAlerts",
     #
-    # notifications, escalation, API keys, account
-    "deleteAccount",
-    #
     # administration
     "adminListMail",
     "adminResendMail",

@@ -1,21 +1,25 @@
-"""The visitor's own account: plan and usage (upgrade, downgrade), name and time zone."""
+"""The visitor's own account: plan and usage (upgrade, downgrade); their settings (name, time
+zone, language, theme, personal notification channels) and deleting the account."""
 
 from __future__ import annotations
 
 import zoneinfo
 from functools import lru_cache
-from typing import Any
+from typing import Any, Final, get_args
 
 from fastapi import APIRouter
 from fastapi.responses import Response
 from pydantic import ValidationError
 
-from upwatch.accounts.schemas import UpdateProfileRequest, UserSettingsFields
+from upwatch.accounts.preferences import settings_view
+from upwatch.accounts.schemas import Language, Theme, UpdateProfileRequest, UpdateSettingsRequest
 from upwatch.accounts.service import AccountService
 from upwatch.billing.service import SubscriptionService
 from upwatch.console.endpoints.offers import offers
-from upwatch.console.endpoints.page import Page, SignedInPage
+from upwatch.console.endpoints.page import SESSION_COOKIE, Page, SignedInPage
 from upwatch.kit.errors import ProblemError
+from upwatch.notifications import personal
+from upwatch.notifications.channels import REGISTRY, Channel
 
 router = APIRouter(prefix="/app")
 
@@ -70,15 +74,115 @@ def zones() -> list[str]:
     return sorted(zoneinfo.available_timezones())
 
 
+# The personal channels the settings view shows, each with its provider form's fields.
+PERSONAL: Final = tuple(REGISTRY[name] for name in personal.SETTINGS_CHANNELS)
+LANGUAGE_NAMES: Final = {
+    "en": "English",
+    "es": "Español",
+    "fr": "Français",
+    "de": "Deutsch",
+    "it": "Italiano",
+    "pt": "Português",
+    "ru": "Русский",
+    "zh": "中文",
+    "ja": "日本語",
+    "ko": "한국어",
+}
+# (value, label) pairs of the API's own choices.
+LANGUAGES: Final = [(code, LANGUAGE_NAMES.get(code, code)) for code in get_args(Language)]
+THEMES: Final = [(theme, theme.capitalize()) for theme in get_args(Theme)]
+
+
+def _settings_shown(page: Page) -> dict[str, str]:
+    """The settings as the form shows them (the API's view: secrets masked, left blank)."""
+    view = settings_view(page.user.settings, page.user.email).model_dump()
+    form = {name: str(view[name]) for name in ("timezone", "language", "theme")}
+    form["preferredNotification"] = str(view["preferredNotification"])
+    for channel in PERSONAL:
+        form[f"notifications.{channel.name}"] = str(view["notifications"][channel.name]).lower()
+        config = view[personal.config_key(channel.name)]
+        for asked in channel.form:
+            value = config.get(asked.name)
+            if value is None or channel.is_secret_path(f"config.{asked.name}"):
+                continue
+            form[_config_field(channel, asked.name)] = (
+                ", ".join(value) if isinstance(value, list) else str(value)
+            )
+    return form
+
+
+def _config_field(channel: Channel, name: str) -> str:
+    """A personal config field's form name: the API's own path (``slackConfig.webhookUrl``),
+    so its errors land next to the field."""
+    return f"{personal.config_key(channel.name)}.{name}"
+
+
 async def _settings_page(page: Page, status: int = 200, **context: Any) -> Response:
+    posted = context.pop("form", {})
+    view = settings_view(page.user.settings, page.user.email)
     return page.html(
-        "settings.html", status, title="Settings", section="settings", zones=zones(), **context
+        "settings.html",
+        status,
+        title="Settings",
+        section="settings",
+        zones=zones(),
+        languages=LANGUAGES,
+        themes=THEMES,
+        channels=PERSONAL,
+        preferred=[(c.name, c.title) for c in PERSONAL],
+        view=view.model_dump(),
+        config_field=_config_field,
+        form={**_settings_shown(page), **posted},
+        **context,
     )
 
 
 @router.get("/settings", openapi_extra=offers("getProfile", "getSettings"))
 async def settings_page(page: SignedInPage) -> Response:
     return await _settings_page(page)
+
+
+def _personal_config(channel: Channel, form: dict[str, str], shown: dict[str, Any]) -> Any:
+    """A channel's config from its fields: a blank secret is sent back masked as read, which
+    keeps the stored one; ``{}`` (unset) when "forget" is ticked or nothing is given or kept."""
+    if form.get(f"{personal.config_key(channel.name)}.forget") == "true":
+        return {}
+    config: dict[str, Any] = {}
+    given = False
+    for asked in channel.form:
+        value = form.get(_config_field(channel, asked.name), "").strip()
+        if not value and channel.is_secret_path(f"config.{asked.name}"):
+            if isinstance(shown.get(asked.name), str):
+                config[asked.name] = shown[asked.name]
+                given = True
+            continue
+        given = given or bool(value)
+        if value or not asked.optional:
+            config[asked.name] = (
+                [a.strip() for a in value.split(",") if a.strip()] if asked.listed else value
+            )
+    return config if given else {}
+
+
+def _settings_body(page: Page, form: dict[str, str]) -> UpdateSettingsRequest:
+    """The settings request of the form; a field the form did not send stays as it is."""
+    view = settings_view(page.user.settings, page.user.email).model_dump()
+    body: dict[str, Any] = {
+        "timezone": form.get("timezone") or "UTC",
+        "language": form.get("language") or None,
+        "theme": form.get("theme") or None,
+        "preferredNotification": form.get("preferredNotification") or None,
+        "notifications": {
+            c.name: form[f"notifications.{c.name}"] == "true"
+            for c in PERSONAL
+            if f"notifications.{c.name}" in form
+        },
+    }
+    for channel in PERSONAL:
+        key = personal.config_key(channel.name)
+        if any(name.startswith(f"{key}.") for name in form):
+            body[key] = _personal_config(channel, form, view[key])
+    return UpdateSettingsRequest.model_validate(body)
 
 
 @router.post("/settings", openapi_extra=offers("updateProfile", "updateSettings"))
@@ -89,10 +193,40 @@ async def save_settings(page: SignedInPage) -> Response:
         names = UpdateProfileRequest(
             firstName=form.get("firstName", ""), lastName=form.get("lastName", "")
         )
-        chosen = UserSettingsFields(timezone=form.get("timezone") or "UTC")
+        chosen = _settings_body(page, form)
         await accounts.update_profile(page.user, names)
-        await accounts.update_settings(page.user, chosen.model_dump(exclude_unset=True))
+        await accounts.update_settings(page.user, chosen.fields())
     except (ProblemError, ValidationError) as exc:
         status, errors = page.refused(exc, "account")
-        return await _settings_page(page, status, form=form, errors=errors)
+        kept = {k: v for k, v in form.items() if not _is_secret_field(k)}
+        return await _settings_page(page, status, form=kept, errors=errors)
     return page.redirect("/app/settings", "Settings saved.")
+
+
+def _is_secret_field(name: str) -> bool:
+    """A posted personal secret: never sent back into a page."""
+    return any(name == _config_field(c, f) for c in PERSONAL for f in c.secret_fields)
+
+
+@router.get("/settings/delete")
+async def confirm_delete_account(page: SignedInPage) -> Response:
+    return page.html(
+        "confirm_action.html",
+        title="Delete your account?",
+        section="settings",
+        action="/app/settings/delete",
+        detail=f"The account {page.user.email} is deleted with every project it owns, their "
+        "monitors, incidents, status pages and API keys; you are signed out everywhere. "
+        "This cannot be undone.",
+        confirm="Delete my account",
+        cancel="/app/settings",
+    )
+
+
+@router.post("/settings/delete", openapi_extra=offers("deleteAccount"))
+async def delete_account(page: SignedInPage) -> Response:
+    async with page.button("account", "/app/settings", "Account not deleted"):
+        await AccountService(page.session, page.runtime).delete_account(page.user)
+    response = page.redirect("/app/login", "Your account is deleted.")
+    response.delete_cookie(SESSION_COOKIE, path="/app")
+    return response
