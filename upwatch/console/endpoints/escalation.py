@@ -20,7 +20,7 @@ from upwatch.console.endpoints.projects import projects_of
 from upwatch.escalation.repository import EscalationRepository
 from upwatch.escalation.schemas import EscalationPolicyCreate, EscalationPolicyPatch
 from upwatch.escalation.service import EscalationService
-from upwatch.kit.errors import ProblemError
+from upwatch.kit.errors import NotFound, ProblemError
 from upwatch.notifications.repository import ProviderRepository
 
 router = APIRouter(prefix="/app")
@@ -77,7 +77,7 @@ async def _providers(page: Page) -> list[Any]:
 async def _visible(page: Page, policy_id: str) -> Any:
     try:
         return await EscalationRepository(page.session).get_visible(page.user, policy_id)
-    except ProblemError:
+    except NotFound:
         page.not_found(POLICY)
 
 

@@ -12,7 +12,7 @@ from pydantic import TypeAdapter, ValidationError
 from upwatch.console.endpoints.offers import offers
 from upwatch.console.endpoints.page import Page, SignedInPage
 from upwatch.console.endpoints.projects import projects_of
-from upwatch.kit.errors import ProblemError
+from upwatch.kit.errors import NotFound, ProblemError
 from upwatch.notifications.channels import IN_FORM_ORDER, REGISTRY, Channel
 from upwatch.notifications.repository import ProviderRepository
 from upwatch.notifications.schemas import ProviderCreate, ProviderOut, ProviderUpdate
@@ -131,7 +131,7 @@ async def test_provider(provider_id: str, page: SignedInPage) -> Response:
 async def _visible_provider(page: Page, provider_id: str) -> Any:
     try:
         return await ProviderRepository(page.session).get_visible(page.user, provider_id)
-    except ProblemError:
+    except NotFound:
         page.not_found("notification provider")
 
 
