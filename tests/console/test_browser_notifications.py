@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
+from selenium.webdriver.support.expected_conditions import staleness_of
 
 from tests.browser import accessibility_violations, require_browser, start_browser
 from tests.console.test_browser import (
@@ -109,7 +110,10 @@ def edit_a_provider(browser: WebDriver, server: LiveServer, check: Checked) -> N
     assert not box(browser, "isEnabled")
     check.screenshot("provider-edit")
     browser.find_element(By.CSS_SELECTOR, "input[type=checkbox][name=isEnabled]").click()
+    # The page before showed the same message and box: wait for it to be replaced.
+    before = browser.find_element(By.TAG_NAME, "html")
     submit(browser)
+    wait_for(browser, staleness_of(before))
     wait_for(browser, lambda b: flash(b) == "Provider saved.")
     assert box(browser, "isEnabled")
     browser.find_element(By.LINK_TEXT, "Delete this provider").click()
