@@ -43,6 +43,7 @@ from upwatch.models import (
     HourlyCount,
     Monitor,
     Region,
+    User,
 )
 
 # The status-page benchmark's settings, shared.
@@ -125,6 +126,8 @@ async def seed(api: httpx.AsyncClient, settings: Settings, args: argparse.Namesp
     engine = create_async_engine(settings.sqlalchemy_url)
     now = datetime.now(UTC)
     async with engine.begin() as connection:
+        # An administrator too, so the administrators' pages are timed with the rest.
+        await connection.execute(update(User).values(roles=["user", "admin"]))
         region = (await connection.execute(select(Region.id).limit(1))).scalar()
         if region is None:
             region = uuid.uuid4().hex
@@ -209,6 +212,58 @@ async def seed(api: httpx.AsyncClient, settings: Settings, args: argparse.Namesp
     await engine.dispose()
 
 
+async def first_id(api: httpx.AsyncClient, page: str, link: str) -> str:
+    """The id in the first link to ``link``/{id} on ``page``."""
+    found = re.search(rf'href="{link}/([0-9a-f]{{32}})"', (await api.get(page)).text)
+    assert found, (page, link)
+    return found.group(1)
+
+
+async def pages_of(api: httpx.AsyncClient) -> dict[str, str]:
+    """Every console page a team and an administrator use, with ids of the seeded objects."""
+    monitor = await first_id(api, "/app/monitors", "/app/monitors")
+    incident = await first_id(api, "/app/incidents", "/app/incidents")
+    status_page = await first_id(api, "/app/status-pages", "/app/status-pages")
+    project = await first_id(api, "/app/projects", "/app/projects")
+    provider = await first_id(api, "/app/notifications", "/app/notifications")
+    # The maintenance list links a window only through its forms' actions.
+    listed = (await api.get("/app/maintenance")).text
+    found = re.search(r'"/app/maintenance/([0-9a-f]{32})/', listed)
+    assert found
+    window = found.group(1)
+    return {
+        "dashboard": "/app/dashboard",
+        "monitors list": "/app/monitors",
+        "monitors search": "/app/monitors?q=Service+01",
+        "monitors rows (live refresh)": "/app/monitors/rows",
+        "new monitor form": "/app/monitors/new",
+        "monitor page": f"/app/monitors/{monitor}",
+        "monitor state (live refresh)": f"/app/monitors/{monitor}/state",
+        "monitor page, 90 days": f"/app/monitors/{monitor}?range=90d",
+        "monitor edit form": f"/app/monitors/{monitor}/edit",
+        "monitor report": f"/app/monitors/{monitor}/report",
+        "incidents list": "/app/incidents",
+        "incident page": f"/app/incidents/{incident}",
+        "projects": "/app/projects",
+        "project page": f"/app/projects/{project}",
+        "project SLA": f"/app/projects/{project}/sla",
+        "API keys": f"/app/projects/{project}/api-keys",
+        "notifications": "/app/notifications",
+        "provider edit": f"/app/notifications/{provider}",
+        "escalation policies": "/app/escalation-policies",
+        "status pages": "/app/status-pages",
+        "status page editor": f"/app/status-pages/{status_page}",
+        "status page preview": f"/app/status-pages/{status_page}/preview",
+        "status page subscribers": f"/app/status-pages/{status_page}/subscribers",
+        "maintenance": "/app/maintenance",
+        "maintenance edit": f"/app/maintenance/{window}/edit",
+        "plan and usage": "/app/plan",
+        "settings": "/app/settings",
+        "admin: accounts": "/app/admin/users",
+        "admin: mail outbox": "/app/admin/mail",
+    }
+
+
 async def measure(args: argparse.Namespace, database_url: str, data_dir: Path) -> int:
     settings = settings_for(database_url, data_dir)
     app = create_app(settings)
@@ -229,32 +284,7 @@ async def measure(args: argparse.Namespace, database_url: str, data_dir: Path) -
                 "/app/login",
                 data={"email": "lead@example.com", "password": PASSWORD, "csrf": csrf.group(1)},
             )
-            listing = await api.get("/app/monitors")
-            monitor = re.search(r'href="/app/monitors/([0-9a-f]{32})"', listing.text)
-            incidents = await api.get("/app/incidents")
-            incident = re.search(r'href="/app/incidents/([0-9a-f]{32})"', incidents.text)
-            assert monitor
-            assert incident
-            pages_list = await api.get("/app/status-pages")
-            status_page = re.search(r'href="/app/status-pages/([0-9a-f]{32})"', pages_list.text)
-            assert status_page
-            pages = {
-                "monitors list": "/app/monitors",
-                "monitors rows (live refresh)": "/app/monitors/rows",
-                "monitor page": f"/app/monitors/{monitor.group(1)}",
-                "monitor state (live refresh)": f"/app/monitors/{monitor.group(1)}/state",
-                "monitor page, 90 days": f"/app/monitors/{monitor.group(1)}?range=90d",
-                "incidents list": "/app/incidents",
-                "incident page": f"/app/incidents/{incident.group(1)}",
-                "projects": "/app/projects",
-                "notifications": "/app/notifications",
-                "status pages": "/app/status-pages",
-                "status page editor": f"/app/status-pages/{status_page.group(1)}",
-                "status page preview": f"/app/status-pages/{status_page.group(1)}/preview",
-                "maintenance": "/app/maintenance",
-                "plan and usage": "/app/plan",
-                "settings": "/app/settings",
-            }
+            pages = await pages_of(api)
             times: dict[str, list[float]] = {name: [] for name in pages}
             for path in pages.values():
                 assert (await api.get(path)).status_code == 200, path
