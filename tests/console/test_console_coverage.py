@@ -55,12 +55,6 @@ NOT_YET: Final = {
     "updateMaintenanceWindow",
     "listRetentionNotifications",
     #
-    # incidents
-    "createIncident",
-    "updateIncident",
-    "deleteIncident",
-    "listIncidentAlerts",
-    #
     # administration
     "adminListMail",
     "adminResendMail",

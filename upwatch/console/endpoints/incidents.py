@@ -1,47 +1,171 @@
-"""Incidents: the list, an incident's timeline, acknowledge, resolve, post an update."""
+"""Incidents: the list with its filter, a new incident, an incident's page (its timeline,
+acknowledge, post an update, change status, severity and description, its alerts and their
+deliveries), deleting with confirmation."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final, get_args
+from urllib.parse import urlencode
 
 from fastapi import APIRouter
 from fastapi.responses import Response
 from pydantic import ValidationError
+from sqlalchemy import ColumnElement
 
 from upwatch.console.endpoints.offers import offers
 from upwatch.console.endpoints.page import FragmentPage, Page, SignedInPage
+from upwatch.console.endpoints.projects import projects_of
 from upwatch.incidents.repository import IncidentRepository
-from upwatch.incidents.schemas import IncidentPatch, IncidentUpdateCreate
+from upwatch.incidents.schemas import (
+    IncidentCreate,
+    IncidentPatch,
+    IncidentStatus,
+    IncidentUpdateCreate,
+    Severity,
+)
 from upwatch.incidents.service import IncidentService
 from upwatch.kit.errors import ProblemError
+from upwatch.models import Incident
+from upwatch.monitors.repository import MonitorRepository
+from upwatch.notifications.schemas import AlertOut
 
 router = APIRouter(prefix="/app")
 
+STATUSES: Final = get_args(IncidentStatus)
+SEVERITIES: Final = get_args(Severity)
+# The forms' options, as (value, label) pairs.
+STATUS_CHOICES: Final = tuple((s, s.capitalize()) for s in STATUSES)
+SEVERITY_CHOICES: Final = tuple((s, s.capitalize()) for s in SEVERITIES)
+# The new-incident form's fields (besides the optional monitor).
+CREATED: Final = ("projectId", "title", "description", "status", "severity")
+# The list shows the newest incidents; the API pages through all of them.
+LISTED: Final = 100
 
-async def _incidents(page: Page) -> list[Any]:
+
+def _filter_of(page: Page) -> dict[str, str]:
+    """The list's filter from the query: values the API would refuse are ignored."""
+    given = page.request.query_params
+    wanted = {
+        "project": given.get("project", ""),
+        "status": given.get("status", "") if given.get("status") in STATUSES else "",
+        "severity": given.get("severity", "") if given.get("severity") in SEVERITIES else "",
+    }
+    return {key: value for key, value in wanted.items() if value}
+
+
+async def _incidents(page: Page, chosen: dict[str, str]) -> list[Incident]:
     repository = IncidentRepository(page.session)
-    return list((await repository.list_visible(page.user, 100, 0)).rows)
+    where: list[ColumnElement[bool]] = repository.narrowed(chosen.get("status"), None)
+    if "severity" in chosen:
+        where.append(Incident.severity == chosen["severity"])
+    listed = await repository.list_visible(
+        page.user, LISTED, 0, project_id=chosen.get("project"), where=where
+    )
+    return list(listed.rows)
+
+
+async def _names(page: Page) -> dict[str, Any]:
+    """The visitor's projects and monitors, and their names by id (for columns and forms)."""
+    projects = await projects_of(page)
+    monitors = await MonitorRepository(page.session).visible_all(page.user)
+    project_names = {a.project.id: a.project.name for a in projects}
+    return {
+        "projects": projects,
+        "project_names": project_names,
+        "monitor_names": {m.id: m.name for m in monitors},
+        "monitor_choices": [("", "None")]
+        + [(m.id, f"{project_names.get(m.project_id, '?')}: {m.name}") for m in monitors],
+    }
 
 
 @router.get("/incidents", openapi_extra=offers("listIncidents"))
 async def incidents_page(page: SignedInPage) -> Response:
-    incidents = await _incidents(page)
-    return page.html("incidents.html", title="Incidents", section="incidents", incidents=incidents)
+    chosen = _filter_of(page)
+    return page.html(
+        "incidents.html",
+        title="Incidents",
+        section="incidents",
+        incidents=await _incidents(page, chosen),
+        chosen=chosen,
+        query=urlencode(chosen),
+        statuses=STATUSES,
+        severities=SEVERITIES,
+        **await _names(page),
+    )
 
 
 @router.get("/incidents/rows")
 async def incident_rows(page: FragmentPage) -> Response:
-    return page.fragment("_incident_rows.html", incidents=await _incidents(page))
+    chosen = _filter_of(page)
+    incidents = await _incidents(page, chosen)
+    return page.fragment(
+        "_incident_rows.html", incidents=incidents, chosen=chosen, **await _names(page)
+    )
+
+
+async def _new_page(page: Page, status: int = 200, **context: Any) -> Response:
+    context.setdefault("form", {"status": "investigating", "severity": "medium"})
+    return page.html(
+        "incident_form.html",
+        status,
+        title="New incident",
+        section="incidents",
+        status_choices=STATUS_CHOICES,
+        severity_choices=SEVERITY_CHOICES,
+        **await _names(page),
+        **context,
+    )
+
+
+@router.get("/incidents/new")
+async def new_incident(page: SignedInPage) -> Response:
+    return await _new_page(page)
+
+
+@router.post("/incidents", openapi_extra=offers("createIncident"))
+async def create_incident(page: SignedInPage) -> Response:
+    form = await page.form()
+    try:
+        # A field left out takes the API's default (a status, a severity).
+        given = {name: form[name] for name in CREATED if name in form}
+        body = IncidentCreate.model_validate({**given, "monitorId": form.get("monitorId") or None})
+        made = await IncidentService(page.session, page.runtime).create(page.user, body)
+    except (ProblemError, ValidationError) as exc:
+        status, errors = page.refused(exc, "project")
+        return await _new_page(page, status, form=form, errors=errors)
+    return page.redirect(f"/app/incidents/{made.id}", f"Incident {made.title} opened.")
+
+
+async def _visible(page: Page, incident_id: str) -> Incident:
+    try:
+        return await IncidentRepository(page.session).get_visible(page.user, incident_id)
+    except ProblemError:
+        page.not_found("incident")
+
+
+def _settings_of(incident: Incident) -> dict[str, str]:
+    """The change form filled in with what the incident has now."""
+    return {
+        "status": incident.status,
+        "severity": incident.severity,
+        "description": incident.description,
+    }
+
+
+async def _alerts(page: Page, incident_id: str) -> list[AlertOut]:
+    """As the API lists them (listIncidentAlerts): its masking of recipients included."""
+    alerts, attempts = await IncidentService(page.session, page.runtime).alerts(
+        page.user, incident_id
+    )
+    return [AlertOut.model_validate(a, context={"attempts": attempts[a.id]}) for a in alerts]
 
 
 async def _incident_page(
     page: Page, incident_id: str, status: int = 200, **context: Any
 ) -> Response:
-    try:
-        incident = await IncidentRepository(page.session).get_visible(page.user, incident_id)
-    except ProblemError:
-        page.not_found("incident")
+    incident = await _visible(page, incident_id)
     updates = await IncidentRepository(page.session).updates_of([incident.id])
+    context.setdefault("settings", _settings_of(incident))
     return page.html(
         "incident.html",
         status,
@@ -49,11 +173,15 @@ async def _incident_page(
         section="incidents",
         incident=incident,
         updates=updates.get(incident.id, []),
+        alerts=await _alerts(page, incident.id),
+        status_choices=STATUS_CHOICES,
+        severity_choices=SEVERITY_CHOICES,
+        **await _names(page),
         **context,
     )
 
 
-@router.get("/incidents/{incident_id}", openapi_extra=offers("getIncident"))
+@router.get("/incidents/{incident_id}", openapi_extra=offers("getIncident", "listIncidentAlerts"))
 async def incident_page(incident_id: str, page: SignedInPage) -> Response:
     return await _incident_page(page, incident_id)
 
@@ -83,7 +211,7 @@ async def acknowledge(incident_id: str, page: SignedInPage) -> Response:
     return await _act(page, incident_id, "acknowledge")
 
 
-@router.post("/incidents/{incident_id}/resolve")
+@router.post("/incidents/{incident_id}/resolve", openapi_extra=offers("updateIncident"))
 async def resolve(incident_id: str, page: SignedInPage) -> Response:
     return await _act(page, incident_id, "resolve")
 
@@ -91,3 +219,38 @@ async def resolve(incident_id: str, page: SignedInPage) -> Response:
 @router.post("/incidents/{incident_id}/updates", openapi_extra=offers("addIncidentUpdate"))
 async def post_update(incident_id: str, page: SignedInPage) -> Response:
     return await _act(page, incident_id, "update")
+
+
+@router.post("/incidents/{incident_id}/edit", openapi_extra=offers("updateIncident"))
+async def change_incident(incident_id: str, page: SignedInPage) -> Response:
+    """Status, severity and description as the API's patch; a new status goes on the
+    timeline (the service's rule)."""
+    form = await page.form()
+    try:
+        body = IncidentPatch.model_validate(
+            {name: form.get(name, "") for name in ("status", "severity", "description")}
+        )
+        await IncidentService(page.session, page.runtime).update(page.user, incident_id, body)
+    except (ProblemError, ValidationError) as exc:
+        status, errors = page.refused(exc, "incident")
+        return await _incident_page(page, incident_id, status, settings=form, errors=errors)
+    return page.redirect(f"/app/incidents/{incident_id}", "Incident saved.")
+
+
+@router.get("/incidents/{incident_id}/delete")
+async def confirm_delete(incident_id: str, page: SignedInPage) -> Response:
+    """Asks first: deleting takes the timeline and the alert history with it."""
+    incident = await _visible(page, incident_id)
+    return page.html(
+        "incident_delete.html",
+        title=f"Delete {incident.title}?",
+        section="incidents",
+        incident=incident,
+    )
+
+
+@router.post("/incidents/{incident_id}/delete", openapi_extra=offers("deleteIncident"))
+async def delete_incident(incident_id: str, page: SignedInPage) -> Response:
+    async with page.button("incident", f"/app/incidents/{incident_id}", "Not deleted"):
+        await IncidentService(page.session, page.runtime).delete(page.user, incident_id)
+    return page.redirect("/app/incidents", "Incident deleted.")
