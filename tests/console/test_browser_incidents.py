@@ -201,6 +201,8 @@ def filter_the_list(visit: Visit, title: str, other: str) -> None:
     assert title in rows
     assert other not in rows
     assert "Shop" in rows
+    refreshed = browser.find_element(By.ID, "incident-rows").get_attribute("data-refresh")
+    assert refreshed == "/app/incidents/rows?status=resolved&severity=critical"
     visit.check("incidents")
     browser.find_element(By.LINK_TEXT, "Clear").click()
     wait_for(browser, lambda b: other in b.find_element(By.ID, "incident-rows").text)
