@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import fields as dataclass_fields
 from datetime import datetime
 
-from sqlalchemy import String, cast, delete, func, select
+from sqlalchemy import String, cast, delete, func, or_, select
 
 from upwatch.callers.access import ProjectScopedRepository
 from upwatch.kit.repository import Listed, Repository
@@ -127,13 +127,23 @@ class MonitorRepository(ProjectScopedRepository[Monitor]):
         return await self.rows_of(query.order_by(Monitor.created_at, Monitor.id))
 
     async def listed(
-        self, caller: User, project_id: str | None, status: str | None
+        self, caller: User, project_id: str | None, status: str | None, search: str = ""
     ) -> Sequence[tuple[str, str, str, datetime | None, list[float | None] | None]]:
         """(id, name, status, last check, recent response times) of the monitors the caller
-        lists, as ``visible_all`` finds them: the columns of a list, without whole monitors."""
+        lists, as ``visible_all`` finds them: the columns of a list, without whole monitors.
+        ``search``: a part of the name, URL or host, in any case."""
         query = select(
             Monitor.id, Monitor.name, Monitor.status, Monitor.last_checked_at, Monitor.recent_ms
         ).where(self.readable(caller))
+        if search:
+            query = query.where(
+                or_(
+                    *(
+                        column.icontains(search, autoescape=True)
+                        for column in (Monitor.name, Monitor.url, Monitor.host)
+                    )
+                )
+            )
         if project_id is not None:
             query = query.where(Monitor.project_id == project_id)
         if status is not None:

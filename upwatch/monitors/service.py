@@ -16,6 +16,7 @@ from upwatch.kit.declared import SecretWrite, digested, require_free_key
 from upwatch.kit.errors import Conflict, NotFound, ValidationFailed
 from upwatch.kit.logs import log_event
 from upwatch.kit.net import TargetRefused, check_host_name
+from upwatch.kit.plans import Plan
 from upwatch.kit.security import new_opaque_token
 from upwatch.models import CheckResult, Monitor, User
 from upwatch.monitors import secrets, statistics
@@ -78,6 +79,12 @@ def _log_pause(monitor: Monitor, caller: User, was: str, active: bool) -> None:
 
 # What a heartbeat ping reports (GET or POST /heartbeat/{token}[/start|/fail]).
 PingKind = Literal["success", "start", "fail"]
+
+
+def default_interval(plan: Plan) -> int:
+    """A new monitor's interval when none is given: the plan's shortest, and at least a
+    minute where the plan has no minimum (the console's form says the same)."""
+    return max(plan.checkFrequencyMinutes * 60, 60)
 
 
 class MonitorService(DomainService):
@@ -181,8 +188,7 @@ class MonitorService(DomainService):
             owner_id, "monitorCount", await self.monitors.count_for_owner(owner_id)
         )
         plan = await self.limits.plan_of(owner_id)
-        # The plan's shortest interval, and at least a minute where the plan has no minimum.
-        interval = body.intervalSeconds or max(plan.checkFrequencyMinutes * 60, 60)
+        interval = body.intervalSeconds or default_interval(plan)
         await self._check_fields(body.model_copy(update={"intervalSeconds": interval}), owner_id)
         await self._check_policy(body, body.projectId)
         parents = list(dict.fromkeys(body.dependsOn or []))

@@ -25,6 +25,7 @@ from upwatch.console.endpoints import (
     fallback,
     incidents,
     maintenance,
+    monitor_changes,
     monitors,
     notifications,
     projects,
@@ -44,6 +45,8 @@ GROUPS: Final = (
     projects,
     apikeys,
     reports,
+    # Before monitors: /monitors/new and /monitors/bulk are not monitor ids.
+    monitor_changes,
     monitors,
     incidents,
     notifications,

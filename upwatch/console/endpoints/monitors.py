@@ -8,7 +8,6 @@ from urllib.parse import urlencode
 
 from fastapi import APIRouter
 from fastapi.responses import Response
-from pydantic import TypeAdapter, ValidationError
 
 from upwatch.console import charts
 from upwatch.console.endpoints.offers import offers
@@ -19,10 +18,8 @@ from upwatch.kit.errors import ProblemError
 from upwatch.models import Monitor
 from upwatch.monitors import dashboard, statistics
 from upwatch.monitors.repository import MonitorRepository, RegionRepository
-from upwatch.monitors.schemas import MonitorCreate, MonitorRegionStats
+from upwatch.monitors.schemas import MonitorRegionStats
 from upwatch.monitors.service import MonitorService
-from upwatch.probes.kind import FormField
-from upwatch.probes.registry import KINDS
 from upwatch.statuspages.repository import StatusPageRepository
 
 SORTS: Final = ("name", "status", "uptime")
@@ -30,31 +27,13 @@ STATUS_ORDER: Final = {"down": 0, "degraded": 1, "pending": 2, "up": 3, "paused"
 RECENT_CHECKS: Final = 20
 
 router = APIRouter(prefix="/app")
-_NEW_MONITOR: TypeAdapter[Any] = TypeAdapter(MonitorCreate)
-
-
-def _form_fields() -> list[FormField]:
-    """Each type's boxes once, labelled with the types that use them ("Host (TCP, DNS, TLS)"):
-    one form serves every type, without a script to swap boxes."""
-    users: dict[str, list[str]] = {}
-    first: dict[str, FormField] = {}
-    for kind in KINDS.values():
-        for box in kind.form:
-            users.setdefault(box.name, []).append(kind.name.upper())
-            first.setdefault(box.name, box)
-    return [
-        FormField(name, f"{box.label} ({', '.join(users[name])})", box.input, box.hint)
-        for name, box in first.items()
-    ]
-
-
-FORM_FIELDS: Final = _form_fields()
-TYPE_CHOICES: Final = [(kind.name, kind.label) for kind in KINDS.values()]
 
 
 async def _monitor_rows(page: Page, query: dict[str, str]) -> list[dict[str, Any]]:
     repository = MonitorRepository(page.session)
-    monitors = await repository.listed(page.user, query["project"] or None, query["status"] or None)
+    monitors = await repository.listed(
+        page.user, query["project"] or None, query["status"] or None, query["q"]
+    )
     ids = [monitor_id for monitor_id, *_rest in monitors]
     uptime = await dashboard.uptime_24h(page.session, ids, page.runtime.clock.now())
     # Each cell's text made here, not by template calls: 250 rows of them were a third of
@@ -89,6 +68,7 @@ def _monitor_query(page: Page) -> dict[str, str]:
         "project": params.get("project", ""),
         "status": params.get("status", ""),
         "sort": sort if sort in SORTS else "name",
+        "q": params.get("q", "").strip()[:100],
     }
 
 
@@ -101,7 +81,7 @@ async def monitors_page(page: SignedInPage) -> Response:
         section="monitors",
         query=query,
         query_string=urlencode(query),
-        filtered=bool(query["project"] or query["status"]),
+        filtered=bool(query["project"] or query["status"] or query["q"]),
         projects=await projects_of(page),
         rows=await _monitor_rows(page, query),
     )
@@ -111,55 +91,11 @@ async def monitors_page(page: SignedInPage) -> Response:
 async def monitor_rows(page: FragmentPage) -> Response:
     query = _monitor_query(page)
     rows = await _monitor_rows(page, query)
-    filtered = bool(query["project"] or query["status"])
+    filtered = bool(query["project"] or query["status"] or query["q"])
     return page.fragment("_monitor_rows.html", rows=rows, filtered=filtered)
 
 
-async def _new_monitor_page(page: Page, status: int = 200, **context: Any) -> Response:
-    projects = await projects_of(page)
-    return page.html(
-        "monitor_new.html",
-        status,
-        title="New monitor",
-        section="monitors",
-        projects=projects,
-        types=TYPE_CHOICES,
-        type_fields=FORM_FIELDS,
-        **context,
-    )
-
-
-@router.get("/monitors/new")
-async def new_monitor_page(page: SignedInPage) -> Response:
-    return await _new_monitor_page(page)
-
-
-def _monitor_body(form: dict[str, str]) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "projectId": form.get("projectId", ""),
-        "name": form.get("name", ""),
-        "type": form.get("type", "http"),
-    }
-    kind = KINDS.get(body["type"])
-    # The boxes of the chosen type; an empty one is left out (its default, or "required").
-    for box in kind.form if kind is not None else ():
-        if form.get(box.name):
-            body[box.name] = form[box.name]
-    if form.get("intervalSeconds"):
-        body["intervalSeconds"] = form["intervalSeconds"]
-    return body
-
-
-@router.post("/monitors/new", openapi_extra=offers("createMonitor"))
-async def create_monitor(page: SignedInPage) -> Response:
-    form = await page.form()
-    try:
-        body = _NEW_MONITOR.validate_python(_monitor_body(form))
-        monitor = await MonitorService(page.session, page.runtime).create(page.user, body)
-    except (ProblemError, ValidationError) as exc:
-        status, errors = page.refused(exc, "project")
-        return await _new_monitor_page(page, status, form=form, errors=errors)
-    return page.redirect(f"/app/monitors/{monitor.id}", f"Monitor {monitor.name} created.")
+# ---- the monitor form: new, clone, edit (console/monitor_form.py) ----
 
 
 async def _monitor_state(page: Page, monitor_id: str) -> dict[str, Any]:

@@ -5,6 +5,8 @@
   var EVERY_MS = 3000;
 
   function refresh(element) {
+    // Ticked rows wait: replacing them would untick what the person is choosing.
+    if (element.querySelector("input[type=checkbox]:checked")) { return; }
     var url = element.getAttribute("data-refresh");
     fetch(url, { credentials: "same-origin", headers: { "X-Requested-With": "fetch" } })
       .then(function (response) {
