@@ -42,7 +42,7 @@ class Box:
 
     @property
     def multiline(self) -> bool:
-        return self.shape in ("lines", "numbers", "pairs", "json") or self.input == "textarea"
+        return self.shape in ("lines", "pairs", "json") or self.input == "textarea"
 
 
 def _words(name: str) -> str:
@@ -69,10 +69,12 @@ LONG_TEXT: Final = 1000  # characters: a longer text field (a request body) is a
 
 def _longest(info: FieldInfo) -> int:
     plain: Any = info.annotation
-    found = [getattr(m, "max_length", 0) or 0 for m in info.metadata]
+    marks = list(info.metadata)
     for arg in get_args(plain):
-        found += [getattr(m, "max_length", 0) or 0 for m in getattr(arg, "__metadata__", ())]
-    return max(found, default=0)
+        for mark in getattr(arg, "__metadata__", ()):
+            # Optional[Annotated[str, Field(...)]] keeps its bounds in a FieldInfo.
+            marks += list(mark.metadata) if isinstance(mark, FieldInfo) else [mark]
+    return max((getattr(m, "max_length", 0) or 0 for m in marks), default=0)
 
 
 def _shape_of(annotation: Any) -> tuple[Shape, tuple[tuple[str, str], ...]]:
@@ -101,9 +103,11 @@ def _box(name: str, info: FieldInfo, label: str = "", input: str = "") -> Box:
     one_line = {"int": "number", "float": "number"}.get(shape, "text")
     if shape == "text" and _longest(info) > LONG_TEXT:
         one_line = "textarea"
-    hint = (info.description or "").split(". ")[0]
+    # The API's help text, without its Markdown (`[]` is an empty box here).
+    hint = (info.description or "").split(". ")[0].replace("`[]`", "empty").replace("`", "")
+    hint = re.sub(r"^\w+ monitors: ", "", hint)
     default = None if info.is_required() else info.get_default(call_default_factory=True)
-    if default not in (None, [], {}) and shape != "choice":
+    if default not in (None, [], {}):
         hint = f"{hint}; default {default}".lstrip("; ")
     return Box(
         name,
