@@ -242,10 +242,14 @@ async def confirm_delete(incident_id: str, page: SignedInPage) -> Response:
     """Asks first: deleting takes the timeline and the alert history with it."""
     incident = await _visible(page, incident_id)
     return page.html(
-        "incident_delete.html",
+        "confirm_action.html",
         title=f"Delete {incident.title}?",
         section="incidents",
-        incident=incident,
+        action=f"/app/incidents/{incident_id}/delete",
+        detail=f"{incident.title} ({incident.status}) goes with its timeline and its alert "
+        "history; status pages stop showing it. Its monitor stays.",
+        confirm="Delete the incident",
+        cancel=f"/app/incidents/{incident_id}",
     )
 
 
