@@ -27,5 +27,5 @@ async def signed_in(client: httpx.AsyncClient, email: str, password: str = PASSW
     form = await client.get("/app/login")
     done = await submit(client, "/app/login", csrf_of(form), email=email, password=password)
     assert done.status_code == 303, done.text
-    assert done.headers["location"] == "/app/monitors"
+    assert done.headers["location"] == "/app/dashboard"
     return csrf_of(await client.get("/app/monitors"))

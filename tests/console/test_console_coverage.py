@@ -45,11 +45,8 @@ NOT_YET: Final = {
     "monitorStats",
     "monitorSla",
     "projectSla",
-    "dashboardUptime",
-    "dashboardPerformance",
     "getMaintenanceWindow",
     "updateMaintenanceWindow",
-    "listRetentionNotifications",
     #
     # administration
     "adminListMail",

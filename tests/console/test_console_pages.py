@@ -50,12 +50,12 @@ async def test_signing_in_returns_to_the_console_page_asked_for_and_nowhere_else
 ) -> None:
     for wanted, landing in (
         ("/app/incidents", "/app/incidents"),
-        ("//evil.example/app/", "/app/monitors"),
-        ("https://evil.example/", "/app/monitors"),
-        ("/app/\\evil.example", "/app/monitors"),
-        ("/app/../s/evil", "/app/monitors"),
-        ("/app/%2e%2e/s/evil", "/app/monitors"),
-        ("/app/incidents?x=//evil.example", "/app/monitors"),
+        ("//evil.example/app/", "/app/dashboard"),
+        ("https://evil.example/", "/app/dashboard"),
+        ("/app/\\evil.example", "/app/dashboard"),
+        ("/app/../s/evil", "/app/dashboard"),
+        ("/app/%2e%2e/s/evil", "/app/dashboard"),
+        ("/app/incidents?x=//evil.example", "/app/dashboard"),
     ):
         client.cookies.clear()
         form = await client.get("/app/login", params={"next": wanted})

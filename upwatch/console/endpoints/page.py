@@ -102,16 +102,16 @@ def status_of(exc: ProblemError | ValidationError) -> int:
 
 
 def after_sign_in(wanted: str | None) -> str:
-    """Where to go once signed in: the console page asked for, else the monitors. Only a
+    """Where to go once signed in: the console page asked for, else the dashboard. Only a
     plain path under /app/ is followed (no host, no encoding, no dot segments, nothing a
     browser could resolve elsewhere), so the parameter cannot send anyone off the console."""
     if not wanted or any(c in wanted for c in "%\\") or not wanted.isprintable():
-        return "/app/monitors"
+        return "/app/dashboard"
     parts = urlsplit(wanted)
     if parts.scheme or parts.netloc or parts.query or parts.fragment:
-        return "/app/monitors"
+        return "/app/dashboard"
     if not parts.path.startswith("/app/") or posixpath.normpath(parts.path) != parts.path:
-        return "/app/monitors"
+        return "/app/dashboard"
     return parts.path
 
 

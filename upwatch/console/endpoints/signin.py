@@ -123,7 +123,7 @@ async def _join(
 
 @router.get("")
 async def home(request: Request, visitor: Visitor) -> Response:
-    return redirect(request, "/app/monitors" if visitor else "/app/login")
+    return redirect(request, "/app/dashboard" if visitor else "/app/login")
 
 
 @router.get("/login")
@@ -154,7 +154,7 @@ async def login(
 @router.get("/signup")
 async def signup_page(request: Request, visitor: Visitor) -> Response:
     if visitor:
-        return redirect(request, "/app/monitors")
+        return redirect(request, "/app/dashboard")
     invitation = request.query_params.get("invitation", "")
     return _sign_in_page(request, SIGN_UP, form={"invitation": invitation})
 
