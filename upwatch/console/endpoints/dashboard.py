@@ -29,7 +29,7 @@ async def dashboard_page(page: SignedInPage) -> Response:
     uptime, performance = await dashboard.dashboard(
         page.session, page.user, page.runtime.clock.now()
     )
-    counts = Counter(item.status for item in uptime)
+    counts: Counter[str] = Counter(item.status for item in uptime)
     incidents = IncidentRepository(page.session)
     _open, open_incidents = await incidents.list_visible(
         page.user, 1, 0, where=[Incident.status != "resolved"]
