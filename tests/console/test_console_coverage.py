@@ -42,9 +42,6 @@ API_ONLY: Final = {
 # and the list ends empty.
 NOT_YET: Final = {
     # reports, dashboard, maintenance
-    "monitorStats",
-    "monitorSla",
-    "projectSla",
     "getMaintenanceWindow",
     "updateMaintenanceWindow",
     #

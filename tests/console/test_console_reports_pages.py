@@ -43,3 +43,71 @@ async def test_the_dashboard_of_another_tenant_shows_none_of_the_projects_monito
     assert board.status_code == 200
     assert "Checkout" not in board.text
     assert "No monitors yet." in board.text
+
+
+async def test_a_monitor_report_shows_its_sla_and_statistics_and_downloads_them_as_csv(
+    client: httpx.AsyncClient, cast: Cast, as_alice: InProject
+) -> None:
+    monitor = await tcp_monitor(as_alice, "Checkout")
+    await signed_in(client, cast.bob.email)
+    report = await client.get(f"/app/monitors/{monitor}/report?period=7d&target=99.5")
+    assert report.status_code == 200, report.text
+    assert "Error budget" in report.text
+    assert "Statistics over 7d" in report.text
+    sla = await client.get(f"/app/monitors/{monitor}/report/sla.csv?target=99.5")
+    assert sla.headers["content-type"].startswith("text/csv")
+    api = await client.get(
+        f"/monitors/{monitor}/sla?target=99.5&format=csv", headers=cast.bob.headers
+    )
+    assert sla.text == api.text
+    stats = await client.get(f"/app/monitors/{monitor}/report/stats.csv?period=30d")
+    assert stats.headers["content-type"].startswith("text/csv")
+    assert stats.text.splitlines()[0].startswith("uptimePercentage,totalChecks")
+
+
+async def test_a_report_of_a_bad_period_names_the_field_with_a_422(
+    client: httpx.AsyncClient, cast: Cast, as_alice: InProject
+) -> None:
+    monitor = await tcp_monitor(as_alice, "Checkout")
+    await signed_in(client, cast.alice.email)
+    bad = await client.get(f"/app/monitors/{monitor}/report?target=200")
+    assert bad.status_code == 422
+    assert 'id="e-target"' in bad.text
+    backwards = await client.get(
+        f"/app/projects/{cast.project_id}/sla?from=2026-03-02&to=2026-03-01"
+    )
+    assert backwards.status_code == 422
+    assert 'id="e-to"' in backwards.text
+    assert (
+        await client.get(f"/app/projects/{cast.project_id}/sla.csv?target=0")
+    ).status_code == 422
+
+
+async def test_a_project_sla_page_shows_the_figures_and_its_csv_is_the_apis(
+    client: httpx.AsyncClient, cast: Cast, as_alice: InProject
+) -> None:
+    await tcp_monitor(as_alice, "Checkout")
+    await signed_in(client, cast.alice.email)
+    page = await client.get(f"/app/projects/{cast.project_id}/sla")
+    assert page.status_code == 200
+    assert "SLA of Shop" in page.text
+    sheet = await client.get(f"/app/projects/{cast.project_id}/sla.csv")
+    api = await client.get(
+        f"/projects/{cast.project_id}/sla?format=csv", headers=cast.alice.headers
+    )
+    assert sheet.text == api.text
+
+
+async def test_another_tenant_gets_404_for_a_monitor_or_project_report(
+    client: httpx.AsyncClient, cast: Cast, as_alice: InProject
+) -> None:
+    monitor = await tcp_monitor(as_alice, "Checkout")
+    await signed_in(client, cast.charlie.email)
+    for path in (
+        f"/app/monitors/{monitor}/report",
+        f"/app/monitors/{monitor}/report/sla.csv",
+        f"/app/monitors/{monitor}/report/stats.csv",
+        f"/app/projects/{cast.project_id}/sla",
+        f"/app/projects/{cast.project_id}/sla.csv",
+    ):
+        assert (await client.get(path)).status_code == 404, path
