@@ -41,10 +41,6 @@ API_ONLY: Final = {
 # Operations whose pages are being built (issue 34): each area removes its lines as it lands,
 # and the list ends empty.
 NOT_YET: Final = {
-    # reports, dashboard, maintenance
-    "getMaintenanceWindow",
-    "updateMaintenanceWindow",
-    #
     # administration
     "adminListMail",
     "adminResendMail",

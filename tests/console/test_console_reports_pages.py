@@ -7,7 +7,7 @@ import httpx
 
 from tests.app_settings import overriding
 from tests.conftest import Cast, InProject
-from tests.console.forms import signed_in
+from tests.console.forms import signed_in, submit
 
 settings_overrides = overriding(allow_private_targets=True)
 
@@ -111,3 +111,70 @@ async def test_another_tenant_gets_404_for_a_monitor_or_project_report(
         f"/app/projects/{cast.project_id}/sla.csv",
     ):
         assert (await client.get(path)).status_code == 404, path
+
+
+async def planned_window(as_alice: InProject, monitor: str) -> str:
+    made = await as_alice.post(
+        "/maintenance-windows",
+        title="Upgrade",
+        startsAt="2030-01-05T10:00:00Z",
+        endsAt="2030-01-05T12:00:00Z",
+        timezone="Europe/Paris",
+        monitorIds=[monitor],
+    )
+    assert made.status_code == 201, made.text
+    return str(made.json()["id"])
+
+
+async def test_a_maintenance_window_is_edited_with_the_fields_it_was_planned_with(
+    client: httpx.AsyncClient, cast: Cast, as_alice: InProject
+) -> None:
+    monitor = await tcp_monitor(as_alice, "Checkout")
+    window = await planned_window(as_alice, monitor)
+    csrf = await signed_in(client, cast.alice.email)
+    edit = await client.get(f"/app/maintenance/{window}/edit")
+    assert edit.status_code == 200
+    assert 'value="2030-01-05T11:00"' in edit.text  # shown in the window's own zone
+    assert 'value="Europe/Paris"' in edit.text
+    backwards = await submit(
+        client,
+        f"/app/maintenance/{window}/edit",
+        csrf,
+        title="Upgrade",
+        startsAt="2030-01-05T14:00",
+        endsAt="2030-01-05T13:00",
+        timezone="Europe/Paris",
+    )
+    assert backwards.status_code == 422
+    assert "field-error" in backwards.text
+    saved = await submit(
+        client,
+        f"/app/maintenance/{window}/edit",
+        csrf,
+        title="Bigger upgrade",
+        startsAt="2030-01-05T13:00",
+        endsAt="2030-01-05T15:00",
+        timezone="Europe/Paris",
+        rrule="FREQ=WEEKLY;BYDAY=SA",
+    )
+    assert saved.status_code == 303, saved.text
+    got = (await client.get(f"/maintenance-windows/{window}", headers=cast.alice.headers)).json()
+    assert got["title"] == "Bigger upgrade"
+    assert got["startsAt"].startswith("2030-01-05T12:00:00")
+    assert got["rrule"] == "FREQ=WEEKLY;BYDAY=SA"
+    assert got["monitorIds"] is None  # none ticked: the whole project
+
+
+async def test_another_tenant_gets_404_for_a_window_and_an_edit_without_csrf_403(
+    client: httpx.AsyncClient, cast: Cast, as_alice: InProject
+) -> None:
+    monitor = await tcp_monitor(as_alice, "Checkout")
+    window = await planned_window(as_alice, monitor)
+    csrf = await signed_in(client, cast.charlie.email)
+    assert (await client.get(f"/app/maintenance/{window}/edit")).status_code == 404
+    other = await submit(client, f"/app/maintenance/{window}/edit", csrf, title="Mine")
+    assert other.status_code == 404
+    client.cookies.clear()
+    await signed_in(client, cast.alice.email)
+    forged = await client.post(f"/app/maintenance/{window}/edit", data={"title": "Forged"})
+    assert forged.status_code == 403

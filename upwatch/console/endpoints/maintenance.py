@@ -1,7 +1,9 @@
-"""Maintenance windows: the list with what is on now and next, a new window, delete."""
+"""Maintenance windows: the list with what is on now and next, a new window, its edit,
+delete."""
 
 from __future__ import annotations
 
+from contextlib import suppress
 from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -15,8 +17,9 @@ from upwatch.console.endpoints.page import Page, SignedInPage
 from upwatch.console.endpoints.projects import projects_of
 from upwatch.kit.errors import ProblemError
 from upwatch.maintenance.repository import MaintenanceRepository
-from upwatch.maintenance.schemas import MaintenanceWindowCreate
+from upwatch.maintenance.schemas import MaintenanceWindowCreate, MaintenanceWindowPatch
 from upwatch.maintenance.service import MaintenanceService
+from upwatch.models import MaintenanceWindow
 from upwatch.monitors.repository import MonitorRepository
 
 router = APIRouter(prefix="/app")
@@ -59,21 +62,27 @@ def _instant(local: str, zone: str) -> str:
     return moment.isoformat()
 
 
-@router.post("/maintenance", openapi_extra=offers("createMaintenanceWindow"))
-async def create_window(page: SignedInPage) -> Response:
+async def _window_form(page: Page) -> tuple[dict[str, str], list[str], dict[str, Any]]:
+    """The posted window form, the monitors ticked, and the API's body made of them (the
+    fields the create and the edit share)."""
     form = await page.form()
     chosen = [str(v) for v in (await page.request.form()).getlist("monitorIds")]
     zone = form.get("timezone") or "UTC"
     body: dict[str, Any] = {
-        "projectId": form.get("projectId", ""),
         "title": form.get("title", ""),
         "startsAt": _instant(form.get("startsAt", ""), zone),
         "endsAt": _instant(form.get("endsAt", ""), zone),
         "timezone": zone,
         "monitorIds": chosen or None,
+        "rrule": form.get("rrule") or None,
     }
-    if form.get("rrule"):
-        body["rrule"] = form["rrule"]
+    return form, chosen, body
+
+
+@router.post("/maintenance", openapi_extra=offers("createMaintenanceWindow"))
+async def create_window(page: SignedInPage) -> Response:
+    form, chosen, body = await _window_form(page)
+    body["projectId"] = form.get("projectId", "")
     try:
         window = await MaintenanceService(page.session, page.runtime).create(
             page.user, MaintenanceWindowCreate(**body)
@@ -89,3 +98,60 @@ async def delete_window(window_id: str, page: SignedInPage) -> Response:
     async with page.button("maintenance window", "/app/maintenance", "Not deleted"):
         await MaintenanceService(page.session, page.runtime).delete(page.user, window_id)
     return page.redirect("/app/maintenance", "Maintenance window deleted.")
+
+
+async def _edit_page(
+    page: Page, window: MaintenanceWindow, status: int = 200, **context: Any
+) -> Response:
+    monitors = await MonitorRepository(page.session).visible_all(page.user, window.project_id)
+    return page.html(
+        "maintenance_edit.html",
+        status,
+        title=f"Edit {window.title}",
+        section="maintenance",
+        window=window,
+        monitors=monitors,
+        **context,
+    )
+
+
+async def _visible_window(page: Page, window_id: str) -> MaintenanceWindow:
+    try:
+        return await MaintenanceRepository(page.session).get_visible(page.user, window_id)
+    except ProblemError:
+        page.not_found("maintenance window")
+
+
+def _local(moment: datetime, zone: str) -> str:
+    """An instant as a ``datetime-local`` value in ``zone`` (the window's own)."""
+    with suppress(ZoneInfoNotFoundError):
+        moment = moment.astimezone(ZoneInfo(zone))
+    return moment.strftime("%Y-%m-%dT%H:%M")
+
+
+@router.get("/maintenance/{window_id}/edit", openapi_extra=offers("getMaintenanceWindow"))
+async def edit_window_page(window_id: str, page: SignedInPage) -> Response:
+    window = await _visible_window(page, window_id)
+    [shown] = await MaintenanceService(page.session, page.runtime).shown([window])
+    form = {
+        "title": window.title,
+        "startsAt": _local(window.starts_at, window.timezone),
+        "endsAt": _local(window.ends_at, window.timezone),
+        "timezone": window.timezone,
+        "rrule": window.rrule or "",
+    }
+    return await _edit_page(page, window, form=form, chosen=shown.monitor_ids or [])
+
+
+@router.post("/maintenance/{window_id}/edit", openapi_extra=offers("updateMaintenanceWindow"))
+async def edit_window(window_id: str, page: SignedInPage) -> Response:
+    window = await _visible_window(page, window_id)
+    form, chosen, body = await _window_form(page)
+    try:
+        await MaintenanceService(page.session, page.runtime).update(
+            page.user, window_id, MaintenanceWindowPatch(**body)
+        )
+    except (ProblemError, ValidationError) as exc:
+        status, errors = page.refused(exc, "maintenance window")
+        return await _edit_page(page, window, status, form=form, chosen=chosen, errors=errors)
+    return page.redirect("/app/maintenance", f"Maintenance window {body['title']} saved.")
