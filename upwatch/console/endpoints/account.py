@@ -18,10 +18,29 @@ from upwatch.billing.service import SubscriptionService
 from upwatch.console.endpoints.offers import offers
 from upwatch.console.endpoints.page import SESSION_COOKIE, Page, SignedInPage
 from upwatch.kit.errors import ProblemError
+from upwatch.kit.plans import UNLIMITED
 from upwatch.notifications import personal
 from upwatch.notifications.channels import REGISTRY, Channel
 
 router = APIRouter(prefix="/app")
+
+
+def _count(value: float) -> str:
+    """A limit or amount in words: the plan catalog's UNLIMITED sentinel reads "unlimited"."""
+    if value >= UNLIMITED:
+        return "unlimited"
+    return f"{value:,.0f}" if value == int(value) else f"{value:,.1f}"
+
+
+def _frequency(minutes: int) -> str:
+    # 0 minutes is a plan without a floor: any interval a monitor accepts.
+    if minutes <= 0:
+        return "any interval"
+    return f"every {minutes} min" if minutes < 60 or minutes % 60 else f"every {minutes // 60} h"
+
+
+def _retention(days: int) -> str:
+    return "unlimited" if days >= UNLIMITED else f"{days:,} day{'s' if days != 1 else ''}"
 
 
 async def _plan_page(page: Page) -> Response:
@@ -41,7 +60,9 @@ async def _plan_page(page: Page) -> Response:
         title="Plan and usage",
         section="plan",
         subscription=subscription,
-        usage=rows,
+        usage=[(label, _count(item.current), _count(item.limit), item) for label, item in rows],
+        frequency=_frequency(subscription.limits.checkFrequencyMinutes),
+        retention=_retention(subscription.limits.retentionDays),
         can_upgrade=bool(catalog.upgrades) and subscription.currentPlan != catalog.upgrade_plan,
         can_downgrade=subscription.currentPlan != catalog.default_plan,
     )
