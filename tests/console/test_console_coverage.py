@@ -35,17 +35,6 @@ API_ONLY: Final = {
     "readyz": "for orchestrators and load balancers",
     "metrics": "Prometheus scrapes it",
     "configFileSchema": "read by editors checking an `upwatch apply` file",
-    "listRegions": "regions are shown where they matter: a monitor's regions and its form",
-}
-
-# Operations whose pages are being built (issue 34): each area removes its lines as it lands,
-# and the list ends empty.
-NOT_YET: Final = {
-    # administration
-    "adminListMail",
-    "adminResendMail",
-    "createRegion",
-    "deleteRegion",
 }
 
 
@@ -84,7 +73,7 @@ def _routes_in(routes: Sequence[BaseRoute]) -> Iterator[APIRoute]:
 
 
 def test_every_operation_a_team_uses_has_a_console_page(routes: FastAPI) -> None:
-    missing = _operations(routes) - set(_offered(routes)) - set(API_ONLY) - NOT_YET
+    missing = _operations(routes) - set(_offered(routes)) - set(API_ONLY)
     assert missing == set(), f"API operations the console does not offer: {sorted(missing)}"
 
 
@@ -93,10 +82,9 @@ def test_the_console_offers_only_operations_the_api_has(routes: FastAPI) -> None
     assert unknown == set(), f"console routes name operations the API lacks: {sorted(unknown)}"
 
 
-def test_the_lists_of_exceptions_name_real_operations_the_console_does_not_offer(
+def test_the_api_only_list_names_real_operations_the_console_does_not_offer(
     routes: FastAPI,
 ) -> None:
     operations, offered = _operations(routes), set(_offered(routes))
     assert set(API_ONLY) - operations == set()
-    assert NOT_YET - operations == set()
-    assert (set(API_ONLY) | NOT_YET) & offered == set(), "offered now: drop it from the list"
+    assert set(API_ONLY) & offered == set(), "offered now: drop it from the list"

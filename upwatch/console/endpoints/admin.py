@@ -1,11 +1,12 @@
-"""The operators' pages: every account with its plan, and the contact submissions.
+"""The operators' pages: every account with its plan, the contact submissions, the mail
+outbox and the probe regions.
 
 Only administrators reach them; to anyone else they do not exist (404), as in the API.
 """
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Query
 from fastapi.responses import Response
 from pydantic import ValidationError
 
@@ -16,9 +17,13 @@ from upwatch.console.endpoints.page import Page, SignedInPage
 from upwatch.contact.schemas import ContactUpdate
 from upwatch.contact.service import ContactService
 from upwatch.kit.errors import ProblemError
+from upwatch.monitors.endpoints import create_region, list_regions
+from upwatch.monitors.schemas import RegionIn
+from upwatch.monitors.service import MonitorService
 
 router = APIRouter(prefix="/app/admin")
 ADMIN_ROWS = 500
+MAIL_ROWS = 50
 
 
 def _admin(page: Page) -> Page:
@@ -29,7 +34,7 @@ def _admin(page: Page) -> Page:
 
 @router.get("")
 async def admin_home(page: SignedInPage) -> Response:
-    return _admin(page).redirect("/app/admin/users")
+    return _admin(page).html("admin.html", title="Administration", section="admin")
 
 
 @router.get("/users", openapi_extra=offers("adminListUsers"))
@@ -92,3 +97,79 @@ async def follow_up(submission_id: str, page: SignedInPage) -> Response:
             f"/app/admin/contact/{submission_id}", f"Not saved: {'; '.join(errors.values())}"
         )
     return page.redirect(f"/app/admin/contact/{submission_id}", "Saved.")
+
+
+@router.get("/mail", openapi_extra=offers("adminListMail"))
+async def mail_page(page: SignedInPage, offset: int = Query(0, ge=0)) -> Response:
+    _admin(page)
+    items, total = await AdminService(page.session, page.runtime).list_mail(MAIL_ROWS, offset)
+    return page.html(
+        "admin_mail.html",
+        title="Mail outbox",
+        section="admin",
+        items=items,
+        total=total,
+        offset=offset,
+        rows=MAIL_ROWS,
+    )
+
+
+@router.post("/mail/{mail_id}/resend", openapi_extra=offers("adminResendMail"))
+async def resend_mail(mail_id: str, page: SignedInPage) -> Response:
+    _admin(page)
+    async with page.button("message", "/app/admin/mail", "Not sent again"):
+        item = await AdminService(page.session, page.runtime).resend_mail(mail_id)
+    return page.redirect("/app/admin/mail", f"The message to {item.to} is due again.")
+
+
+async def _regions_page(page: Page, status: int = 200, **context: object) -> Response:
+    regions = await list_regions(page.user, page.session, page.runtime)
+    context.setdefault("form", {})
+    context.setdefault("errors", {})
+    return page.html(
+        "admin_regions.html", status, title="Regions", section="admin", regions=regions, **context
+    )
+
+
+@router.get("/regions", openapi_extra=offers("listRegions"))
+async def regions_page(page: SignedInPage) -> Response:
+    return await _regions_page(_admin(page))
+
+
+@router.post("/regions", openapi_extra=offers("createRegion"))
+async def add_region(page: SignedInPage) -> Response:
+    form = await _admin(page).form()
+    try:
+        body = RegionIn(code=form.get("code", ""), name=form.get("name", ""))
+        # The API's own handler: its rules (a code is unique) stay in one place.
+        made = await create_region(body, page.user, page.session, page.runtime)
+    except (ProblemError, ValidationError) as exc:
+        status, errors = page.refused(exc, "region")
+        return await _regions_page(page, status, form=form, errors=errors)
+    return page.redirect("/app/admin/regions", f"Region {made.code} added.")
+
+
+@router.get("/regions/{region_id}/delete")
+async def confirm_delete_region(region_id: str, page: SignedInPage) -> Response:
+    _admin(page)
+    regions = await list_regions(page.user, page.session, page.runtime)
+    found = next((r for r in regions if r.id == region_id), None)
+    if found is None:
+        page.not_found("region")
+    return page.html(
+        "confirm_action.html",
+        title=f"Delete the region {found.code}?",
+        section="admin",
+        action=f"/app/admin/regions/{region_id}/delete",
+        detail=f"{found.name} ({found.code}) is taken out of every monitor that checks from it.",
+        confirm="Delete the region",
+        cancel="/app/admin/regions",
+    )
+
+
+@router.post("/regions/{region_id}/delete", openapi_extra=offers("deleteRegion"))
+async def delete_region(region_id: str, page: SignedInPage) -> Response:
+    _admin(page)
+    async with page.button("region", "/app/admin/regions", "Region not deleted"):
+        await MonitorService(page.session, page.runtime).delete_region(region_id)
+    return page.redirect("/app/admin/regions", "Region deleted.")
