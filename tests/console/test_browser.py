@@ -146,8 +146,8 @@ def sign_up_and_make_a_monitor(
     fill(browser, name="Shop")
     submit(browser)
     wait_for(browser, lambda b: "Project Shop created." in flash(b))
-    fill(browser, name=name, type="http", url=url, intervalSeconds=INTERVAL)
-    submit(browser)
+    fill(browser, name=name, url=url, intervalSeconds=INTERVAL)
+    submit(browser, "form.monitor-form")
     wait_for(browser, lambda b: f"Monitor {name} created." in flash(b))
 
 

@@ -77,8 +77,8 @@ def sign_up_with_a_monitor(visit: Visit, email: str) -> None:
     fill(browser, name="Shop")
     submit(browser)
     wait_for(browser, lambda b: "Project Shop created." in flash(b))
-    fill(browser, name="Checkout", type="http", url=f"{visit.server.url}/app/login")
-    submit(browser)
+    fill(browser, name="Checkout", url=f"{visit.server.url}/app/login")
+    submit(browser, "form.monitor-form")
     wait_for(browser, lambda b: "Monitor Checkout created." in flash(b))
 
 

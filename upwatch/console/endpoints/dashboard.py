@@ -12,10 +12,13 @@ from upwatch.console.endpoints.page import SignedInPage
 from upwatch.incidents.repository import IncidentRepository
 from upwatch.models import Incident
 from upwatch.monitors import dashboard
+from upwatch.monitors.repository import MonitorRepository
 from upwatch.retention.service import RetentionService
 
 router = APIRouter(prefix="/app")
 
+# Monitors a page of the table shows (sorted by name).
+PER_PAGE = 50
 # The order the status counts are shown in: what needs a look first.
 STATUSES = ("down", "degraded", "pending", "up", "paused")
 
@@ -25,11 +28,18 @@ STATUSES = ("down", "degraded", "pending", "up", "paused")
     openapi_extra=offers("dashboardUptime", "dashboardPerformance", "listRetentionNotifications"),
 )
 async def dashboard_page(page: SignedInPage) -> Response:
-    # One pass gives both the uptime and the performance rows (batched queries).
+    listed = await MonitorRepository(page.session).listed(page.user, None, None)
+    counts: Counter[str] = Counter(status for _id, _name, status, _at, _ms in listed)
+    pages = max(1, -(-len(listed) // PER_PAGE))
+    number = min(max(_number(page.request.query_params.get("page")), 1), pages)
+    # One pass gives both the uptime and the performance rows of a page of monitors
+    # (batched queries; each monitor's day of response times is read, so a page at a time).
     uptime, performance = await dashboard.dashboard(
-        page.session, page.user, page.runtime.clock.now()
+        page.session,
+        page.user,
+        page.runtime.clock.now(),
+        window=slice((number - 1) * PER_PAGE, number * PER_PAGE),
     )
-    counts: Counter[str] = Counter(item.status for item in uptime)
     incidents = IncidentRepository(page.session)
     _open, open_incidents = await incidents.list_visible(
         page.user, 1, 0, where=[Incident.status != "resolved"]
@@ -40,8 +50,15 @@ async def dashboard_page(page: SignedInPage) -> Response:
         title="Dashboard",
         section="dashboard",
         rows=zip(uptime, performance, strict=True),
-        monitors=len(uptime),
+        monitors=len(listed),
+        number=number,
+        per_page=PER_PAGE,
+        pages=pages,
         counts=[(status, counts.get(status, 0)) for status in STATUSES],
         open_incidents=open_incidents,
         notices=notices,
     )
+
+
+def _number(text: str | None) -> int:
+    return int(text) if text and text.isdigit() and len(text) < 7 else 1
