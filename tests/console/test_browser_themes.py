@@ -22,7 +22,7 @@ from selenium.webdriver.remote.webdriver import WebDriver
 
 from tests.browser import accessibility_violations, require_browser, start_browser
 from tests.conftest import PASSWORD
-from tests.console.test_browser import wait_for
+from tests.console.test_browser import flash, wait_for
 from tests.factories import FAST_PLANS
 from tests.live_server import ROOT_EMAIL, LiveServer, ThreadedTarget, clean_env, create_root
 
@@ -158,3 +158,31 @@ def test_every_console_page_passes_axe_core_in_the_light_and_the_dark_theme(
         finally:
             browser.quit()
     assert problems == {}, problems
+
+
+def test_without_javascript_an_administrator_adds_and_deletes_a_region_in_the_dark_theme(
+    server: LiveServer,
+) -> None:
+    with httpx.Client(base_url=server.url, timeout=30) as api:
+        login = api.post("/auth/login", json={"email": ROOT_EMAIL, "password": PASSWORD})
+        assert login.status_code == 200, login.text
+        headers = {"Authorization": f"Bearer {login.json()['access_token']}"}
+        chosen = api.put("/users/settings", headers=headers, json={"theme": "dark"})
+        assert chosen.status_code == 200, chosen.text
+    browser = start_browser(javascript=False)
+    try:
+        sign_in(browser, server.url)
+        assert browser.find_element(By.TAG_NAME, "html").get_attribute("data-theme") == "dark"
+        browser.get(f"{server.url}/app/admin/regions")
+        browser.find_element(By.NAME, "code").send_keys("eu-west")
+        browser.find_element(By.NAME, "name").send_keys("Europe west")
+        browser.find_element(By.CSS_SELECTOR, "main form button[type=submit]").click()
+        wait_for(browser, lambda b: "Region eu-west added." in flash(b))
+        browser.find_element(By.PARTIAL_LINK_TEXT, "Delete").click()
+        wait_for(browser, lambda b: "Delete the region eu-west?" in b.title)
+        browser.find_element(By.CSS_SELECTOR, "main form button[type=submit]").click()
+        wait_for(browser, lambda b: "Region deleted." in flash(b))
+        browser.get(f"{server.url}/app/plan")
+        assert "e+09" not in browser.page_source
+    finally:
+        browser.quit()
