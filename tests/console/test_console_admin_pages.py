@@ -131,3 +131,28 @@ async def test_an_unknown_region_is_the_not_found_page(
     csrf = await signed_in(client, admin.email)
     assert (await client.get("/app/admin/regions/nope/delete")).status_code == 404
     assert (await submit(client, "/app/admin/regions/nope/delete", csrf)).status_code == 404
+
+
+async def test_an_admin_sets_an_accounts_roles_and_subscription_status(
+    client: httpx.AsyncClient, admin: Account, cast: Cast
+) -> None:
+    csrf = await signed_in(client, admin.email)
+    page = await client.get("/app/admin/users")
+    assert 'name="role-project_manager"' in page.text
+    done = await submit(
+        client,
+        f"/app/admin/users/{cast.bob.id}",
+        csrf,
+        plan="pro",
+        roles="1",
+        **{"role-user": "on", "role-project_manager": "on"},
+        status="past_due",
+    )
+    assert done.status_code == 303
+    listed = (await client.get("/admin/users", headers=admin.headers)).json()
+    bob = next(u for u in listed if u["id"] == cast.bob.id)
+    assert sorted(bob["roles"]) == ["project_manager", "user"]
+    assert bob["subscriptionStatus"] == "past_due"
+    none = await submit(client, f"/app/admin/users/{cast.bob.id}", csrf, roles="1")
+    assert none.status_code == 303
+    assert "Not changed" in (await client.get("/app/admin/users")).text

@@ -6,17 +6,20 @@ Only administrators reach them; to anyone else they do not exist (404), as in th
 
 from __future__ import annotations
 
+from typing import get_args
+
 from fastapi import APIRouter, Query
 from fastapi.responses import Response
 from pydantic import ValidationError
 
 from upwatch.admin.service import AdminService
-from upwatch.billing.schemas import AdminUserUpdate
+from upwatch.billing.schemas import AdminUserUpdate, SubscriptionState
 from upwatch.console.endpoints.offers import offers
 from upwatch.console.endpoints.page import Page, SignedInPage
 from upwatch.contact.schemas import ContactUpdate
 from upwatch.contact.service import ContactService
 from upwatch.kit.errors import ProblemError
+from upwatch.kit.schemas import Role
 from upwatch.monitors.endpoints import create_region, list_regions
 from upwatch.monitors.schemas import RegionIn
 from upwatch.monitors.service import MonitorService
@@ -48,6 +51,21 @@ async def users_page(page: SignedInPage) -> Response:
         users=users,
         total=total,
         plans=sorted(page.runtime.catalog.plans),
+        roles=get_args(Role),
+        states=get_args(SubscriptionState),
+    )
+
+
+def _user_update(form: dict[str, str]) -> AdminUserUpdate:
+    """A checkbox per role (a form carries one value a name); "roles" marks a form that has them,
+    so a form of the plan alone leaves the roles as they are."""
+    roles = [role for role in get_args(Role) if form.get(f"role-{role}") == "on"]
+    return AdminUserUpdate.model_validate(
+        {
+            "plan": form.get("plan") or None,
+            "roles": roles if "roles" in form else None,
+            "subscriptionStatus": form.get("status") or None,
+        }
     )
 
 
@@ -55,12 +73,12 @@ async def users_page(page: SignedInPage) -> Response:
 async def change_user(user_id: str, page: SignedInPage) -> Response:
     form = await _admin(page).form()
     try:
-        body = AdminUserUpdate(plan=form.get("plan") or None)
+        body = _user_update(form)
         item = await AdminService(page.session, page.runtime).update_user(page.user, user_id, body)
     except (ProblemError, ValidationError) as exc:
         _status, errors = page.refused(exc, "account")
         return page.redirect("/app/admin/users", f"Not changed: {'; '.join(errors.values())}")
-    return page.redirect("/app/admin/users", f"{item.email} is on the {item.subscription} plan.")
+    return page.redirect("/app/admin/users", f"{item.email} saved: the {item.subscription} plan.")
 
 
 @router.get("/contact", openapi_extra=offers("listContactSubmissions"))
