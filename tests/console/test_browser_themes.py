@@ -127,7 +127,7 @@ def sign_in(browser: WebDriver, origin: str) -> None:
     browser.find_element(By.NAME, "email").send_keys(ROOT_EMAIL)
     browser.find_element(By.NAME, "password").send_keys(PASSWORD)
     browser.find_element(By.CSS_SELECTOR, "main form button[type=submit]").click()
-    wait_for(browser, lambda b: urlsplit(b.current_url).path == "/app/monitors")
+    wait_for(browser, lambda b: urlsplit(b.current_url).path == "/app/dashboard")
 
 
 def test_every_console_page_passes_axe_core_in_the_light_and_the_dark_theme(
