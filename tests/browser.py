@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +14,9 @@ import pytest
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.remote.webdriver import WebDriver
+
+from tests.factories import FAST_PLANS
+from tests.live_server import LiveServer, clean_env
 
 CHROMIUM = os.environ.get("UPWATCH_TEST_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("UPWATCH_TEST_CHROMEDRIVER", "/usr/bin/chromedriver")
@@ -85,3 +90,35 @@ def accessibility_violations(driver: WebDriver) -> list[str]:
         for v in found
         if v.get("impact") in BLOCKING_IMPACTS
     ]
+
+
+@contextmanager
+def console_server(
+    tmp: Path,
+    plans: str | None = None,
+    *,
+    private_targets: bool = True,
+    prepare: Callable[[Path, dict[str, str]], object] | None = None,
+    **env: str,
+) -> Iterator[LiveServer]:
+    """A real `upwatch serve` on its own SQLite file for a browser test module (skipped, with
+    the reason, where the machine has no browser): fast plans (or ``plans``), local targets
+    allowed unless ``private_targets`` is false, ``env`` added; ``prepare`` runs before the
+    server starts (e.g. to make an administrator with the CLI)."""
+    require_browser()
+    plans_file = tmp / "plans.toml"
+    plans_file.write_text(FAST_PLANS if plans is None else plans)
+    allowed = {"UPWATCH_ALLOW_PRIVATE_TARGETS": "true"} if private_targets else {}
+    settings = clean_env(
+        UPWATCH_DATABASE_URL=f"sqlite+aiosqlite:///{tmp / 'upwatch.db'}",
+        UPWATCH_PLANS_FILE=str(plans_file),
+        **allowed,
+        **env,
+    )
+    if prepare is not None:
+        prepare(tmp, settings)
+    live = LiveServer(tmp, settings).start()
+    try:
+        yield live
+    finally:
+        live.stop()

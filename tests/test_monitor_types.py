@@ -9,7 +9,8 @@ import pytest
 from pydantic import Field, TypeAdapter, ValidationError
 
 from upwatch.client.apply import TARGETS, exported
-from upwatch.console.endpoints.monitors import FORM_FIELDS, TYPE_CHOICES
+from upwatch.console.endpoints.monitor_changes import TYPE_CHOICES
+from upwatch.console.monitor_form import type_boxes
 from upwatch.kit.inputs import Input
 from upwatch.monitors.schemas import (
     MONITOR_CREATES,
@@ -88,14 +89,17 @@ def test_export_writes_the_fields_of_the_monitors_type() -> None:
     assert {"url", "host", "port"} == TARGETS
 
 
-def test_the_console_form_has_each_box_once_named_for_the_types_using_it() -> None:
-    labels = {box.name: box.label for box in FORM_FIELDS}
-
-    assert labels == {
-        "url": "URL (HTTP)",
-        "host": "Host (TCP, DNS, TLS)",
-        "port": "Port (TCP, TLS)",
-    }
+def test_the_console_form_of_a_type_has_a_box_for_each_of_its_fields() -> None:
+    for kind in KINDS.values():
+        assert [box.name for box in type_boxes(kind)] == list(kind.config.model_fields)
+    http = {box.name: box for box in type_boxes(KINDS["http"])}
+    # A label the type declares is kept; the others are the field's name in words.
+    assert (http["url"].label, http["expectedStatusCodes"].label) == (
+        "URL",
+        "Expected status codes",
+    )
+    assert http["method"].choices[0] == ("GET", "GET")
+    assert (http["headers"].shape, http["body"].input) == ("pairs", "textarea")
 
 
 def test_an_unknown_type_is_named_when_looked_up() -> None:

@@ -28,12 +28,11 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 from tests.browser import (
     BROWSER_SECONDS,
     accessibility_violations,
-    require_browser,
+    console_server,
     start_browser,
 )
 from tests.conftest import PASSWORD
-from tests.factories import FAST_PLANS
-from tests.live_server import LiveServer, ThreadedTarget, clean_env
+from tests.live_server import LiveServer, ThreadedTarget
 
 pytestmark = pytest.mark.db_independent
 
@@ -43,18 +42,8 @@ INTERVAL = "10"
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    require_browser()
-    tmp = Path(tmp_path_factory.mktemp("console"))
-    plans = tmp / "plans.toml"
-    plans.write_text(FAST_PLANS)
-    env = clean_env(
-        UPWATCH_DATABASE_URL=f"sqlite+aiosqlite:///{tmp / 'upwatch.db'}",
-        UPWATCH_PLANS_FILE=str(plans),
-        UPWATCH_ALLOW_PRIVATE_TARGETS="true",
-    )
-    live = LiveServer(tmp, env).start()
-    yield live
-    live.stop()
+    with console_server(Path(tmp_path_factory.mktemp("console"))) as live:
+        yield live
 
 
 @pytest.fixture

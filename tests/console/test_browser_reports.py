@@ -18,29 +18,18 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.remote.webdriver import WebDriver
 
-from tests.browser import accessibility_violations, require_browser, start_browser
+from tests.browser import accessibility_violations, console_server, start_browser
 from tests.conftest import PASSWORD
 from tests.console.test_browser import click, fill, flash, submit, wait_for
-from tests.factories import FAST_PLANS
-from tests.live_server import LiveServer, clean_env
+from tests.live_server import LiveServer
 
 pytestmark = pytest.mark.db_independent
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    require_browser()
-    tmp = Path(tmp_path_factory.mktemp("console-reports"))
-    plans = tmp / "plans.toml"
-    plans.write_text(FAST_PLANS)
-    env = clean_env(
-        UPWATCH_DATABASE_URL=f"sqlite+aiosqlite:///{tmp / 'upwatch.db'}",
-        UPWATCH_PLANS_FILE=str(plans),
-        UPWATCH_ALLOW_PRIVATE_TARGETS="true",
-    )
-    live = LiveServer(tmp, env).start()
-    yield live
-    live.stop()
+    with console_server(Path(tmp_path_factory.mktemp("console-reports"))) as live:
+        yield live
 
 
 class Visit:

@@ -20,11 +20,11 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import Select
 
-from tests.browser import accessibility_violations, require_browser, start_browser
+from tests.browser import accessibility_violations, console_server, start_browser
 from tests.conftest import PASSWORD
 from tests.console.test_browser import click, flash, wait_for
 from tests.factories import FAST_PLANS
-from tests.live_server import LiveServer, clean_env
+from tests.live_server import LiveServer
 
 pytestmark = pytest.mark.db_independent
 
@@ -35,17 +35,10 @@ CUSTOM_CSS = "h1 { letter-spacing: 3px; }"
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    require_browser()
-    tmp = Path(tmp_path_factory.mktemp("console-status-pages"))
-    plans = tmp / "plans.toml"
-    plans.write_text(PLANS)
-    env = clean_env(
-        UPWATCH_DATABASE_URL=f"sqlite+aiosqlite:///{tmp / 'upwatch.db'}",
-        UPWATCH_PLANS_FILE=str(plans),
-    )
-    live = LiveServer(tmp, env).start()
-    yield live
-    live.stop()
+    with console_server(
+        Path(tmp_path_factory.mktemp("console-status-pages")), PLANS, private_targets=False
+    ) as live:
+        yield live
 
 
 class Visit:

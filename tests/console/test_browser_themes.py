@@ -20,11 +20,10 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
-from tests.browser import accessibility_violations, require_browser, start_browser
+from tests.browser import accessibility_violations, console_server, start_browser
 from tests.conftest import PASSWORD
 from tests.console.test_browser import flash, wait_for
-from tests.factories import FAST_PLANS
-from tests.live_server import ROOT_EMAIL, LiveServer, ThreadedTarget, clean_env, create_root
+from tests.live_server import ROOT_EMAIL, LiveServer, ThreadedTarget, create_root
 
 pytestmark = pytest.mark.db_independent
 
@@ -36,20 +35,12 @@ ID = re.compile(r"^(?:[0-9a-f]{16,}|\d+)$")
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    require_browser()
-    tmp = Path(tmp_path_factory.mktemp("console-themes"))
-    plans = tmp / "plans.toml"
-    plans.write_text(FAST_PLANS)
-    env = clean_env(
-        UPWATCH_DATABASE_URL=f"sqlite+aiosqlite:///{tmp / 'upwatch.db'}",
-        UPWATCH_PLANS_FILE=str(plans),
-        UPWATCH_ALLOW_PRIVATE_TARGETS="true",
+    with console_server(
+        Path(tmp_path_factory.mktemp("console-themes")),
+        prepare=create_root,
         UPWATCH_ADMIN_PASSWORD=PASSWORD,
-    )
-    create_root(tmp, env)
-    live = LiveServer(tmp, env).start()
-    yield live
-    live.stop()
+    ) as live:
+        yield live
 
 
 def _made(response: httpx.Response) -> str:
