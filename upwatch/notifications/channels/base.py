@@ -153,6 +153,8 @@ class Personal:
 
     views: frozenset[str]  # the settings views that show it: "profile", "settings"
     on_by_default: bool = False
+    # Left empty, it sends to the account's own address (the console's form says so).
+    own_address: bool = False
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,9 @@ class Email(Channel):
     places = Places(names=0, forms=0, free_plan=0, personal=0)
     plan = "free"
     # The seed's settings record has this switch on from the start.
-    personal = Personal(views=frozenset({"profile", "settings"}), on_by_default=True)
+    personal = Personal(
+        views=frozenset({"profile", "settings"}), on_by_default=True, own_address=True
+    )
     form = (FormField("to", "Send to (addresses, separated by commas)", listed=True),)
     config_model = EmailConfig
 
