@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime
 
-from sqlalchemy import inspect, text
+from sqlalchemy import insert, inspect, text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 from tests.engine.conftest import add_project, insert_early_monitor, migrate
@@ -30,16 +30,20 @@ async def test_days_stored_before_0007_get_their_range_only_from_complete_raw_re
             # 3 March: failures only.
             ("r", datetime(2026, 3, 3, 12, tzinfo=UTC), None),
         ]
-        session.add_all(
-            CheckResult(
-                monitor_id=monitor_id,
-                report_id=uuid.uuid4().hex,
-                region_id=region,
-                status="up" if ms is not None else "down",
-                response_time_ms=ms,
-                checked_at=at,
-            )
-            for region, at, ms in raw
+        # Only the columns this old schema has (the model's later ones are not there yet).
+        await session.execute(
+            insert(CheckResult.__table__),
+            [
+                {
+                    "monitor_id": monitor_id,
+                    "report_id": uuid.uuid4().hex,
+                    "region_id": region,
+                    "status": "up" if ms is not None else "down",
+                    "response_time_ms": ms,
+                    "checked_at": at,
+                }
+                for region, at, ms in raw
+            ],
         )
         days = [
             ("r", "2026-03-01", 3, 2, 420.0),

@@ -21,8 +21,8 @@ from pydantic.fields import FieldInfo
 
 from upwatch.models import Monitor
 from upwatch.monitors import secrets
-from upwatch.monitors.schemas import TYPE_FIELDS
-from upwatch.probes.kind import MonitorKind
+from upwatch.monitors.schemas import SECRET_SETTINGS, SETTING_FIELDS, TYPE_FIELDS
+from upwatch.probes.kind import MonitorKind, is_secret
 from upwatch.probes.registry import KINDS
 
 Shape = Literal["text", "int", "float", "choice", "lines", "numbers", "pairs", "json", "bool"]
@@ -109,6 +109,8 @@ def _box(name: str, info: FieldInfo, label: str = "", input: str = "") -> Box:
     default = None if info.is_required() else info.get_default(call_default_factory=True)
     if default not in (None, [], {}):
         hint = f"{hint}; default {default}".lstrip("; ")
+    if is_secret(info):
+        input = input or "password"  # shown masked; sent back masked, it keeps the secret
     return Box(
         name,
         label or _words(name),
@@ -141,6 +143,11 @@ COMMON: Final = (
     "retries",
     "degradedThresholdMs",
     "quorum",
+    "successThreshold",
+    "alertOnDegraded",
+    "baselineFactor",
+    "baselineMinSamples",
+    "certificateWarningDays",
 )
 
 
@@ -150,6 +157,14 @@ HINTS: Final = {
     "retries": "Failed checks tried again before the monitor turns down (0 to 10)",
     "degradedThresholdMs": "Slower answers (ms) count as degraded; empty: never",
     "quorum": "Regions that must agree before the status changes; empty: a majority",
+    "successThreshold": "Successful checks in a row before a down monitor is up again; empty: 1",
+    "alertOnDegraded": "Degraded checks in a row that open a low-severity incident and alert; "
+    "empty: degraded never alerts",
+    "baselineFactor": "Degraded when the last hour's p95 is this many times the 7-day p95; "
+    "empty: off",
+    "baselineMinSamples": "Checks each period needs before the baseline rule judges; empty: 30",
+    "certificateWarningDays": "Days before a certificate expires that open a warning, one per "
+    "line; empty: 14, 7 and 1",
 }
 
 
@@ -164,6 +179,13 @@ def stored_fields(monitor: Monitor) -> dict[str, Any]:
     values = {name: getattr(monitor, to_snake(name), None) for name in (*TYPE_FIELDS, *COMMON)}
     headers = {str(k): str(v) for k, v in (monitor.headers or {}).items()}
     values["headers"] = secrets.masked(headers, monitor.secret_headers or [])
+    values.update(
+        (name, secrets.masked_settings(monitor.settings or {}, SECRET_SETTINGS).get(name))
+        for name in SETTING_FIELDS
+    )
+    kind = KINDS.get(monitor.type)
+    if kind is not None and kind.url_password_secret:
+        values["url"] = secrets.mask_url_password(monitor.url)
     return values
 
 
@@ -206,6 +228,9 @@ def _read(box: Box, text: str) -> Any:
     return text
 
 
+ALWAYS_VALUED: Final = frozenset(
+    ("intervalSeconds", "timeoutSeconds", "retries", "successThreshold")
+)
 EMPTY_OF: Final[dict[str, Any]] = {"lines": [], "numbers": [], "pairs": {}, "json": []}
 
 
@@ -221,8 +246,8 @@ def body_of(
         value = _read(box, form[box.name])
         if value is None and editing:
             value = EMPTY_OF.get(box.shape) if box.name in _REFUSING_NULL else None
-            if box.shape in ("int", "float") and box.name in COMMON[:3]:
-                continue  # interval, timeout and retries always have a value
+            if box.shape in ("int", "float") and box.name in ALWAYS_VALUED:
+                continue  # these always have a value: an empty box keeps it
         if value is not None or editing:
             body[box.name] = value
     for name, chosen in lists.items():

@@ -6,6 +6,8 @@ adds reading it from the database model, which the probes must not know.
 
 from __future__ import annotations
 
+import json
+
 from upwatch.models import Monitor
 from upwatch.probes.assertions import assertion_of
 from upwatch.probes.spec import CheckSpec
@@ -15,7 +17,15 @@ from upwatch.probes.spec import CheckSpec
 AS_STORED = tuple(
     name
     for name in CheckSpec.__slots__
-    if name not in {"headers", "expected_status_codes", "region_ids", "assertions"}
+    if name
+    not in {
+        "headers",
+        "expected_status_codes",
+        "region_ids",
+        "assertions",
+        "options",
+        "certificate_warning_days",
+    }
 )
 
 
@@ -35,4 +45,6 @@ class MonitorSpec(CheckSpec):
             expected_status_codes=tuple(monitor.expected_status_codes or ()),
             region_ids=tuple(monitor.region_ids or ()),
             assertions=tuple(assertion_of(a) for a in monitor.assertions or ()),
+            options=json.dumps(monitor.settings or {}, sort_keys=True, separators=(",", ":")),
+            certificate_warning_days=tuple(monitor.certificate_warning_days or ()),
         )

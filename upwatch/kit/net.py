@@ -210,10 +210,10 @@ class NetworkGuard:
         if address is not None:
             self._refuse_address(address, host)
 
-    def check_url(self, url: str) -> None:
+    def check_url(self, url: str, schemes: tuple[str, ...] = ("http", "https")) -> None:
         """Validate a target URL's shape and refuse literal internal hosts.
 
-        Raises ``ValueError`` for a malformed URL, another scheme than http/https, or a host
+        Raises ``ValueError`` for a malformed URL, another scheme than ``schemes``, or a host
         that is no address or domain name (``check_host_name``).
         Parsed with yarl, the parser aiohttp itself uses, so both read the same host.
         """
@@ -226,8 +226,8 @@ class NetworkGuard:
             raise ValueError("the host is not a valid domain name: IDNA cannot read it") from None
         except (ValueError, TypeError) as exc:
             raise ValueError(f"not a valid URL: {exc}") from exc
-        if parsed.scheme not in ("http", "https"):
-            raise ValueError("the URL scheme must be http or https")
+        if parsed.scheme not in schemes:
+            raise ValueError(f"the URL scheme must be {' or '.join(schemes)}")
         if not host or not parsed.raw_host:
             raise ValueError("the URL has no host")
         if port is not None and not 0 < port < 65536:

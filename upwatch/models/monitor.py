@@ -101,6 +101,18 @@ class Monitor(IdMixin, TimestampMixin, Base):
     # Config as code (kit/declared.py): the file's key, and its secrets' references.
     key: Mapped[str | None] = mapped_column(String(64))
     secret_refs: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    # A type's own fields that no column above holds, by API name (``probes/kind.py``): a
+    # new type is a module, not a migration. Secret ones are masked in every response.
+    settings: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict, server_default="{}")
+    # Alert conditions (``engine/status.py``): successes in a row before a down monitor is
+    # up again; a degraded status held for ``alert_on_degraded`` checks opens a
+    # low-severity incident (None: never); the baseline rule (None: off).
+    success_threshold: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
+    alert_on_degraded: Mapped[int | None] = mapped_column(Integer)
+    baseline_factor: Mapped[float | None] = mapped_column(Float)
+    baseline_min_samples: Mapped[int | None] = mapped_column(Integer)
+    # TLS-speaking types: days before the certificate's expiry that open a warning.
+    certificate_warning_days: Mapped[list[int] | None] = mapped_column(JSON(none_as_null=True))
 
 
 RECENT_TIMES = 20
@@ -128,6 +140,11 @@ class CheckResult(Base):
     error_kind: Mapped[str | None] = mapped_column(String(30))
     error: Mapped[str | None] = mapped_column(Text)
     checked_at: Mapped[datetime]
+    # What a failed check saw, bounded and redacted (``probes/evidence.py``); None when it
+    # passed. Shown to the project's members and in alerts, never on a public page.
+    evidence: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True))
+    # Whole days the target's certificate had left, where the check saw one.
+    certificate_days: Mapped[int | None] = mapped_column(Integer)
 
 
 class CheckTiming(Base):

@@ -6,7 +6,7 @@ from datetime import date, datetime
 from types import NoneType
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter, create_model
 from pydantic.alias_generators import to_snake
 from pydantic.fields import FieldInfo
 
@@ -14,6 +14,7 @@ from upwatch.kit.declared import DeclaredKey, SecretRefOut, SecretRefsIn, shown_
 from upwatch.kit.inputs import SINGLE_LINE_PATTERN, Input, TagInWords, iso_text_only, worded
 from upwatch.kit.partial import Omittable
 from upwatch.kit.schemas import RowOut
+from upwatch.models import Monitor
 from upwatch.monitors import secrets
 from upwatch.probes.kind import accepts_none
 from upwatch.probes.registry import KINDS, MonitorType
@@ -57,22 +58,63 @@ class _CommonFields(Input):
     )
     key: DeclaredKey | None = Field(default=None, description="null on update removes it")
     secretRefs: SecretRefsIn | None = None
+    successThreshold: Annotated[int, Field(ge=1, le=20)] | None = Field(
+        default=None,
+        description="Successful checks in a row before a down monitor is up again (default 1)",
+    )
+    alertOnDegraded: Annotated[int, Field(ge=1, le=100)] | None = Field(
+        default=None,
+        description="A degraded status held for this many checks opens a low-severity "
+        "incident and alerts like down; null: degraded never alerts",
+    )
+    baselineFactor: Annotated[float, Field(ge=1.1, le=100)] | None = Field(
+        default=None,
+        description="Degraded when the last hour's p95 response time is above this many times "
+        "the monitor's own 7-day p95 (from its stored histograms); null: off",
+    )
+    baselineMinSamples: Annotated[int, Field(ge=10, le=100_000)] | None = Field(
+        default=None,
+        description="Checks the last hour and the 7 days must each have before the baseline "
+        "rule judges (default 30)",
+    )
+    certificateWarningDays: (
+        Annotated[list[Annotated[int, Field(ge=1, le=365)]], Field(max_length=5)] | None
+    ) = Field(
+        default=None,
+        description="Types that read a certificate: a warning incident opens as the days left "
+        "cross each of these (default 14, 7, 1), and resolves once it is renewed",
+    )
 
 
 # ---- the types' own fields, from their declarations (probes/registry.py) -------------------
 
 
+# A field types declare differently (``url``: http(s) for one, ws(s) for another): one line of
+# text here; each type's own model checks it (``MonitorService``) and its create body says it.
+_LOOSE = FieldInfo(
+    annotation=Annotated[str, Field(min_length=1, max_length=2048, pattern=SINGLE_LINE_PATTERN)],
+    default=None,
+    description="What it holds depends on `type`",
+)
+
+
+def _same(one: FieldInfo, other: FieldInfo) -> bool:
+    """Declared alike (the same JSON schema), whether or not either takes ``None``."""
+    return bool(
+        TypeAdapter(_bounded(one)).json_schema() == TypeAdapter(_bounded(other)).json_schema()
+    )
+
+
 def _declared_fields() -> dict[str, FieldInfo]:
     """Each type's config fields once; a field several types share (``host``) is the first
-    declaration's."""
+    declaration's when they all declare it alike."""
     found: dict[str, FieldInfo] = {}
     for kind in KINDS.values():
         for name, info in kind.config.model_fields.items():
+            if name in found and not _same(found[name], info):
+                found[name] = _LOOSE
             found.setdefault(name, info)
     return found
-
-
-TYPE_FIELDS = _declared_fields()
 
 
 def _bounded(info: FieldInfo) -> Any:
@@ -82,6 +124,14 @@ def _bounded(info: FieldInfo) -> Any:
         kept = tuple(a for a in get_args(annotation) if a is not NoneType)
         annotation = kept[0] if len(kept) == 1 else Union[kept]  # noqa: UP007
     return Annotated[(annotation, *info.metadata)] if info.metadata else annotation
+
+
+TYPE_FIELDS = _declared_fields()
+# Type fields no column of the monitor holds: kept in its `settings`, by API name.
+SETTING_FIELDS = tuple(
+    name for name in TYPE_FIELDS if to_snake(name) not in Monitor.__table__.columns
+)
+SECRET_SETTINGS = frozenset(name for kind in KINDS.values() for name in kind.secrets)
 
 
 def _described(info: FieldInfo, **given: Any) -> Any:
@@ -118,12 +168,20 @@ class _NewMonitor(MonitorFields):
     name: Name
 
     def columns(self, exclude: set[str]) -> dict[str, Any]:
-        """The fields as the monitor's columns; one left out or null takes its type's default,
-        else is left out for the column's own."""
-        defaults = KINDS[self.type].defaults
+        """The fields as the monitor's columns (its type's own settings in ``settings``); one
+        left out or null takes its type's default, else is left out for the column's own."""
+        kind = KINDS[self.type]
+        defaults = kind.defaults
         values = self.model_dump(exclude=exclude)
         stored = {name: defaults.get(name) if v is None else v for name, v in values.items()}
-        return {to_snake(name): value for name, value in stored.items() if value is not None}
+        settings = {
+            name: stored.pop(name)
+            for name in SETTING_FIELDS
+            if name in stored and name in kind.config.model_fields
+        }
+        columns = {to_snake(name): value for name, value in stored.items() if value is not None}
+        columns["settings"] = {name: v for name, v in settings.items() if v is not None}
+        return columns
 
 
 def _create_model(kind_name: str) -> type[_NewMonitor]:
@@ -150,7 +208,7 @@ else:
 MonitorCreate = Annotated[NewMonitor, TagInWords("type")]
 
 
-class MonitorOut(RowOut):
+class _MonitorOut(RowOut):
     id: str
     project_id: str
     name: str
@@ -184,6 +242,11 @@ class MonitorOut(RowOut):
     secret_refs: dict[str, SecretRefOut] = Field(
         description="Secret headers a config file gives by environment variable"
     )
+    success_threshold: int
+    alert_on_degraded: int | None
+    baseline_factor: float | None
+    baseline_min_samples: int | None
+    certificate_warning_days: list[int] | None
     last_ping_at: datetime | None = Field(description="heartbeat monitors: the last success")
     last_start_at: datetime | None = Field(description="heartbeat monitors: the last /start")
     last_fail_at: datetime | None = Field(description="heartbeat monitors: the last /fail")
@@ -199,13 +262,39 @@ class MonitorOut(RowOut):
         """Secret header values masked; the heartbeat token as the address the job reports
         to (``context``: the server's public URL)."""
         token = row.heartbeat_token
+        kind = KINDS.get(row.type)
+        settings = secrets.masked_settings(row.settings or {}, SECRET_SETTINGS)
         return {
             "headers": secrets.masked(
                 {str(k): str(v) for k, v in (row.headers or {}).items()}, row.secret_headers or []
             ),
+            "url": (
+                secrets.mask_url_password(row.url)
+                if kind is not None and kind.url_password_secret
+                else row.url
+            ),
             "heartbeat_url": f"{context['public_url']}/heartbeat/{token}" if token else None,
             "secret_refs": shown_refs(row.secret_refs),
+            **{to_snake(name): settings.get(name) for name in SETTING_FIELDS},
         }
+
+
+if TYPE_CHECKING:
+    MonitorOut = _MonitorOut
+else:
+    # The types' own settings, each a field of its own (null where the type has none).
+    MonitorOut = create_model(
+        "MonitorOut",
+        __base__=_MonitorOut,
+        __doc__=_MonitorOut.__doc__,
+        **{
+            to_snake(name): (
+                (str if name in SECRET_SETTINGS else _bounded(TYPE_FIELDS[name])) | None,
+                _described(TYPE_FIELDS[name], default=None),
+            )
+            for name in SETTING_FIELDS
+        },
+    )
 
 
 class _UpdateFields(MonitorFields):
@@ -215,6 +304,10 @@ class _UpdateFields(MonitorFields):
     intervalSeconds: Omittable[Interval] = None
     timeoutSeconds: Omittable[Timeout] = None
     retries: Omittable[Retries] = None
+    successThreshold: Omittable[Annotated[int, Field(ge=1, le=20)]] = Field(
+        default=None,
+        description="Successful checks in a row before a down monitor is up again (default 1)",
+    )
 
 
 _UPDATE_DOC = """Fields left out stay as they are. `null` clears `keyword`, `body`, `expectedValue`,

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 
 from yarl import URL
 
+from upwatch.kit.security import SECRET_MASK
 from upwatch.notifications.channels import mask_value
 
 # Credentials by definition; the user marks any other header with `secretHeaders`.
@@ -93,3 +94,53 @@ def moved_with_secrets(
         return None
     secret = secret_names(marked)
     return next((name for name in stored if name.lower() in secret), None)
+
+
+# ---- secrets of a type's own settings, and the password in a database URL ------------------
+
+
+def masked_settings(settings: Mapping[str, object], names: Iterable[str]) -> dict[str, object]:
+    """``settings`` with the values of the secret ``names`` masked."""
+    secret = set(names)
+    return {
+        name: mask_value(value) if name in secret and isinstance(value, str) else value
+        for name, value in settings.items()
+    }
+
+
+def kept_setting(submitted: object, stored: object) -> object:
+    """A secret setting to store: its mask sent back is the stored value again."""
+    if isinstance(stored, str) and submitted == mask_value(stored):
+        return stored
+    return submitted
+
+
+def mask_url_password(url: str | None) -> str | None:
+    """``scheme://user:****@host/...``: the password of a connection URL masked."""
+    if not url:
+        return url
+    try:
+        parsed = URL(url)
+    except (ValueError, TypeError):
+        return SECRET_MASK
+    if parsed.password is None:
+        return url
+    return str(parsed.with_password(SECRET_MASK))
+
+
+def kept_url_password(submitted: str | None, stored: str | None) -> str | None:
+    """A connection URL to store: sent back with its password masked, for the same server and
+    user, it takes the stored password again. Raises ``SecretNotKept`` when the mask would go
+    to another server or user."""
+    if not submitted or not stored:
+        return submitted
+    try:
+        new, old = URL(submitted), URL(stored)
+    except (ValueError, TypeError):
+        return submitted
+    if new.password != SECRET_MASK or old.password is None:
+        return submitted
+    same = (new.scheme, new.host, new.port, new.user) == (old.scheme, old.host, old.port, old.user)
+    if not same:
+        raise SecretNotKept("url")
+    return str(new.with_password(old.password))

@@ -5,8 +5,9 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 from functools import partial
-from typing import Literal
+from typing import Any, Literal
 
+from pydantic import ValidationError
 from pydantic.alias_generators import to_snake
 
 from upwatch.billing.service import PlanLimits
@@ -22,7 +23,12 @@ from upwatch.models import CheckResult, Monitor, User
 from upwatch.monitors import secrets, statistics
 from upwatch.monitors.dependency_graph import cycle_through
 from upwatch.monitors.repository import MonitorRepository, RegionRepository
-from upwatch.monitors.schemas import MonitorFields, MonitorUpdate, NewMonitor
+from upwatch.monitors.schemas import (
+    SETTING_FIELDS,
+    MonitorFields,
+    MonitorUpdate,
+    NewMonitor,
+)
 from upwatch.probes.assertions import assertion_of
 from upwatch.probes.assertions import validate_all as validate_assertions
 from upwatch.probes.heartbeat import BadSchedule, validate_schedule, zone_of
@@ -75,6 +81,18 @@ def _log_pause(monitor: Monitor, caller: User, was: str, active: bool) -> None:
         previous_status=was,
         user_id=caller.id,
     )
+
+
+def _secret_part(monitor: Monitor | None) -> dict[str, Any]:
+    """Where a monitor's secrets are, as config files name them: ``headers.X``, a secret
+    setting by name, and ``url`` (a database URL's password)."""
+    if monitor is None:
+        return {"headers": {}}
+    return {
+        **(monitor.settings or {}),
+        "headers": dict(monitor.headers or {}),
+        "url": monitor.url,
+    }
 
 
 # What a heartbeat ping reports (GET or POST /heartbeat/{token}[/start|/fail]).
@@ -154,14 +172,36 @@ class MonitorService(DomainService):
                 "escalationPolicyId", "no such escalation policy in the monitor's project"
             )
 
-    async def _check_fields(self, body: MonitorFields, owner_id: str) -> None:
+    @staticmethod
+    def _check_type(monitor: Monitor) -> None:
+        """The monitor's own fields, as stored, against its type's config model: bounds and
+        rules a field shared with other types (``url``) does not say in the common schema."""
+        kind = kind_of(monitor.type)
+        settings = monitor.settings or {}
+        values: dict[str, Any] = {}
+        for name in kind.config.model_fields:
+            value = (
+                settings.get(name) if name in SETTING_FIELDS else getattr(monitor, to_snake(name))
+            )
+            if value is not None:
+                values[name] = value
+        try:
+            kind.config.model_validate(values)
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            where = ".".join(str(part) for part in error["loc"]) or "type"
+            raise ValidationFailed.on(where, str(error["msg"])) from None
+
+    async def _check_fields(
+        self, body: MonitorFields, owner_id: str, schemes: tuple[str, ...]
+    ) -> None:
         guard = self.runtime.guard
         for field, value in (("url", body.url), ("host", body.host)):
             if value is None:
                 continue
             try:
                 if field == "url":
-                    guard.check_url(value)
+                    guard.check_url(value, schemes)
                 else:
                     check_host_name(value)
                     guard.check_literal(value)
@@ -189,7 +229,11 @@ class MonitorService(DomainService):
         )
         plan = await self.limits.plan_of(owner_id)
         interval = body.intervalSeconds or default_interval(plan)
-        await self._check_fields(body.model_copy(update={"intervalSeconds": interval}), owner_id)
+        await self._check_fields(
+            body.model_copy(update={"intervalSeconds": interval}),
+            owner_id,
+            kind_of(body.type).url_schemes,
+        )
         await self._check_policy(body, body.projectId)
         parents = list(dict.fromkeys(body.dependsOn or []))
         await self._check_parents(None, body.projectId, parents)
@@ -209,7 +253,8 @@ class MonitorService(DomainService):
             state={},
             heartbeat_token=new_opaque_token() if body.type == "heartbeat" else None,
         )
-        await self._refresh_secret_refs(monitor, {}, body.headers, body.secretRefs or {})
+        await self._refresh_secret_refs(monitor, _secret_part(None), body, body.secretRefs or {})
+        self._check_type(monitor)
         self._check_heartbeat(monitor)
         self._check_assertions(monitor)
         await self.monitors.add(monitor)
@@ -220,36 +265,66 @@ class MonitorService(DomainService):
         monitor = await self.monitors.get_visible(caller, monitor_id)
         access = await self.projects.access(caller, monitor.project_id)
         assert access is not None
-        await self._check_fields(body, access.project.owner_id)
+        kind = kind_of(monitor.type)
+        await self._check_fields(body, access.project.owner_id, kind.url_schemes)
         await self._check_policy(body, monitor.project_id)
         if body.dependsOn is not None:
             parents = list(dict.fromkeys(body.dependsOn))
             await self._check_parents(monitor.id, monitor.project_id, parents)
             monitor.depends_on = parents
-        headers_before = dict(monitor.headers or {})
+        secrets_before = _secret_part(monitor)
         self._update_headers(monitor, body)
         if "key" in body.model_fields_set:
             await require_free_key(
                 self.session, Monitor, "monitor", monitor.project_id, body.key, monitor.id
             )
             monitor.key = body.key
-        await self._refresh_secret_refs(monitor, headers_before, body.headers, body.secretRefs)
         # Fields null is refused for on every type are refused by the schema (Omittable);
         # what null is refused for depends on the type, so it is checked here.
-        needed = kind_of(monitor.type).targets
+        needed = kind.targets
         sent = body.model_dump(exclude_unset=True, exclude=SEPARATELY_UPDATED)
+        target_before = (monitor.url, monitor.host, monitor.port)
+        settings = dict(monitor.settings or {})
+        kept_masked: str | None = None
         for field, value in sent.items():
             if value is None and field in needed:
                 raise ValidationFailed.on(
                     field, f"may not be null: a {monitor.type} monitor checks its {field}"
                 )
+            if field in SETTING_FIELDS:
+                if field not in kind.config.model_fields:
+                    raise ValidationFailed.on(field, f"a {monitor.type} monitor has no {field}")
+                if value is None:
+                    settings.pop(field, None)
+                    value = kind.defaults.get(field)
+                elif field in kind.secrets and value != (
+                    kept := secrets.kept_setting(value, settings.get(field))
+                ):
+                    value, kept_masked = kept, field
+                if value is not None:
+                    settings[field] = value
+                continue
+            if field == "url" and kind.url_password_secret:
+                try:
+                    value = secrets.kept_url_password(value, monitor.url)
+                except secrets.SecretNotKept:
+                    raise ValidationFailed.on(
+                        "url", "give the password again when the URL points elsewhere"
+                    ) from None
             setattr(monitor, to_snake(field), value)
+        if kept_masked and (monitor.url, monitor.host, monitor.port) != target_before:
+            raise ValidationFailed.on(
+                kept_masked, "give the secret again when the monitor points elsewhere"
+            )
+        monitor.settings = settings
+        await self._refresh_secret_refs(monitor, secrets_before, body, body.secretRefs)
         if body.regionIds is not None:
             monitor.region_ids = list(dict.fromkeys(body.regionIds))
         if monitor.timeout_seconds >= monitor.interval_seconds:
             raise ValidationFailed.on("timeoutSeconds", "must be shorter than intervalSeconds")
         if body.assertions is not None:
             monitor.assertions = [a.stored() for a in body.assertions]
+        self._check_type(monitor)
         self._check_heartbeat(monitor)
         self._check_assertions(monitor)
         if body.isActive is not None and body.isActive != monitor.is_active:
@@ -269,17 +344,30 @@ class MonitorService(DomainService):
     async def _refresh_secret_refs(
         self,
         monitor: Monitor,
-        before: dict[str, str],
-        sent: dict[str, str] | None,
+        before: dict[str, Any],
+        body: MonitorFields,
         names: dict[str, str] | None,
     ) -> None:
-        """The secret headers a config file names, with digests of their values now."""
+        """The secrets a config file names (headers, a type's secret settings, a database
+        URL), with digests of their values now."""
         secret = secrets.secret_names(monitor.secret_headers or [])
+        kind = kind_of(monitor.type)
+        sent = {
+            name: value
+            for name, value in body.model_dump(exclude_unset=True).items()
+            if value is not None and (name in ("headers", "url") or name in kind.secrets)
+        }
+
+        def is_secret(path: str) -> bool:
+            if path.startswith("headers."):
+                return path[8:].lower() in secret
+            return path in kind.secrets or (path == "url" and kind.url_password_secret)
+
         write = SecretWrite(
-            before={"headers": before},
-            after={"headers": monitor.headers or {}},
-            sent=None if sent is None else {"headers": sent},
-            is_secret=lambda path: path.startswith("headers.") and path[8:].lower() in secret,
+            before=before,
+            after=_secret_part(monitor),
+            sent=sent,
+            is_secret=is_secret,
         )
         monitor.secret_refs = await digested(
             self.runtime.passwords, write, names, monitor.secret_refs or {}

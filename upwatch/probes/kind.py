@@ -14,9 +14,30 @@ from functools import cached_property
 from types import NoneType, UnionType
 from typing import Any, Union, get_args, get_origin
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
+from pydantic.fields import FieldInfo
 
 from upwatch.probes.probe import Probe
+
+# Marks a config field whose value is a credential: masked in every response, kept when sent
+# back masked, given by environment variable in config files. Published as `x-secret`.
+_SECRET_MARK = "x-secret"  # noqa: S105 - the name of a schema mark
+
+
+def secret(description: str = "", **given: Any) -> Any:
+    """A secret config field (``password: str | None = secret(...)``)."""
+    return Field(
+        default=given.pop("default", None),
+        description=f"{description} Secret: masked in responses; sent back masked, it keeps "
+        "the stored value".strip(),
+        json_schema_extra={_SECRET_MARK: True},
+        **given,
+    )
+
+
+def is_secret(info: FieldInfo) -> bool:
+    extra = info.json_schema_extra
+    return isinstance(extra, dict) and extra.get(_SECRET_MARK) is True
 
 
 @dataclass(frozen=True)
@@ -41,6 +62,17 @@ class MonitorKind:
     config: type[BaseModel]
     probe: Probe
     form: tuple[FormField, ...] = ()
+    # The password in `url` is a secret (database types): masked, kept when sent back masked.
+    url_password_secret: bool = False
+    # The schemes its `url` may have, where it has one.
+    url_schemes: tuple[str, ...] = ("http", "https")
+    # The type reads a certificate (http, smtp, ...): `certificateWarningDays` applies.
+    speaks_tls: bool = False
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """Its secret fields (``secret``), by API name."""
+        return tuple(n for n, info in self.config.model_fields.items() if is_secret(info))
 
     @property
     def title(self) -> str:

@@ -6,8 +6,10 @@ jobs to the workers and read by the probes, which therefore never import the mod
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from upwatch.probes.assertions import Assertion
 
@@ -42,3 +44,14 @@ class CheckSpec:
     last_fail_at: datetime | None = None
     # HTTP: conditions on the response beyond its status code.
     assertions: tuple[Assertion, ...] = ()
+    # The type's own settings (``Monitor.settings``) as canonical JSON text: hashable like the
+    # rest of the snapshot, and carried to workers as it is.
+    options: str = "{}"
+    # TLS-speaking types: days before expiry that are reported (the engine opens warnings).
+    certificate_warning_days: tuple[int, ...] = ()
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The type's own settings by API field name."""
+        found = json.loads(self.options)
+        return found if isinstance(found, dict) else {}
