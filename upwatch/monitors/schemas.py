@@ -311,9 +311,12 @@ class _UpdateFields(MonitorFields):
 
 
 _UPDATE_DOC = """Fields left out stay as they are. `null` clears `keyword`, `body`, `expectedValue`,
-`degradedThresholdMs`, `quorum`, `escalationPolicyId`, `schedule`, `timezone` and
-`graceSeconds`, restores the default `recordType` (A) and TLS `port` (443), and leaves
-`regionIds`, `assertions`, `dependsOn` and `isActive` unchanged.
+`degradedThresholdMs`, `quorum`, `escalationPolicyId`, `schedule`, `timezone`,
+`graceSeconds`, `alertOnDegraded`, `baselineFactor`, `baselineMinSamples` and
+`certificateWarningDays` (their defaults apply), restores the default `recordType` (A), TLS
+`port` (443) and any other setting of the type that has a default, and leaves `regionIds`,
+`assertions`, `dependsOn` and `isActive` unchanged. A secret setting sent back masked keeps
+its stored value, except when the monitor's target changes in the same request (422).
 The target a monitor's type checks may not be null: `url` of an http monitor, `host` and
 `port` of a tcp monitor, `host` of a dns or tls monitor (422)."""
 
