@@ -3,8 +3,11 @@ back masked for the same server."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
+from upwatch.kit.targets import target_of
 from upwatch.monitors import secrets
 
 
@@ -54,3 +57,16 @@ def test_secret_settings_are_masked_and_a_mask_sent_back_keeps_the_value() -> No
     assert "correct-horse" not in str(shown["password"])
     assert secrets.kept_setting(shown["password"], stored["password"]) == stored["password"]
     assert secrets.kept_setting("new-password", stored["password"]) == "new-password"
+
+
+def test_what_alerts_and_pages_call_a_monitors_target_never_shows_a_password() -> None:
+    def target(url: str) -> str | None:
+        return target_of(SimpleNamespace(url=url, host=None, port=None))
+
+    assert target("postgresql://app:hunter2@db.example.com/prod") == (
+        "postgresql://app:****@db.example.com/prod"
+    )
+    assert target("https://example.com/health?x=1") == "https://example.com/health?x=1"
+    assert (
+        target("redis://:p%40ss@cache.example.com:6379") == "redis://:****@cache.example.com:6379"
+    )

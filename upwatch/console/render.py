@@ -10,6 +10,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from jinja2 import pass_context
 from jinja2.runtime import Context
 
+from upwatch.kit.targets import target_of
 from upwatch.statuspages.render import templates_in
 
 TEMPLATES: Final = Path(__file__).parent / "templates"
@@ -64,7 +65,7 @@ def sparkline(values: list[float | None], width: int = 120, height: int = 24) ->
 
 
 _environment = templates_in(TEMPLATES)
-_environment.globals.update(when=when, percent=percent, ms=ms)
+_environment.globals.update(when=when, percent=percent, ms=ms, target_of=target_of)
 
 
 def page(template: str, **context: Any) -> str:

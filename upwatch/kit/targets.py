@@ -9,6 +9,8 @@ from __future__ import annotations
 from typing import Protocol
 from urllib.parse import urlsplit, urlunsplit
 
+from upwatch.kit.security import SECRET_MASK
+
 
 class Addressed(Protocol):
     """A monitor as far as its target goes (the model, or the ingester's plain copy)."""
@@ -24,11 +26,23 @@ class Addressed(Protocol):
 
 
 def target_of(monitor: Addressed) -> str | None:
+    """What the monitor watches, in words; a password in its URL masked (a database URL's,
+    a login in an http URL), since alerts and pages show this."""
     if monitor.url:
-        return monitor.url
+        return without_password(monitor.url)
     if monitor.host:
         return f"{monitor.host}:{monitor.port}" if monitor.port else monitor.host
     return None
+
+
+def without_password(url: str) -> str:
+    """``url`` with the password of its user info, if any, replaced by the mask."""
+    scheme, sep, rest = url.partition("://")
+    authority, at, after = rest.rpartition("@")
+    if not sep or not at:
+        return url
+    user, colon, _password = authority.partition(":")
+    return f"{scheme}://{user}:{SECRET_MASK}@{after}" if colon else url
 
 
 def shown_target(target: str | None) -> str:
