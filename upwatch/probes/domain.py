@@ -199,7 +199,7 @@ class DomainConfig(Input):
             default_factory=lambda: list(DEFAULT_WARNING_DAYS),
             max_length=10,
             description="Days before the registration expires when the check starts failing: "
-            "it fails with fewer days left than the largest. Default: 30, 14, 7.",
+            "it fails with fewer days left than the largest.",
         ),
     ]
 
@@ -218,5 +218,8 @@ KIND = MonitorKind(
     rank=16,
     config=DomainConfig,
     probe=DomainProbe(),
-    form=(FormField("host", "Domain", hint="The registered name, as example.com"),),
+    form=(
+        FormField("host", "Domain", hint="The registered name, as example.com"),
+        FormField("warningDays", "Warning days"),
+    ),
 )
