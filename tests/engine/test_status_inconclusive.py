@@ -3,8 +3,11 @@ neither successes nor failures for the status machine."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
+from upwatch.engine.broker import CheckReport
 from upwatch.engine.status import (
     MonitorState,
     MonitorStatus,
@@ -13,6 +16,8 @@ from upwatch.engine.status import (
     Settings,
     apply,
 )
+from upwatch.engine.wire import decode_report, encode_report
+from upwatch.probes.outcome import ErrorKind, Outcome
 
 pytestmark = pytest.mark.db_independent
 
@@ -59,3 +64,19 @@ def test_a_result_due_before_an_inconclusive_one_is_still_late() -> None:
     late = apply(state.state, Result("eu", True, 10.0, due_at=3.0), ONE_REGION)
 
     assert late.state.status is MonitorStatus.DOWN
+
+
+def test_a_report_from_another_process_keeps_its_inconclusive_mark() -> None:
+    outcome = Outcome(
+        ok=False,
+        response_time_ms=None,
+        error_kind=ErrorKind.DOMAIN_LOOKUP,
+        error="the RDAP server answered HTTP 503",
+        inconclusive=True,
+    )
+    now = datetime.now(UTC)
+    report = CheckReport("m" * 32, "eu", now.timestamp(), now.timestamp(), now, outcome)
+
+    decoded = decode_report(encode_report(report), now.timestamp())
+
+    assert decoded.outcome.inconclusive
