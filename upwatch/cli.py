@@ -182,6 +182,29 @@ def _admin_worker_user(args: argparse.Namespace) -> int:
     return 0
 
 
+def _rdap_refresh(args: argparse.Namespace) -> int:
+    import aiohttp
+
+    from upwatch.probes.rdap import BootstrapInvalid, refresh_bootstrap
+
+    settings = Settings()
+    url = args.url or settings.rdap_bootstrap_url
+
+    async def run() -> str:
+        async with aiohttp.ClientSession(trust_env=True) as session:
+            found = await refresh_bootstrap(session, url, settings.data_dir)
+        return found.published.isoformat()
+
+    try:
+        published = asyncio.run(run())
+    except (BootstrapInvalid, aiohttp.ClientError, OSError) as exc:
+        # The file in the data directory, if any, is left as it was.
+        print(f"upwatch: the RDAP bootstrap was not refreshed: {exc}", file=sys.stderr)  # noqa: T201
+        return 1
+    print(f"RDAP bootstrap of {published} saved in {settings.data_dir}")  # noqa: T201
+    return 0
+
+
 def _quiet_migrations() -> None:
     """Alembic logs every step at INFO; a command's output is its own result."""
     logging.getLogger("alembic").setLevel(logging.WARNING)
@@ -292,6 +315,14 @@ def parser() -> argparse.ArgumentParser:
 
     migrate = commands.add_parser("migrate", help="create or upgrade the database schema")
     migrate.set_defaults(run=_migrate)
+
+    rdap = commands.add_parser(
+        "rdap-refresh",
+        help="download the IANA RDAP bootstrap file (which server answers for each TLD) into "
+        "the data directory, for domain monitors",
+    )
+    rdap.add_argument("--url", help="default: UPWATCH_RDAP_BOOTSTRAP_URL, else IANA's dns.json")
+    rdap.set_defaults(run=_rdap_refresh)
 
     admin = commands.add_parser("admin", help="operator tasks")
     admin_commands = admin.add_subparsers(dest="admin_command", required=True)

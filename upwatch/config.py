@@ -175,6 +175,13 @@ class Settings(BaseSettings):
     # Test and benchmark environments: probes reach loopback only and never query DNS.
     targets_loopback_only: bool = False
     plans_file: Path | None = None
+    # Domain monitors: one RDAP server answering every lookup instead of the bootstrap's, one
+    # WHOIS server ("host" or "host:port") for the TLDs without RDAP (both for tests and
+    # mirrors; probes/domain.py reads them from the environment at each check), and where
+    # `upwatch rdap-refresh` downloads the IANA bootstrap file from.
+    rdap_base_url: str = ""
+    whois_server: str = ""
+    rdap_bootstrap_url: str = "https://data.iana.org/rdap/dns.json"
     # hosted: the contract's free and pro plans. selfhosted: new accounts get a plan without
     # limits and the shortest interval the schema allows, and there is nothing to upgrade to.
     edition: Literal["hosted", "selfhosted"] = "hosted"

@@ -175,6 +175,7 @@ class Ingester:
                 outcome.ok,
                 outcome.response_time_ms,
                 min(report.due_at, now),
+                inconclusive=outcome.inconclusive,
             ),
             settings_of(monitor, all_regions),
         )

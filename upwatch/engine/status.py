@@ -27,6 +27,8 @@ and change nothing):
   status is kept: a failure within the retries does not flip an UP monitor, a new monitor stays
   PENDING until it has a success or a confirmed outage, and a DOWN monitor stays DOWN until a
   success (which can only differ from the rules above after the settings were changed).
+- **Inconclusive results** (a check that could not tell, e.g. a domain registry that did not
+  answer) change nothing but the region's last due time: neither a success nor a failure.
 - **PENDING** is the initial status (no result yet). **PAUSED** is set by callers with
   ``paused``; ``apply`` on a paused state returns it unchanged with no incident action.
   ``resumed`` brings it back to PENDING with the region memory cleared.
@@ -91,6 +93,7 @@ class Result:
     ok: bool
     response_time_ms: float | None
     due_at: float | None = None  # epoch seconds the check was due; None: taken as the newest
+    inconclusive: bool = False  # the check could not tell: neither a success nor a failure
 
 
 class IncidentAction(StrEnum):
@@ -131,6 +134,15 @@ def apply(state: MonitorState, result: Result, settings: Settings) -> Transition
     before = state.regions.get(result.region_id, RegionState())
     if _late(result, before):
         return Transition(state=state, previous_status=state.status, incident=IncidentAction.NONE)
+    if result.inconclusive:
+        # Only its due time is remembered, so an older result arriving later stays late.
+        due = result.due_at if result.due_at is not None else before.last_due_at
+        regions = {**state.regions, result.region_id: replace(before, last_due_at=due)}
+        return Transition(
+            state=replace(state, regions=regions),
+            previous_status=state.status,
+            incident=IncidentAction.NONE,
+        )
     region = RegionState(
         consecutive_failures=0 if result.ok else before.consecutive_failures + 1,
         last_ok=result.ok,

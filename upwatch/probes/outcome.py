@@ -27,6 +27,10 @@ class ErrorKind(StrEnum):
     REFUSED_TARGET = "refused_target"
     DNS_MISMATCH = "dns_mismatch"
     MISSED_HEARTBEAT = "missed_heartbeat"
+    DOMAIN_EXPIRY = "domain_expiry"
+    DOMAIN_NOT_FOUND = "domain_not_found"
+    # The registry did not answer usably: says nothing about the domain (see ``inconclusive``).
+    DOMAIN_LOOKUP = "domain_lookup"
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,3 +53,6 @@ class Outcome:
     error: str | None = None
     timings: Timings | None = None
     details: Mapping[str, object] = field(default_factory=dict)
+    # The check could not tell up from down (a registry that did not answer): stored with its
+    # error, but the status machine keeps the monitor's status.
+    inconclusive: bool = False
