@@ -15,6 +15,7 @@ import re
 import socket
 import time
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from types import SimpleNamespace
 from typing import Final
 
@@ -288,6 +289,11 @@ class NetworkGuard:
         return socket.socket(family=family, type=kind, proto=proto)
 
 
+# Where a request's caller wants the addresses its names resolved to (failure evidence): a
+# context variable, since aiohttp gives its resolver no handle on the request.
+resolved_addresses: ContextVar[list[str] | None] = ContextVar("resolved_addresses", default=None)
+
+
 class GuardedResolver(AbstractResolver):
     """aiohttp resolver that resolves through a ``NetworkGuard`` at connection time."""
 
@@ -298,7 +304,11 @@ class GuardedResolver(AbstractResolver):
         self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
     ) -> list[ResolveResult]:
         results: list[ResolveResult] = []
-        for address in await self._guard.resolve(host, port):
+        addresses = await self._guard.resolve(host, port)
+        wanted = resolved_addresses.get()
+        if wanted is not None:
+            wanted.extend(a for a in addresses if a not in wanted)
+        for address in addresses:
             found = socket.AF_INET6 if ":" in address else socket.AF_INET
             if family not in (socket.AF_UNSPEC, found):
                 continue

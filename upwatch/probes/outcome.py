@@ -49,3 +49,5 @@ class Outcome:
     error: str | None = None
     timings: Timings | None = None
     details: Mapping[str, object] = field(default_factory=dict)
+    # What a failing check saw (``probes/evidence.py``); None when it passed.
+    evidence: Mapping[str, object] | None = None
