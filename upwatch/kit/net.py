@@ -41,6 +41,11 @@ def probe_user_agent(region_code: str) -> str:
 ALLOW_PRIVATE_SETTING: Final = "UPWATCH_ALLOW_PRIVATE_TARGETS"
 _ALLOW_PRIVATE_HINT: Final = f"allowed only when the operator sets {ALLOW_PRIVATE_SETTING}=true"
 
+# Where a request's caller wants the addresses it resolved and connected to (failure
+# evidence): a context variable, since aiohttp gives its resolver and socket factory no handle
+# on the request.
+resolved_addresses: ContextVar[list[str] | None] = ContextVar("resolved_addresses", default=None)
+
 # NAT64 gateways translate these onto IPv4 (RFC 6052, RFC 8215), so the embedded IPv4
 # address is where the packet really goes.
 _NAT64_PREFIXES: Final = (
@@ -286,12 +291,10 @@ class NetworkGuard:
         family, kind, proto, _canonname, sockaddr = addr_info
         address = ipaddress.ip_address(str(sockaddr[0]).split("%", 1)[0])
         self._refuse_address(address, str(address))
+        wanted = resolved_addresses.get()
+        if wanted is not None and str(address) not in wanted:
+            wanted.append(str(address))
         return socket.socket(family=family, type=kind, proto=proto)
-
-
-# Where a request's caller wants the addresses its names resolved to (failure evidence): a
-# context variable, since aiohttp gives its resolver no handle on the request.
-resolved_addresses: ContextVar[list[str] | None] = ContextVar("resolved_addresses", default=None)
 
 
 class GuardedResolver(AbstractResolver):
