@@ -139,5 +139,7 @@ def result_row(result_id: int, report: CheckReport, status: str) -> dict[str, An
         "response_time_ms": outcome.response_time_ms,
         "error_kind": outcome.error_kind.value if outcome.error_kind else None,
         "error": outcome.error,
+        # Failures only, so a passing result stays as small as before.
+        "evidence": None if outcome.ok or outcome.evidence is None else dict(outcome.evidence),
         "checked_at": report.checked_at,
     }

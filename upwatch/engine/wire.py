@@ -11,6 +11,7 @@ every batch it lands in.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from datetime import timedelta
@@ -42,10 +43,16 @@ _ID = re.compile(r"^[A-Za-z0-9_-]{1,32}$")  # fits the 32-character id columns
 _MAX_JOB_BYTES = 256 * 1024
 _MAX_REPORT_BYTES = 64 * 1024
 _MAX_ERROR_CHARS = 4000
+# Twice what a probe keeps (probes/evidence.py): room for escapes, far under the report cap.
+_MAX_EVIDENCE_BYTES = 16 * 1024
 _LONGEST_TIMEOUT_SECONDS = 60.0  # the API's bound on a monitor's timeout
 # A report from the future (a skewed clock, a forgery) would hold its monitor's schedule back.
 _AHEAD = timedelta(minutes=5)
 _BEHIND = timedelta(days=7)
+
+
+def _json_size(value: object) -> int:
+    return len(json.dumps(value, separators=(",", ":"), default=str).encode())
 
 
 def _fine(value: float | None, most: float = 1e9) -> bool:
@@ -93,6 +100,9 @@ def decode_report(data: bytes, now: float) -> CheckReport:
         and _fine(outcome.response_time_ms)
         and (outcome.status_code is None or 100 <= outcome.status_code <= 999)
         and (outcome.error is None or len(outcome.error) <= _MAX_ERROR_CHARS)
+        and (outcome.evidence is None or _json_size(outcome.evidence) <= _MAX_EVIDENCE_BYTES)
+        # Evidence is what a failure saw: a passing check has none to store.
+        and (outcome.evidence is None or not outcome.ok)
         and (timings is None or all(_fine(getattr(timings, n)) for n in timings.__slots__))
     ):
         raise Malformed("a check report out of bounds")

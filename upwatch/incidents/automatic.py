@@ -158,6 +158,7 @@ class IncidentAutomation:
             kind=outcome.error_kind.value if outcome.error_kind else None,
             message=outcome.error,
             status_code=outcome.status_code,
+            evidence=None if outcome.evidence is None else dict(outcome.evidence),
         )
         incident = await repository.add(
             Incident(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Depends
 
@@ -36,13 +36,19 @@ def _incidents(session: Session, runtime: RuntimeDep) -> IncidentService:
 Incidents = Annotated[IncidentService, Depends(_incidents)]
 
 
-def incident_out(incident: Incident, updates: Sequence[IncidentUpdate]) -> IncidentOut:
-    return IncidentOut.model_validate(incident, context={"updates": updates})
+def incident_out(
+    incident: Incident,
+    updates: Sequence[IncidentUpdate],
+    evidence: dict[str, Any] | None = None,
+) -> IncidentOut:
+    return IncidentOut.model_validate(incident, context={"updates": updates, "evidence": evidence})
 
 
 async def _with_timeline(session: Session, incident: Incident) -> IncidentOut:
-    timeline = await IncidentRepository(session).updates_of([incident.id])
-    return incident_out(incident, timeline[incident.id])
+    repository = IncidentRepository(session)
+    timeline = await repository.updates_of([incident.id])
+    evidence = await repository.evidence_of([incident])
+    return incident_out(incident, timeline[incident.id], evidence.get(incident.id))
 
 
 def alert_out(alert: Alert, attempts: Sequence[AlertAttempt]) -> AlertOut:
@@ -81,7 +87,8 @@ async def list_incidents(
     )
     page.total(total)
     timeline = await repository.updates_of([i.id for i in items])
-    return [incident_out(i, timeline[i.id]) for i in items]
+    evidence = await repository.evidence_of(items)
+    return [incident_out(i, timeline[i.id], evidence.get(i.id)) for i in items]
 
 
 @router.get("/{id}", operation_id="getIncident")

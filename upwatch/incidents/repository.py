@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
-from sqlalchemy import ColumnElement, func, select, update
+from sqlalchemy import ColumnElement, and_, func, or_, select, update
 
 from upwatch.callers.access import ProjectScopedRepository
 from upwatch.models import CheckResult, Incident, IncidentUpdate, Monitor
 
 # How far back the start of an outage is looked for.
 OUTAGE_LOOKBACK = timedelta(days=7)
+
+
+def _instant(moment: datetime) -> datetime:
+    """One spelling of a moment: SQLite gives back times without their zone."""
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 class IncidentRepository(ProjectScopedRepository[Incident]):
@@ -42,6 +48,42 @@ class IncidentRepository(ProjectScopedRepository[Incident]):
             for update in rows:
                 timeline[update.incident_id].append(update)
         return timeline
+
+    async def evidence_of(self, incidents: Sequence[Incident]) -> dict[str, dict[str, Any]]:
+        """What the failing check that opened each automatic incident saw, by incident id.
+
+        That check's result is the monitor's result at the moment the incident was opened
+        (``opened_at``, its ``checked_at``); incidents whose result kept no evidence (or was
+        removed by retention) are left out. Members only: status pages never call this.
+        """
+        opened = [i for i in incidents if i.monitor_id is not None and i.opened_at is not None]
+        if not opened:
+            return {}
+        rows = await self.session.execute(
+            select(CheckResult.monitor_id, CheckResult.checked_at, CheckResult.evidence)
+            .where(
+                or_(
+                    *(
+                        and_(
+                            CheckResult.monitor_id == i.monitor_id,
+                            CheckResult.checked_at == i.opened_at,
+                        )
+                        for i in opened
+                    )
+                ),
+                CheckResult.evidence.is_not(None),
+            )
+            .order_by(CheckResult.id)
+        )
+        # The latest result wins when regions reported the same instant.
+        seen = {(m, _instant(at)): evidence for m, at, evidence in rows.all()}
+        found: dict[str, dict[str, Any]] = {}
+        for incident in opened:
+            assert incident.opened_at is not None
+            evidence = seen.get((incident.monitor_id, _instant(incident.opened_at)))
+            if isinstance(evidence, dict):
+                found[incident.id] = evidence
+        return found
 
     async def monitors(self, monitor_ids: Sequence[str], project_id: str) -> Sequence[Monitor]:
         """Those monitors of the project, in the order given (a deleted one is left out)."""

@@ -71,11 +71,23 @@ class IncidentOut(RowOut):
     created_at: datetime
     updated_at: datetime
     updates: list[IncidentUpdateOut] = Field(description="The timeline, oldest first")
+    evidence: dict[str, Any] | None = Field(
+        default=None,
+        description="Automatic incidents: what the failing check that opened it saw "
+        "(phase, error class, addresses, status line, redacted headers, the body's first "
+        "4 KB, the certificate; docs/failure-evidence.md). Members only: never on a status "
+        "page",
+    )
 
     @classmethod
     def derived(cls, row: Any, context: Any) -> dict[str, Any]:
-        """The timeline is rows of its own (``context``: those of this incident)."""
-        return {"updates": context["updates"], "affected_monitor_ids": row.dependents or []}
+        """The timeline is rows of its own (``context``: those of this incident), and so is
+        the evidence (its opening check's result)."""
+        return {
+            "updates": context["updates"],
+            "affected_monitor_ids": row.dependents or [],
+            "evidence": context.get("evidence"),
+        }
 
 
 class IncidentPatch(Input):

@@ -15,6 +15,7 @@ import re
 import socket
 import time
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from types import SimpleNamespace
 from typing import Final
 
@@ -39,6 +40,11 @@ def probe_user_agent(region_code: str) -> str:
 # reads it; a test keeps the two equal). Every refusal it would lift names it.
 ALLOW_PRIVATE_SETTING: Final = "UPWATCH_ALLOW_PRIVATE_TARGETS"
 _ALLOW_PRIVATE_HINT: Final = f"allowed only when the operator sets {ALLOW_PRIVATE_SETTING}=true"
+
+# Where a request's caller wants the addresses it resolved and connected to (failure
+# evidence): a context variable, since aiohttp gives its resolver and socket factory no handle
+# on the request.
+resolved_addresses: ContextVar[list[str] | None] = ContextVar("resolved_addresses", default=None)
 
 # NAT64 gateways translate these onto IPv4 (RFC 6052, RFC 8215), so the embedded IPv4
 # address is where the packet really goes.
@@ -285,6 +291,9 @@ class NetworkGuard:
         family, kind, proto, _canonname, sockaddr = addr_info
         address = ipaddress.ip_address(str(sockaddr[0]).split("%", 1)[0])
         self._refuse_address(address, str(address))
+        wanted = resolved_addresses.get()
+        if wanted is not None and str(address) not in wanted:
+            wanted.append(str(address))
         return socket.socket(family=family, type=kind, proto=proto)
 
 
@@ -298,7 +307,11 @@ class GuardedResolver(AbstractResolver):
         self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
     ) -> list[ResolveResult]:
         results: list[ResolveResult] = []
-        for address in await self._guard.resolve(host, port):
+        addresses = await self._guard.resolve(host, port)
+        wanted = resolved_addresses.get()
+        if wanted is not None:
+            wanted.extend(a for a in addresses if a not in wanted)
+        for address in addresses:
             found = socket.AF_INET6 if ":" in address else socket.AF_INET
             if family not in (socket.AF_UNSPEC, found):
                 continue

@@ -362,6 +362,11 @@ class CheckResultOut(RowOut):
     timings: CheckTimingsOut | None = Field(
         default=None, description="what the probe measured per phase; null when not measured"
     )
+    evidence: dict[str, Any] | None = Field(
+        default=None,
+        description="What a failed check saw, bounded and redacted (docs/failure-evidence.md); "
+        "null when it passed",
+    )
 
     @classmethod
     def derived(cls, row: Any, context: Any) -> dict[str, Any]:

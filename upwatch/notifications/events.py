@@ -45,6 +45,8 @@ class Failure:
     kind: str | None  # an ErrorKind value (dns, connect, tls, timeout, status_code, ...)
     message: str | None
     status_code: int | None
+    # What the check saw, bounded and redacted by the probe (docs/failure-evidence.md).
+    evidence: dict[str, Any] | None = None
 
     def describe(self) -> str:
         words = FAILURE_WORDS.get(self.kind or "", self.kind or "check failed")
@@ -54,6 +56,21 @@ class Failure:
         if self.message:
             parts.append(self.message)
         return ": ".join([parts[0], ", ".join(parts[1:])]) if len(parts) > 1 else parts[0]
+
+    def evidence_line(self) -> str | None:
+        """One line of the evidence for text alerts: where it failed, what answered."""
+        seen = self.evidence
+        if not seen:
+            return None
+        parts = [f"failed at {seen.get('phase') or 'an unknown phase'}"]
+        if seen.get("statusLine"):
+            parts.append(str(seen["statusLine"]))
+        addresses = seen.get("addresses")
+        if isinstance(addresses, list) and addresses:
+            parts.append(f"from {', '.join(str(a) for a in addresses[:3])}")
+        if seen.get("errorClass"):
+            parts.append(f"({seen['errorClass']})")
+        return " ".join(parts)
 
 
 def format_duration(seconds: float) -> str:
@@ -144,6 +161,9 @@ class AlertEvent:
         out.append(f"Project: {self.project_name}")
         if self.failure is not None and self.kind in (EventKind.OPENED, EventKind.REMINDER):
             out.append(f"What failed: {self.failure.describe()}")
+            seen = self.failure.evidence_line()
+            if seen is not None:
+                out.append(f"Evidence: {seen}")
         if self.since is not None:
             out.append(f"Down since: {_iso(self.since)}")
         if self.resolved_at is not None:
@@ -229,6 +249,7 @@ class AlertEvent:
                 "message": failure.message,
                 "statusCode": failure.status_code,
                 "description": failure.describe(),
+                "evidence": failure.evidence,
             },
         }
 

@@ -16,6 +16,7 @@ from enum import Enum, auto
 from typing import Final
 
 from upwatch.kit.net import ConnectionPhases, NetworkGuard, TargetRefused
+from upwatch.probes import evidence
 from upwatch.probes.outcome import ErrorKind, Outcome, Timings
 
 # What reaching a target can raise; anything else is a bug, not a finding about the target.
@@ -35,6 +36,15 @@ class Phase(Enum):
     RESPONSE = auto()
 
 
+# A phase as failure evidence names it (``probes/evidence.py``).
+EVIDENCE_PHASES: Final = {
+    Phase.DNS: "dns",
+    Phase.CONNECT: "connect",
+    Phase.TLS: "tls",
+    Phase.RESPONSE: "first_byte",
+}
+
+
 class CheckClock:
     """Times one check's phases, in milliseconds, and knows which phase is under way."""
 
@@ -45,6 +55,7 @@ class CheckClock:
         self.connect_ms: float | None = None
         self.tls_ms: float | None = None
         self.first_byte_ms: float | None = None
+        self.addresses: list[str] = []  # what the guard resolved, for a failure's evidence
 
     def _lap(self, following: Phase) -> float:
         now = time.perf_counter()
@@ -123,8 +134,14 @@ def failed(
 ) -> Outcome:
     """The outcome of a check that could not reach its target."""
     kind, message = classify(error, clock.phase, awaited, timeout_seconds)
+    seen = evidence.build(EVIDENCE_PHASES[clock.phase], error=error, addresses=clock.addresses)
     return Outcome(
-        ok=False, response_time_ms=None, error_kind=kind, error=message, timings=clock.timings()
+        ok=False,
+        response_time_ms=None,
+        error_kind=kind,
+        error=message,
+        timings=clock.timings(),
+        evidence=seen,
     )
 
 
@@ -155,6 +172,7 @@ async def connect(host: str, port: int, guard: NetworkGuard, clock: CheckClock) 
     """
     addresses = await guard.resolve(host, port)
     clock.resolved()
+    clock.addresses = addresses
     last_error: OSError | None = None
     for address in addresses:
         try:

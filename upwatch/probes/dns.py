@@ -20,6 +20,7 @@ import dns.resolver
 from pydantic import Field
 
 from upwatch.kit.inputs import Input
+from upwatch.probes import evidence
 from upwatch.probes.fields import Host
 from upwatch.probes.kind import FormField, MonitorKind
 from upwatch.probes.outcome import ErrorKind, Outcome, Timings
@@ -78,9 +79,15 @@ async def probe_dns(
     started = time.perf_counter()
 
     def failed(
-        kind: ErrorKind, message: str, *, answered: bool, records: list[str] | None = None
+        kind: ErrorKind,
+        message: str,
+        *,
+        answered: bool,
+        records: list[str] | None = None,
+        error: BaseException | None = None,
     ) -> Outcome:
         total_ms = (time.perf_counter() - started) * 1000
+        found = records if records is not None and rdtype in _ADDRESS_TYPES else ()
         return Outcome(
             ok=False,
             # A negative answer is still an answer: its time says how the server performs.
@@ -89,24 +96,28 @@ async def probe_dns(
             error=message,
             timings=Timings(dns_ms=total_ms, total_ms=total_ms),
             details={} if records is None else {"records": records},
+            evidence=evidence.build("dns", error=error, addresses=found),
         )
 
     try:
         answer = await _resolver(nameserver).resolve(
             host, rdtype, lifetime=timeout_seconds, search=False
         )
-    except dns.resolver.NXDOMAIN:
-        return failed(ErrorKind.DNS, f"{host} does not exist (NXDOMAIN)", answered=True)
-    except dns.resolver.NoAnswer:
-        return failed(ErrorKind.DNS, f"{host} has no {rdtype.name} records", answered=True)
-    except dns.exception.Timeout:
-        return failed(
-            ErrorKind.TIMEOUT, f"no DNS answer within {timeout_seconds:g}s", answered=False
-        )
+    except dns.resolver.NXDOMAIN as exc:
+        message = f"{host} does not exist (NXDOMAIN)"
+        return failed(ErrorKind.DNS, message, answered=True, error=exc)
+    except dns.resolver.NoAnswer as exc:
+        message = f"{host} has no {rdtype.name} records"
+        return failed(ErrorKind.DNS, message, answered=True, error=exc)
+    except dns.exception.Timeout as exc:
+        message = f"no DNS answer within {timeout_seconds:g}s"
+        return failed(ErrorKind.TIMEOUT, message, answered=False, error=exc)
     except dns.resolver.NoNameservers as exc:
-        return failed(ErrorKind.DNS, f"no nameserver could answer: {exc}", answered=False)
+        message = f"no nameserver could answer: {exc}"
+        return failed(ErrorKind.DNS, message, answered=False, error=exc)
     except dns.exception.DNSException as exc:
-        return failed(ErrorKind.DNS, f"DNS query failed: {exc}", answered=False)
+        message = f"DNS query failed: {exc}"
+        return failed(ErrorKind.DNS, message, answered=False, error=exc)
 
     total_ms = (time.perf_counter() - started) * 1000
     # An RRset has no order; sorting keeps messages and stored details stable.

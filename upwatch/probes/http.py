@@ -17,9 +17,11 @@ from typing import Annotated, Any, Literal
 
 import aiohttp
 from pydantic import Field
+from yarl import URL
 
 from upwatch.kit.inputs import HEADER_NAME_PATTERN, HTTP_URL_PATTERN, SINGLE_LINE_PATTERN, Input
-from upwatch.kit.net import ConnectionPhases, TargetRefused
+from upwatch.kit.net import ConnectionPhases, TargetRefused, resolved_addresses
+from upwatch.probes import evidence
 from upwatch.probes.assertions import Assertion, Operator, Response, Source, first_failure
 from upwatch.probes.connect import CheckClock, Phase, classify
 from upwatch.probes.judging import judged
@@ -53,6 +55,7 @@ class _Body:
     keyword_found: bool
     exceeded_cap: bool
     kept: bytes = b""  # the body up to the cap, when an assertion reads it
+    head: bytes = b""  # the first bytes, for a failure's evidence
 
 
 def _status_expected(check: HttpCheck, status: int) -> bool:
@@ -89,9 +92,13 @@ async def _read_body(response: aiohttp.ClientResponse, check: HttpCheck) -> _Bod
     keep = any(a.needs_body for a in check.assertions)
     seen = bytearray()
     kept = bytearray()
+    head = b""
     received = 0
     found = needle is None
     async for chunk in response.content.iter_chunked(_CHUNK_BYTES):
+        if len(head) <= evidence.BODY_BYTES:
+            # One more byte than is shown, so the evidence knows there was more.
+            head += chunk[: evidence.BODY_BYTES + 1 - len(head)]
         room = check.max_body_bytes - received
         received += len(chunk)
         if keep:
@@ -102,8 +109,8 @@ async def _read_body(response: aiohttp.ClientResponse, check: HttpCheck) -> _Bod
             seen += chunk[: max(room, 0)]
             found = seen.find(needle, start) != -1
         if received > check.max_body_bytes:
-            return _Body(keyword_found=found, exceeded_cap=True, kept=bytes(kept))
-    return _Body(keyword_found=found, exceeded_cap=False, kept=bytes(kept))
+            return _Body(keyword_found=found, exceeded_cap=True, kept=bytes(kept), head=head)
+    return _Body(keyword_found=found, exceeded_cap=False, kept=bytes(kept), head=head)
 
 
 def _failure(error: BaseException, check: HttpCheck) -> tuple[ErrorKind, str]:
@@ -143,6 +150,56 @@ def _failure(error: BaseException, check: HttpCheck) -> tuple[ErrorKind, str]:
     raise error
 
 
+def _error_phase(error: BaseException, answered: bool, connected: bool) -> str:
+    """Where the check was when ``error`` ended it (the evidence's ``phase``)."""
+    match error:
+        case aiohttp.ClientConnectorDNSError():
+            return "dns"
+        case aiohttp.ClientSSLError():
+            return "tls"
+        case TargetRefused() | aiohttp.ClientConnectorError():
+            return "connect"
+    if answered:
+        return "body"
+    return "first_byte" if connected else "connect"
+
+
+def _seen(
+    check: HttpCheck,
+    phase: str,
+    addresses: list[str],
+    response: aiohttp.ClientResponse | None,
+    transport: asyncio.BaseTransport | None,
+    body: bytes | None = None,
+    error: BaseException | None = None,
+) -> dict[str, object]:
+    """The evidence of a failed request: made on the failure path only."""
+    peer = transport.get_extra_info("peername") if transport is not None else None
+    if isinstance(peer, tuple) and peer and str(peer[0]) not in addresses:
+        addresses = [*addresses, str(peer[0])]
+    peercert = transport.get_extra_info("peercert") if transport is not None else None
+    try:
+        password = URL(check.url).password
+    except (ValueError, TypeError):
+        password = None
+    status_line = headers = None
+    if response is not None:
+        version = response.version
+        http = f"HTTP/{version.major}.{version.minor}" if version else "HTTP"
+        status_line = f"{http} {response.status} {response.reason or ''}".rstrip()
+        headers = list(response.headers.items())
+    return evidence.build(
+        phase,
+        error=error,
+        addresses=addresses,
+        status_line=status_line,
+        headers=headers,
+        body=body,
+        tls=evidence.certificate(peercert) if isinstance(peercert, dict) else None,
+        secrets=evidence.secret_values(check.headers.items(), password),
+    )
+
+
 async def probe_http(check: HttpCheck, session: aiohttp.ClientSession) -> Outcome:
     """One request to ``check.url``; never raises for a failure on the target's side.
 
@@ -154,6 +211,10 @@ async def probe_http(check: HttpCheck, session: aiohttp.ClientSession) -> Outcom
     phases = ConnectionPhases()
     clock = CheckClock()
     status: int | None = None
+    addresses: list[str] = []
+    watching = resolved_addresses.set(addresses)
+    answered: aiohttp.ClientResponse | None = None
+    transport: asyncio.BaseTransport | None = None
 
     def timings() -> Timings:
         clock.adopt(phases)
@@ -177,12 +238,19 @@ async def probe_http(check: HttpCheck, session: aiohttp.ClientSession) -> Outcom
         ):
             clock.first_byte()
             status = response.status
+            # Kept (not read) for a failure's evidence: the connection is released after the
+            # body, and with it the peer's address and certificate.
+            answered = response
+            transport = response.connection.transport if response.connection else None
             body = await _read_body(response, check)
             headers = {name.lower(): value for name, value in response.headers.items()}
             details = {"redirects": len(response.history), "finalUrl": str(response.url)}
     except (aiohttp.ClientError, OSError, TimeoutError, TargetRefused) as exc:
         kind, message = _failure(exc, check)
         elapsed = timings()
+        connected = phases.connect_ms is not None or phases.reused_connection
+        phase = _error_phase(exc, answered is not None, connected)
+        seen = _seen(check, phase, addresses, answered, transport, error=exc)
         return Outcome(
             ok=False,
             # A response arrived before a timeout while reading its body: its time counts.
@@ -191,7 +259,10 @@ async def probe_http(check: HttpCheck, session: aiohttp.ClientSession) -> Outcom
             error_kind=kind,
             error=message,
             timings=elapsed,
+            evidence=seen,
         )
+    finally:
+        resolved_addresses.reset(watching)
 
     elapsed = timings()
     failure: tuple[ErrorKind, str] | None = None
@@ -230,6 +301,16 @@ async def probe_http(check: HttpCheck, session: aiohttp.ClientSession) -> Outcom
         error=None if failure is None else failure[1],
         timings=elapsed,
         details=details,
+        evidence=None
+        if failure is None
+        else _seen(
+            check,
+            "first_byte" if failure[0] is ErrorKind.STATUS_CODE else "body",
+            addresses,
+            answered,
+            transport,
+            body=body.head,
+        ),
     )
 
 

@@ -56,3 +56,5 @@ class Outcome:
     # The check could not tell up from down (a registry that did not answer): stored with its
     # error, but the status machine keeps the monitor's status.
     inconclusive: bool = False
+    # What a failing check saw (``probes/evidence.py``); None when it passed.
+    evidence: Mapping[str, object] | None = None

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 
 from upwatch.kit.inputs import Input
 from upwatch.kit.net import NetworkGuard
+from upwatch.probes import evidence
 from upwatch.probes.connect import CONNECT_ERRORS, CheckClock, Stream, connect, failed
 from upwatch.probes.fields import Host, Port
 from upwatch.probes.kind import FormField, MonitorKind
@@ -76,6 +77,9 @@ async def probe_tls(
             error=f"certificate expires in {days} days ({not_after}), under {warn_days}",
             timings=timings,
             details=details,
+            evidence=evidence.build(
+                "tls", addresses=stream.addresses, tls=evidence.certificate(peercert)
+            ),
         )
     return Outcome(ok=True, response_time_ms=timings.total_ms, timings=timings, details=details)
 

@@ -164,7 +164,9 @@ async def _incident_page(
     page: Page, incident_id: str, status: int = 200, **context: Any
 ) -> Response:
     incident = await _visible(page, incident_id)
-    updates = await IncidentRepository(page.session).updates_of([incident.id])
+    repository = IncidentRepository(page.session)
+    updates = await repository.updates_of([incident.id])
+    evidence = await repository.evidence_of([incident])
     context.setdefault("settings", _settings_of(incident))
     return page.html(
         "incident.html",
@@ -173,6 +175,7 @@ async def _incident_page(
         section="incidents",
         incident=incident,
         updates=updates.get(incident.id, []),
+        evidence=evidence.get(incident.id),
         alerts=await _alerts(page, incident.id),
         status_choices=STATUS_CHOICES,
         severity_choices=SEVERITY_CHOICES,
