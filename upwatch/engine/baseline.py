@@ -81,11 +81,7 @@ async def opted_in(session: AsyncSession) -> list[OptedIn]:
         .where(Monitor.is_active, Monitor.baseline_factor.is_not(None))
         .order_by(Monitor.id)
     )
-    return [
-        OptedIn(id_, factor, samples)
-        for id_, factor, samples in rows.tuples()
-        if factor is not None
-    ]
+    return [OptedIn(id_, factor, samples) for id_, factor, samples in rows if factor is not None]
 
 
 async def hour_windows(
@@ -101,7 +97,7 @@ async def hour_windows(
             CheckResult.response_time_ms.is_not(None),
         )
     )
-    for monitor_id, ms in rows.tuples():
+    for monitor_id, ms in rows:
         if ms is not None:
             histograms[monitor_id].add(ms)
     return {m: Window.of(h) for m, h in histograms.items()}
@@ -118,7 +114,7 @@ async def week_windows(
         .group_by(HistogramBucket.monitor_id, HistogramBucket.bucket)
     )
     buckets: dict[str, list[tuple[int, int]]] = {m: [] for m in monitor_ids}
-    for monitor_id, bucket, count in rows.tuples():
+    for monitor_id, bucket, count in rows:
         buckets[monitor_id].append((bucket, int(count or 0)))
     return {m: Window.of(Histogram.from_buckets(b)) for m, b in buckets.items()}
 
@@ -131,7 +127,7 @@ async def store_verdicts(session: AsyncSession, verdicts: Mapping[str, str | Non
     if session.get_bind().dialect.name == "postgresql":
         query = query.with_for_update()
     changed = 0
-    for monitor_id, state in (await session.execute(query)).tuples():
+    for monitor_id, state in await session.execute(query):
         verdict = verdicts[monitor_id]
         if (state or {}).get("baseline") == verdict:
             continue
