@@ -24,6 +24,7 @@ from upwatch.config import Settings
 from upwatch.console.endpoints import install as install_console
 from upwatch.console.render import POLICY as CONSOLE_POLICY
 from upwatch.contact.endpoints import router as contact_router
+from upwatch.engine.baseline import BaselineLoop
 from upwatch.engine.changefeed import ChangeFeed
 from upwatch.engine.embedded import Engine
 from upwatch.escalation.endpoints import router as escalation_router
@@ -255,6 +256,11 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
             )
         if engine is not None:
             engine.start(supervisor)
+            baseline = BaselineLoop(db, clock)
+            # Idle between passes, like retention.
+            supervisor.start(
+                "baseline", baseline.run, baseline.period_seconds * 2, busy=lambda: False
+            )
         log.info("Upwatch %s ready on %s", __version__, settings.sqlalchemy_url.split("://")[0])
         if not settings.smtp_configured:
             log.warning(

@@ -30,6 +30,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from upwatch.config import Settings
+from upwatch.engine.baseline import BaselineLoop
 from upwatch.engine.changefeed import ChangeFeed, ChangeReader
 from upwatch.engine.ingester import Ingester
 from upwatch.engine.leadership import Lease
@@ -192,6 +193,9 @@ def _ingester(process: RoleProcess) -> None:
     start("change-feed", feed.run, 30.0, busy=lambda: False)
     start("online-regions", process.follow_online, settings.region_report_seconds)
     start("monitor-series", sweep.run, sweep.period_seconds * 2)
+    # Several ingesters reach the same verdicts and write only a change: harmless.
+    baseline = BaselineLoop(process.db, process.clock)
+    start("baseline", baseline.run, baseline.period_seconds * 2, busy=lambda: False)
 
 
 def _sender(process: RoleProcess) -> None:

@@ -95,6 +95,9 @@ class LockedMonitor:
     degraded_threshold_ms: float | None
     quorum: int | None
     region_ids: list[str] | None
+    success_threshold: int
+    alert_on_degraded: int | None
+    baseline_factor: float | None
 
 
 _MONITORS: Table = Monitor.__table__  # type: ignore[assignment]

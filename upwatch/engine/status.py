@@ -10,6 +10,10 @@ and change nothing):
   results in a row failed, *up* when its latest result succeeded, and *undecided* otherwise
   (never checked, or failing fewer than ``n`` times in a row). A result only changes the memory of
   its own region.
+- **Recovery** (``success_threshold``, ``s``). While the monitor is DOWN, a region counts as up
+  only once its last ``s`` or more results in a row succeeded; counted per region like the
+  retries, so recovering is the mirror of failing: the quorum decides an outage, one region that
+  is steadily up again ends it. ``s = 1`` is the plain rule above.
 - **Late results.** A result of a check due before the last one applied for its region (a
   check that was slow to arrive, or a scheduled check overtaken by a "check now") changes
   nothing: what a newer check showed is never undone by an older one. Checks are ordered by
@@ -20,9 +24,11 @@ and change nothing):
 - **DOWN** when at least ``quorum`` regions are down.
 - **UP** when not down and at least one region is up. It is **DEGRADED** instead when
   ``degraded_threshold_ms`` is set and more than half of the up regions that reported a response
-  time were slow (``slower_than``: strictly above the threshold). Judging the up regions
-  together, rather than only the region of the latest result, keeps a monitor from flapping
-  between UP and DEGRADED when one far-away region is slow and the others are not.
+  time were slow (``slower_than``: strictly above the threshold), or when the baseline rule is on
+  (``Settings.baseline_rule``) and the state holds a slow verdict (``MonitorState.slow_reason``,
+  written by ``engine/baseline.py`` once a minute, read here from the next check on). Judging
+  the up regions together, rather than only the region of the latest result, keeps a monitor
+  from flapping between UP and DEGRADED when one far-away region is slow and the others are not.
 - **Otherwise** (no region up, fewer than ``quorum`` down) the evidence is inconclusive and the
   status is kept: a failure within the retries does not flip an UP monitor, a new monitor stays
   PENDING until it has a success or a confirmed outage, and a DOWN monitor stays DOWN until a
@@ -33,10 +39,18 @@ and change nothing):
   ``paused``; ``apply`` on a paused state returns it unchanged with no incident action.
   ``resumed`` brings it back to PENDING with the region memory cleared.
 
-Incident actions: OPEN when the new status is DOWN and no automatic incident is open (never two
-for one outage); RESOLVE when the new status is UP or DEGRADED while one is open (this also
-resolves an incident left open across a pause); NONE otherwise. ``open_incident`` in the new
-state reflects the action.
+Incident actions, one per result at most, and never two incidents open:
+
+- OPEN when the new status is DOWN and no automatic incident is open (never two for one outage);
+- ESCALATE when it is DOWN while the open incident is a degraded one: that incident becomes the
+  outage's (high severity, alerts as for an outage), rather than a resolve and an open;
+- RESOLVE when the new status is UP while one is open, or DEGRADED while an outage's is open
+  (this also resolves an incident left open across a pause);
+- OPEN_DEGRADED (``alert_on_degraded``, ``N``) when no incident is open and the status has been
+  DEGRADED for the last ``N`` applied results in a row (``degraded_streak``, reset by any other
+  status). The result that ends an outage as DEGRADED resolves it and counts towards the streak;
+  with ``N = 1`` the degraded incident therefore opens on the next degraded result;
+- NONE otherwise. ``open_incident`` and ``incident_degraded`` in the new state reflect it.
 
 The rest of the module is the monitor row's side of the machine, also pure: ``decode_state`` and
 ``encode_state`` (the state as stored in ``monitors.state``), ``settings_of``, ``result_status``
@@ -65,6 +79,7 @@ class RegionState:
     """What the machine remembers about one region of a monitor."""
 
     consecutive_failures: int = 0
+    consecutive_successes: int = 0
     last_ok: bool | None = None  # None: never checked in that region
     last_response_ms: float | None = None  # of the latest result, successful or not
     last_due_at: float | None = None  # epoch seconds the latest applied check was due
@@ -75,6 +90,10 @@ class MonitorState:
     status: MonitorStatus = MonitorStatus.PENDING
     regions: Mapping[str, RegionState] = field(default_factory=dict)  # region id -> state
     open_incident: bool = False  # an automatic incident is open for this monitor
+    incident_degraded: bool = False  # that incident is a degraded one, not an outage's
+    degraded_streak: int = 0  # applied results in a row whose new status was DEGRADED
+    # The baseline rule's verdict (why the monitor is slow), or None; not changed by ``apply``.
+    slow_reason: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +102,9 @@ class Settings:
     degraded_threshold_ms: float | None  # up but slower than this -> degraded
     region_ids: tuple[str, ...]  # the monitor's regions (all that check it)
     quorum: int | None = None  # regions that must agree; None = majority of region_ids
+    success_threshold: int = 1  # a DOWN monitor's region is up after this many successes in a row
+    alert_on_degraded: int | None = None  # DEGRADED results in a row that open an incident
+    baseline_rule: bool = False  # a slow verdict in the state makes an up monitor DEGRADED
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +122,8 @@ class IncidentAction(StrEnum):
     NONE = "none"
     OPEN = "open"
     RESOLVE = "resolve"
+    OPEN_DEGRADED = "open_degraded"  # a low-severity incident: degraded for N checks
+    ESCALATE = "escalate"  # the open degraded incident becomes the outage's
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +140,11 @@ class Transition:
 def required_failures(settings: Settings) -> int:
     """Consecutive failures after which a region's verdict is down."""
     return max(settings.retries, 0) + 1
+
+
+def required_successes(settings: Settings) -> int:
+    """Consecutive successes after which a region of a DOWN monitor counts as up."""
+    return max(settings.success_threshold, 1)
 
 
 def effective_quorum(settings: Settings) -> int:
@@ -145,22 +174,28 @@ def apply(state: MonitorState, result: Result, settings: Settings) -> Transition
         )
     region = RegionState(
         consecutive_failures=0 if result.ok else before.consecutive_failures + 1,
+        consecutive_successes=before.consecutive_successes + 1 if result.ok else 0,
         last_ok=result.ok,
         last_response_ms=result.response_time_ms,
         last_due_at=result.due_at if result.due_at is not None else before.last_due_at,
     )
     # A fresh mapping: the caller's state is never touched.
     regions = {**state.regions, result.region_id: region}
-    status = _status(state.status, regions, settings)
-    incident = _incident(status, state.open_incident)
+    status = _status(state, regions, settings)
+    streak = state.degraded_streak + 1 if status is MonitorStatus.DEGRADED else 0
+    incident = _incident(status, state, streak, settings)
+    if incident is IncidentAction.NONE:
+        open_incident, degraded = state.open_incident, state.incident_degraded
+    else:
+        open_incident = incident is not IncidentAction.RESOLVE
+        degraded = incident is IncidentAction.OPEN_DEGRADED
     new_state = MonitorState(
         status=status,
         regions=regions,
-        open_incident=(
-            state.open_incident
-            if incident is IncidentAction.NONE
-            else incident is IncidentAction.OPEN
-        ),
+        open_incident=open_incident,
+        incident_degraded=degraded,
+        degraded_streak=streak,
+        slow_reason=state.slow_reason,
     )
     return Transition(state=new_state, previous_status=state.status, incident=incident)
 
@@ -191,7 +226,8 @@ def paused(state: MonitorState) -> MonitorState:
 
 
 def resumed(state: MonitorState) -> MonitorState:
-    """A paused monitor starting over: PENDING, no region memory, open incident kept.
+    """A paused monitor starting over: PENDING, no region memory, open incident (and the
+    baseline verdict) kept.
 
     Resuming a monitor that is not paused changes nothing, so it keeps its status.
     """
@@ -201,22 +237,29 @@ def resumed(state: MonitorState) -> MonitorState:
         status=MonitorStatus.PENDING,
         regions={},
         open_incident=state.open_incident,
+        incident_degraded=state.incident_degraded,
+        slow_reason=state.slow_reason,
     )
 
 
 def _status(
-    previous: MonitorStatus, regions: Mapping[str, RegionState], settings: Settings
+    state: MonitorState, regions: Mapping[str, RegionState], settings: Settings
 ) -> MonitorStatus:
+    previous = state.status
     needed = required_failures(settings)
     # Distinct ids: a region listed twice must not count twice towards the quorum.
     own = [regions[r] for r in dict.fromkeys(settings.region_ids) if r in regions]
     down = sum(1 for r in own if r.consecutive_failures >= needed)
     if down >= effective_quorum(settings):
         return MonitorStatus.DOWN
-    up = [r for r in own if r.last_ok is True]
+    # Leaving an outage takes ``success_threshold`` successes in a row in a region.
+    needed_ok = required_successes(settings) if previous is MonitorStatus.DOWN else 1
+    up = [r for r in own if r.last_ok is True and r.consecutive_successes >= needed_ok]
     if not up:
         return previous
     if _slow(up, settings.degraded_threshold_ms):
+        return MonitorStatus.DEGRADED
+    if settings.baseline_rule and state.slow_reason is not None:
         return MonitorStatus.DEGRADED
     return MonitorStatus.UP
 
@@ -234,11 +277,20 @@ def _slow(up: list[RegionState], threshold_ms: float | None) -> bool:
     return 2 * slow > len(timed)
 
 
-def _incident(status: MonitorStatus, open_incident: bool) -> IncidentAction:
-    if status is MonitorStatus.DOWN and not open_incident:
-        return IncidentAction.OPEN
-    if status in (MonitorStatus.UP, MonitorStatus.DEGRADED) and open_incident:
+def _incident(
+    status: MonitorStatus, before: MonitorState, streak: int, settings: Settings
+) -> IncidentAction:
+    if status is MonitorStatus.DOWN:
+        if not before.open_incident:
+            return IncidentAction.OPEN
+        return IncidentAction.ESCALATE if before.incident_degraded else IncidentAction.NONE
+    if status is MonitorStatus.UP and before.open_incident:
         return IncidentAction.RESOLVE
+    if status is MonitorStatus.DEGRADED:
+        if before.open_incident:
+            return IncidentAction.NONE if before.incident_degraded else IncidentAction.RESOLVE
+        if settings.alert_on_degraded is not None and streak >= max(settings.alert_on_degraded, 1):
+            return IncidentAction.OPEN_DEGRADED
     return IncidentAction.NONE
 
 
@@ -280,6 +332,12 @@ class StoredMonitor(Protocol):
     def quorum(self) -> int | None: ...
     @property
     def region_ids(self) -> Sequence[str] | None: ...
+    @property
+    def success_threshold(self) -> int: ...
+    @property
+    def alert_on_degraded(self) -> int | None: ...
+    @property
+    def baseline_factor(self) -> float | None: ...
 
 
 def decode_state(monitor: StoredMonitor) -> MonitorState:
@@ -287,6 +345,8 @@ def decode_state(monitor: StoredMonitor) -> MonitorState:
     regions = {
         region: RegionState(
             consecutive_failures=int(r.get("f", 0)),
+            # Stored before successes were counted: the latest success is one in a row.
+            consecutive_successes=int(r.get("s", 1 if r.get("ok") is True else 0)),
             last_ok=r.get("ok"),
             last_response_ms=r.get("ms"),
             last_due_at=r.get("at"),
@@ -297,7 +357,15 @@ def decode_state(monitor: StoredMonitor) -> MonitorState:
         status = MonitorStatus(monitor.status)
     except ValueError:
         status = MonitorStatus.PENDING
-    return MonitorState(status=status, regions=regions, open_incident=bool(data.get("incident")))
+    slow = data.get("baseline")
+    return MonitorState(
+        status=status,
+        regions=regions,
+        open_incident=bool(data.get("incident")),
+        incident_degraded=bool(data.get("incident_degraded")),
+        degraded_streak=int(data.get("degraded", 0)),
+        slow_reason=slow if isinstance(slow, str) else None,
+    )
 
 
 def encode_state(state: MonitorState) -> dict[str, Any]:
@@ -305,6 +373,7 @@ def encode_state(state: MonitorState) -> dict[str, Any]:
         "regions": {
             region: {
                 "f": r.consecutive_failures,
+                "s": r.consecutive_successes,
                 "ok": r.last_ok,
                 "ms": r.last_response_ms,
                 "at": r.last_due_at,
@@ -312,6 +381,9 @@ def encode_state(state: MonitorState) -> dict[str, Any]:
             for region, r in state.regions.items()
         },
         "incident": state.open_incident,
+        "incident_degraded": state.incident_degraded,
+        "degraded": state.degraded_streak,
+        "baseline": state.slow_reason,
     }
 
 
@@ -321,4 +393,7 @@ def settings_of(monitor: StoredMonitor, all_regions: Sequence[str]) -> Settings:
         degraded_threshold_ms=monitor.degraded_threshold_ms,
         region_ids=tuple(monitor.region_ids or all_regions),
         quorum=monitor.quorum,
+        success_threshold=monitor.success_threshold,
+        alert_on_degraded=monitor.alert_on_degraded,
+        baseline_rule=monitor.baseline_factor is not None,
     )

@@ -1,5 +1,7 @@
 """Incidents the status machine decides on: opened when a monitor turns down, resolved when it
-comes back. Runs inside the ingester's transaction, so the incident, its timeline entry and
+comes back. A monitor degraded for ``alert_on_degraded`` checks opens a low-severity incident,
+which becomes the outage's (escalated: high severity, alerts as for an outage) if it then
+turns down. Runs inside the ingester's transaction, so the incident, its timeline entry and
 its alerts are committed together with the state change, or not at all."""
 
 from __future__ import annotations
@@ -43,6 +45,8 @@ def _log_incident(event: str, message: str, incident: Incident, *args: object) -
 LOGGED = {
     "incident.opened": "incident %s opened: monitor %s (%s) is down: %s",
     "incident.resolved": "incident %s resolved: monitor %s (%s) is up again after %s",
+    "incident.degraded": "incident %s opened: monitor %s (%s) is degraded: %s",
+    "incident.escalated": "incident %s escalated: monitor %s (%s) is down: %s",
 }
 
 
@@ -60,6 +64,26 @@ def _log_once_committed(
 def automatic_title(monitor: Monitor) -> str:
     """The title of the incident a monitor turning down opens."""
     return f"{monitor.name} is down"[:200]
+
+
+def degraded_title(monitor: Monitor) -> str:
+    """The title of the incident a monitor degraded for ``alert_on_degraded`` checks opens."""
+    return f"{monitor.name} is degraded"[:200]
+
+
+def degraded_failure(monitor: Monitor, outcome: Outcome) -> Failure:
+    """Why the monitor reads as degraded: the baseline rule's verdict, or its threshold."""
+    reason = (monitor.state or {}).get("baseline")
+    if not isinstance(reason, str):
+        took = outcome.response_time_ms
+        measured = f"{took:.0f} ms" if took is not None else "slow responses"
+        limit = monitor.degraded_threshold_ms
+        reason = (
+            f"{measured}, above the degraded threshold of {limit:.0f} ms"
+            if limit is not None
+            else measured
+        )
+    return Failure(kind="degraded", message=reason, status_code=None)
 
 
 async def add_internal_note(
@@ -109,6 +133,10 @@ class IncidentAutomation:
             return await self._open(session, monitor, outcome, checked_at)
         if action is IncidentAction.RESOLVE:
             return await self._resolve(session, monitor, checked_at)
+        if action is IncidentAction.OPEN_DEGRADED:
+            return await self._open_degraded(session, monitor, outcome, checked_at)
+        if action is IncidentAction.ESCALATE:
+            return await self._escalate(session, monitor, outcome, checked_at)
         return None
 
     def _event(
@@ -185,6 +213,90 @@ class IncidentAutomation:
         _log_once_committed(session, "incident.opened", incident, monitor, kind)
         return incident
 
+    async def _open_degraded(
+        self, session: AsyncSession, monitor: Monitor, outcome: Outcome, checked_at: datetime
+    ) -> Incident | None:
+        """A low-severity incident for a monitor degraded too long, alerted like an outage."""
+        project = await session.get(Project, monitor.project_id)
+        if project is None:
+            return None
+        failure = degraded_failure(monitor, outcome)
+        incident = await IncidentRepository(session).add(
+            Incident(
+                project_id=monitor.project_id,
+                monitor_id=monitor.id,
+                title=degraded_title(monitor),
+                description=failure.describe(),
+                status="investigating",
+                severity="low",
+                automatic=True,
+                started_at=checked_at,
+                resolved_at=None,
+                opened_at=checked_at,
+            )
+        )
+        opened = f"Opened automatically: {failure.describe()}"
+        subject = (project, monitor, incident)
+        paged = await self.escalation.first_page(session, monitor, incident, checked_at)
+        await self._announce(
+            session, EventKind.OPENED, opened, subject, failure, checked_at, only=paged
+        )
+        _log_once_committed(session, "incident.degraded", incident, monitor, "degraded")
+        return incident
+
+    async def _escalate(
+        self, session: AsyncSession, monitor: Monitor, outcome: Outcome, checked_at: datetime
+    ) -> Incident | None:
+        """The monitor's degraded incident becomes its outage's: one incident, never two."""
+        repository = IncidentRepository(session)
+        incident = await repository.open_automatic(monitor.id)
+        project = await session.get(Project, monitor.project_id)
+        if incident is None or project is None:
+            # A person resolved the degraded incident meanwhile: the outage opens its own.
+            return await self._open(session, monitor, outcome, checked_at)
+        parents = await repository.monitors(monitor.depends_on or [], monitor.project_id)
+        blocking = down_parent([(p.id, p.status) for p in parents])
+        if blocking is not None:
+            # The outage is the parent's: listed there, like any child that turns down.
+            incident.status = "resolved"
+            incident.resolved_at = checked_at
+            await add_internal_note(
+                session,
+                incident,
+                f"Closed automatically: {monitor.name} is now down together with a monitor "
+                "it depends on, and is listed under that outage.",
+                checked_at,
+            )
+            await self._fold_into(session, monitor, blocking, checked_at)
+            return None
+        failure = Failure(
+            kind=outcome.error_kind.value if outcome.error_kind else None,
+            message=outcome.error,
+            status_code=outcome.status_code,
+        )
+        incident.title = automatic_title(monitor)
+        incident.severity = "high"
+        incident.description = failure.describe()
+        escalated = f"Escalated automatically: {monitor.name} is now down: {failure.describe()}"
+        told = (
+            await self.escalation.paged(session, incident.id)
+            if monitor.escalation_policy_id is not None
+            else None
+        )
+        await self._announce(
+            session,
+            EventKind.OPENED,
+            escalated,
+            (project, monitor, incident),
+            failure,
+            checked_at,
+            only=told,
+            change="updated",
+        )
+        kind = replace(failure, message=None).describe()
+        _log_once_committed(session, "incident.escalated", incident, monitor, kind)
+        return incident
+
     async def _resolve(
         self, session: AsyncSession, monitor: Monitor, checked_at: datetime
     ) -> Incident | None:
@@ -221,9 +333,11 @@ class IncidentAutomation:
         failure: Failure | None,
         checked_at: datetime,
         only: Collection[str] | None = None,
+        change: IncidentChange | None = None,
     ) -> None:
         """The incident's timeline entry and its alerts, in the ingester's transaction;
-        ``only``: the providers an escalation policy pages (None: everyone)."""
+        ``only``: the providers an escalation policy pages (None: everyone); ``change``: what
+        followers hear, when not what ``kind`` says."""
         _, monitor, incident = subject
         update = IncidentUpdate(
             incident_id=incident.id,
@@ -233,7 +347,8 @@ class IncidentAutomation:
             created_at=checked_at,
         )
         await IncidentRepository(session).add_update(update)
-        change: IncidentChange = "resolved" if kind == EventKind.RESOLVED else "opened"
+        if change is None:
+            change = "resolved" if kind == EventKind.RESOLVED else "opened"
         await self.notices.incident_changed(
             session, incident, update, change, automatic_title(monitor)
         )

@@ -35,6 +35,7 @@ FAILURE_WORDS = {
     "refused_target": "target refused by policy",
     "dns_mismatch": "DNS answer differs from the expected value",
     "missed_heartbeat": "heartbeat missed",
+    "degraded": "slower than expected",
 }
 
 
@@ -139,7 +140,8 @@ class AlertEvent:
         """One line, for subjects, notification previews and SMS."""
         name = self.monitor_name or self.incident_title or "Upwatch"
         if self.kind is EventKind.OPENED:
-            return f"DOWN: {name}"
+            degraded = self.failure is not None and self.failure.kind == "degraded"
+            return f"{'DEGRADED' if degraded else 'DOWN'}: {name}"
         if self.kind is EventKind.REMINDER:
             down = self.down_seconds
             length = f" for {format_duration(down)}" if down is not None else ""
