@@ -184,6 +184,11 @@ MONITOR_FIELDS: Final = [
     "retries",
     "degradedThresholdMs",
     "quorum",
+    "successThreshold",
+    "alertOnDegraded",
+    "baselineFactor",
+    "baselineMinSamples",
+    "certificateWarningDays",
     "isActive",
 ]
 PROVIDER_FIELDS: Final = [
@@ -252,9 +257,17 @@ def _exported(
     if kind == "monitors":
         monitor_type = KINDS.get(str(obj["type"]))
         names = MONITOR_FIELDS + list(monitor_type.fields if monitor_type is not None else ())
-        entry.update({n: obj[n] for n in names if _shown(obj.get(n))})
+        entry.update({n: _with_references(obj[n], refs, n) for n in names if _shown(obj.get(n))})
         if "headers" in entry:
             entry["headers"] = _with_references(entry["headers"], refs, "headers")
+        secret = set(monitor_type.secrets if monitor_type is not None else ())
+        if monitor_type is not None and monitor_type.url_password_secret:
+            secret.add("url")
+        for name in sorted(secret & set(entry)):
+            if not isinstance(entry[name], dict):
+                # The service shows it masked: written as is, it would be stored as the mask.
+                warn(f"{label}: {name} holds a secret given without a variable; left out")
+                del entry[name]
         if obj.get("dependsOn"):
             parents = [keys.get(i) for i in obj["dependsOn"]]
             if None in parents:
