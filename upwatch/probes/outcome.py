@@ -27,6 +27,10 @@ class ErrorKind(StrEnum):
     REFUSED_TARGET = "refused_target"
     DNS_MISMATCH = "dns_mismatch"
     MISSED_HEARTBEAT = "missed_heartbeat"
+    # A server that answers, but not as its protocol says (a mail server's greeting).
+    UNEXPECTED_REPLY = "unexpected_reply"
+    # The server refused the monitor's credentials.
+    LOGIN = "login"
 
 
 @dataclass(frozen=True, slots=True)
