@@ -65,7 +65,10 @@ class Imap:
         pass  # nothing to say again: the LOGIN or LOGOUT follows
 
     async def login(self, talk: Conversation, username: str, password: str) -> None:
-        status, answer = await self.command(talk, b"LOGIN", _astring(username), _astring(password))
+        secret = _astring(password)
+        if isinstance(secret, bytes):
+            talk.hide(secret.decode())
+        status, answer = await self.command(talk, b"LOGIN", _astring(username), secret)
         if status != "OK":
             raise Refusal(ErrorKind.LOGIN, f"login refused: {quoted(answer)}")
 

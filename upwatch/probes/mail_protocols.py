@@ -7,7 +7,6 @@ says goodbye.
 from __future__ import annotations
 
 import asyncio
-import base64
 import dataclasses
 import ssl
 import time
@@ -104,6 +103,13 @@ class Conversation:
         self.stream = stream
         self.clock = clock
         self.tls_ms: float | None = None
+        # How the password went on the wire (quoted, base64): a server that echoes a command
+        # back must not get any of them into an error message.
+        self.hidden: list[str] = []
+        self.certificate: dict[str, object] = {}
+
+    def hide(self, *forms: str) -> None:
+        self.hidden.extend(forms)
 
     async def line(self) -> str:
         """One line, without its line break; a hang-up or an overlong line is a refusal."""
@@ -139,6 +145,13 @@ class Conversation:
         await self.stream.writer.start_tls(context, server_hostname=server_name)
         self.tls_ms = (time.perf_counter() - started) * 1000
         self.clock.phase = Phase.RESPONSE
+        # Read now: once the connection is closed, the transport knows nothing.
+        peercert = self.stream.writer.get_extra_info("peercert")
+        ssl_object = self.stream.writer.get_extra_info("ssl_object")
+        if peercert:
+            self.certificate["daysToExpiry"], self.certificate["notAfter"] = _expiry(peercert)
+        if isinstance(ssl_object, ssl.SSLObject):
+            self.certificate["tlsVersion"] = ssl_object.version()
 
     @property
     def local_address(self) -> str:
@@ -168,12 +181,9 @@ class MailProtocol(Protocol):
     async def goodbye(self, talk: Conversation) -> None: ...
 
 
-def _scrubbed(text: str, password: str | None) -> str:
-    """``text`` without the password, plain or base64 as AUTH sends it: a server that echoes
-    a command back must not put the password into an error message."""
-    if not password:
-        return text
-    for form in (password, base64.b64encode(password.encode()).decode()):
+def _scrubbed(text: str, forms: list[str]) -> str:
+    """``text`` without any form of the password, longest first."""
+    for form in sorted(forms, key=len, reverse=True):
         text = text.replace(form, "***")
     return text
 
@@ -207,6 +217,7 @@ async def probe_mail(
     stream: Stream | None = None
     talk: Conversation | None = None
     details: dict[str, object] = {}
+    polite = False  # whether the server is in a state to hear a goodbye
     try:
         async with asyncio.timeout(timeout_seconds):
             stream = await connect(server_name, target.port, guard, clock)
@@ -223,6 +234,9 @@ async def probe_mail(
                 await protocol.secured(talk)
             if target.username is not None and target.password is not None:
                 await protocol.login(talk, target.username, target.password)
+            # Timed before the goodbye: closing is no part of the check's time.
+            timings = clock.timings()
+            polite = True
     except CONNECT_ERRORS as exc:
         outcome = failed(exc, clock, _awaited(clock.phase, protocol), timeout_seconds)
         if clock.phase is Phase.RESPONSE and not isinstance(
@@ -236,6 +250,8 @@ async def probe_mail(
             )
         return _finished(outcome, talk, details, target.password)
     except Refusal as refusal:
+        # After a reply out of step, a goodbye would only wait for another one.
+        polite = refusal.kind is not ErrorKind.UNEXPECTED_REPLY
         outcome = Outcome(
             ok=False,
             response_time_ms=None,
@@ -245,11 +261,10 @@ async def probe_mail(
         )
         return _finished(outcome, talk, details, target.password)
     finally:
-        if stream is not None and talk is not None:
+        if stream is not None and talk is not None and polite:
             await _close(protocol, talk, stream)
         elif stream is not None:
             await stream.close()
-    timings = clock.timings()
     outcome = Outcome(ok=True, response_time_ms=timings.total_ms, timings=timings)
     return _finished(outcome, talk, details, target.password)
 
@@ -276,18 +291,12 @@ def _finished(
 ) -> Outcome:
     """The outcome with the certificate's expiry and the TLS timing, the password scrubbed."""
     if talk is not None:
-        peercert = talk.stream.writer.get_extra_info("peercert")
-        ssl_object = talk.stream.writer.get_extra_info("ssl_object")
-        if peercert:
-            days, not_after = _expiry(peercert)
-            details["daysToExpiry"] = days
-            details["notAfter"] = not_after
-        if isinstance(ssl_object, ssl.SSLObject):
-            details["tlsVersion"] = ssl_object.version()
+        details.update(talk.certificate)
     timings = outcome.timings
     if timings is not None and talk is not None and talk.tls_ms is not None:
         timings = dataclasses.replace(timings, tls_ms=talk.tls_ms)
-    clean: Callable[[str], str] = lambda text: _scrubbed(text, password)  # noqa: E731
+    forms = [password, *(talk.hidden if talk is not None else [])] if password else []
+    clean: Callable[[str], str] = lambda text: _scrubbed(text, forms)  # noqa: E731
     return dataclasses.replace(
         outcome,
         timings=timings,

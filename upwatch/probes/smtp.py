@@ -77,8 +77,10 @@ class Smtp:
         mechanisms = self.offers.get("AUTH", "").upper().split()
         if "PLAIN" in mechanisms:
             token = _b64(f"\0{username}\0{password}")
+            talk.hide(token)
             await talk.send(f"AUTH PLAIN {token}")
         elif "LOGIN" in mechanisms:
+            talk.hide(_b64(password))
             await talk.send("AUTH LOGIN")
             for answer in (username, password):
                 code, texts = await reply(talk)
