@@ -281,3 +281,18 @@ def test_upwatch_apply_makes_an_smtp_monitor_with_its_password_from_the_environm
     # A new value in the environment is a change, sent with its reference.
     assert "1 to update" in changed, changed
     assert PasswordHasher().verify(after["secretRefs"]["password"]["digest"], "a-new-password")
+
+
+class TestWithoutPrivateTargets:
+    settings_overrides = overriding(allow_private_targets=False)
+
+    @pytest.mark.parametrize("kind", ["smtp", "imap", "pop3"])
+    async def test_a_mail_monitor_of_a_private_address_is_refused(
+        self, as_alice: InProject, kind: str
+    ) -> None:
+        refused = await as_alice.post(
+            "/monitors", name="Mail", type=kind, host="127.0.0.1", intervalSeconds=3600
+        )
+
+        problem = assert_problem(refused, 422)
+        assert "host" in str(problem), problem
