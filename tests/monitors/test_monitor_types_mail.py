@@ -163,6 +163,21 @@ async def test_a_username_without_a_password_is_refused_naming_the_field(
     assert "password" in str(problem), problem
 
 
+async def test_a_tls_mode_sent_as_null_is_the_default_again(
+    client: httpx.AsyncClient, cast: Cast, as_alice: InProject
+) -> None:
+    monitor = await as_alice.monitor(
+        name="Mail", type="pop3", host="127.0.0.1", tls="implicit", intervalSeconds=3600
+    )
+
+    cleared = await client.patch(
+        f"/monitors/{monitor['id']}", headers=cast.alice.headers, json={"tls": None}
+    )
+
+    assert cleared.status_code == 200, cleared.text
+    assert cleared.json()["tls"] == "starttls"
+
+
 async def test_a_tls_mode_other_than_the_three_is_refused(as_alice: InProject) -> None:
     refused = await as_alice.post(
         "/monitors", name="Mail", type="pop3", host="127.0.0.1", tls="ssl"

@@ -52,10 +52,10 @@ class MailConfig(Input):
         default=None,
         description="Mail monitors: the port; null: the protocol's usual one for the TLS mode",
     )
-    tls: TlsMode = Field(
+    tls: TlsMode | None = Field(
         default="starttls",
         description="Mail monitors: `starttls` upgrades a plain connection, `implicit` speaks "
-        "TLS from the first byte, `none` never encrypts",
+        "TLS from the first byte, `none` never encrypts; null on update: `starttls`",
     )
     username: Username | None = Field(
         default=None, description="Mail monitors: logs in as this user (with `password`)"
