@@ -8,6 +8,7 @@ import getpass
 import os
 import pwd
 import shutil
+import signal
 import socket
 import ssl
 import subprocess
@@ -177,35 +178,44 @@ mail_location = maildir:{self.home}/mail/%u
                 [_DOVECOT, "-F", "-c", str(self.home / "dovecot.conf")],
                 stdout=log,
                 stderr=subprocess.STDOUT,
+                start_new_session=True,
             )
 
     async def wait_ready(self) -> None:
         """Until every listener accepts (or dovecot died, with its log)."""
         for port in self.ports.values():
             async with asyncio.timeout(30):
-                while True:
+                while not await _accepts(port):
                     if self.process is not None and self.process.poll() is not None:
                         log = (self.home / "dovecot.log").read_text(errors="replace")
                         raise RuntimeError(f"dovecot exited: {log}")
-                    try:
-                        _reader, writer = await asyncio.open_connection("127.0.0.1", port)
-                    except OSError:
-                        await asyncio.sleep(0.05)
-                        continue
-                    writer.close()
-                    await writer.wait_closed()
-                    break
+                    await asyncio.sleep(0.05)
 
-    def stop(self) -> None:
+    async def stop(self) -> None:
+        """At once: dovecot's own shutdown waits seconds for its processes, and a test has
+        nothing to keep. Its processes are a group of their own (``start``), killed whole;
+        done once no port accepts (a dying child may hold a listener a moment longer)."""
         if self.process is None:
             return
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        os.killpg(self.process.pid, signal.SIGKILL)
+        await asyncio.to_thread(self.process.wait)
         self.process = None
+        for port in self.ports.values():
+            async with asyncio.timeout(30):
+                while True:
+                    if not await _accepts(port):
+                        break
+                    await asyncio.sleep(0.02)
+
+
+async def _accepts(port: int) -> bool:
+    try:
+        _reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    except OSError:
+        return False
+    writer.close()
+    await writer.wait_closed()
+    return True
 
 
 @asynccontextmanager
@@ -228,4 +238,4 @@ async def running_dovecot(ca: trustme.CA) -> AsyncIterator[Dovecot]:
             await server.wait_ready()
             yield server
         finally:
-            server.stop()
+            await server.stop()

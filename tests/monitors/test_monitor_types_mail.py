@@ -209,7 +209,7 @@ async def test_an_imap_or_pop3_monitor_is_up_and_down_once_dovecot_stops(
     up = await _check(client, cast, monitor["id"])
     assert up["status"] == "up", up["error"]
 
-    dovecot.stop()
+    await dovecot.stop()
     down = await _check(client, cast, monitor["id"])
     assert (down["status"], down["errorKind"]) == ("down", "connect")
 

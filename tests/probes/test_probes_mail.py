@@ -88,6 +88,96 @@ async def say() -> AsyncIterator[Serve]:
         await server.wait_closed()
 
 
+Script = Callable[[bytes, dict[bytes, bytes]], Awaitable[int]]
+
+
+@pytest.fixture
+async def scripted() -> AsyncIterator[Script]:
+    """A server that greets with the given bytes and answers each line by the first entry
+    of ``answers`` the line starts with (``500 what?`` when none does)."""
+    servers: list[asyncio.Server] = []
+
+    async def start(greeting: bytes, answers: dict[bytes, bytes]) -> int:
+        async def talk(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            writer.write(greeting)
+            while line := await reader.readline():
+                found = (a for start, a in answers.items() if line.upper().startswith(start))
+                writer.write(next(found, b"500 what?\r\n"))
+                await writer.drain()
+            writer.close()
+
+        server = await asyncio.start_server(talk, "127.0.0.1", 0)
+        servers.append(server)
+        return int(server.sockets[0].getsockname()[1])
+
+    yield start
+    for server in servers:
+        server.close()
+        await server.wait_closed()
+
+
+@pytest.mark.parametrize(
+    ("protocol", "greeting", "answers", "error"),
+    [
+        (
+            "smtp",
+            b"220 hi\r\n",
+            {b"EHLO": b"250-hi\r\n250 STARTTLS\r\n", b"STARTTLS": b"454 4.7.0 not now\r\n"},
+            "STARTTLS refused: 454 4.7.0 not now",
+        ),
+        (
+            "imap",
+            b"* OK hi\r\n",
+            {b"A1 STARTTLS": b"a1 NO not now\r\n", b"A2 LOGOUT": b"a2 OK bye\r\n"},
+            "STARTTLS refused: a1 NO not now",
+        ),
+        ("pop3", b"+OK hi\r\n", {b"STLS": b"-ERR not now\r\n"}, "STLS refused: -ERR not now"),
+    ],
+)
+async def test_a_refused_starttls_is_down_with_a_tls_error_quoting_the_server(
+    scripted: Script,
+    ca_file: str,
+    protocol: str,
+    greeting: bytes,
+    answers: dict[bytes, bytes],
+    error: str,
+) -> None:
+    port = await scripted(greeting, answers)
+
+    outcome = await check(protocol, port, ca_file)
+
+    assert (outcome.error_kind, outcome.error) == (ErrorKind.TLS, error)
+
+
+async def test_an_overlong_endless_or_missing_greeting_is_down_with_an_unexpected_reply(
+    scripted: Script, open_port: int, ca_file: str
+) -> None:
+    overlong = await scripted(b"220 " + b"x" * 9000 + b"\r\n", {})
+    endless = await scripted(b"220-more\r\n" * 101, {})
+
+    long_line = await check("smtp", overlong, ca_file)
+    many_lines = await check("smtp", endless, ca_file)
+    hung_up = await check("imap", open_port, ca_file)
+
+    assert long_line.error_kind is ErrorKind.UNEXPECTED_REPLY
+    assert long_line.error == "a reply line is longer than 8192 bytes"
+    assert many_lines.error_kind is ErrorKind.UNEXPECTED_REPLY
+    assert many_lines.error == "an SMTP reply longer than 100 lines"
+    assert hung_up.error_kind is ErrorKind.UNEXPECTED_REPLY
+    assert hung_up.error == "the server closed the connection"
+
+
+async def test_a_server_without_the_offered_login_is_down_with_a_login_error(
+    scripted: Script, ca_file: str
+) -> None:
+    port = await scripted(b"220 hi\r\n", {b"EHLO": b"250-hi\r\n250 AUTH CRAM-MD5\r\n"})
+
+    outcome = await check("smtp", port, ca_file, "none", USER, PASSWORD)
+
+    assert outcome.error_kind is ErrorKind.LOGIN
+    assert outcome.error == "the SMTP server offers no AUTH PLAIN or LOGIN (CRAM-MD5)"
+
+
 # ---- SMTP ------------------------------------------------------------------------------------
 
 
@@ -305,7 +395,7 @@ async def test_a_dovecot_login_with_a_non_ascii_password_is_down_cleanly(
 async def test_a_stopped_dovecot_is_down_with_a_connect_error(
     dovecot: Dovecot, ca_file: str
 ) -> None:
-    dovecot.stop()
+    await dovecot.stop()
 
     for protocol in ("imap", "pop3"):
         outcome = await check(protocol, dovecot.ports[protocol], ca_file)

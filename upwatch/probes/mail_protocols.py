@@ -113,24 +113,19 @@ class Conversation:
 
     async def line(self) -> str:
         """One line, without its line break; a hang-up or an overlong line is a refusal."""
+        overlong = Refusal(
+            ErrorKind.UNEXPECTED_REPLY, f"a reply line is longer than {MAX_LINE} bytes"
+        )
         try:
             raw = await self.stream.reader.readline()
-        except ValueError:  # longer than the reader's buffer
-            raise Refusal(
-                ErrorKind.UNEXPECTED_REPLY, f"a reply line is longer than {MAX_LINE} bytes"
-            ) from None
+        except ValueError:  # longer than the reader's whole buffer
+            raise overlong from None
         if self.clock.first_byte_ms is None:
             self.clock.first_byte()
-        if not raw.endswith(b"\n"):
-            if len(raw) > MAX_LINE:
-                raise Refusal(
-                    ErrorKind.UNEXPECTED_REPLY, f"a reply line is longer than {MAX_LINE} bytes"
-                )
-            raise Refusal(ErrorKind.UNEXPECTED_REPLY, "the server closed the connection")
         if len(raw) > MAX_LINE:
-            raise Refusal(
-                ErrorKind.UNEXPECTED_REPLY, f"a reply line is longer than {MAX_LINE} bytes"
-            )
+            raise overlong
+        if not raw.endswith(b"\n"):
+            raise Refusal(ErrorKind.UNEXPECTED_REPLY, "the server closed the connection")
         return raw.rstrip(b"\r\n").decode("utf-8", errors="replace")
 
     async def send(self, text: str | bytes) -> None:
@@ -296,7 +291,10 @@ def _finished(
     if timings is not None and talk is not None and talk.tls_ms is not None:
         timings = dataclasses.replace(timings, tls_ms=talk.tls_ms)
     forms = [password, *(talk.hidden if talk is not None else [])] if password else []
-    clean: Callable[[str], str] = lambda text: _scrubbed(text, forms)  # noqa: E731
+
+    def clean(text: str) -> str:
+        return _scrubbed(text, forms)
+
     return dataclasses.replace(
         outcome,
         timings=timings,
