@@ -24,6 +24,7 @@ from tests.mail_servers import (
     running_dovecot,
     smtp_servers_of,
 )
+from upwatch.client.apply import exported
 from upwatch.kit.security import SECRET_MASK
 
 settings_overrides = overriding(allow_private_targets=True)
@@ -311,3 +312,25 @@ class TestWithoutPrivateTargets:
 
         problem = assert_problem(refused, 422)
         assert "host" in str(problem), problem
+
+
+def test_export_writes_a_mail_password_given_by_reference_as_that_reference() -> None:
+    monitor = {
+        "id": "m",
+        "key": "mail",
+        "name": "Mail",
+        "type": "imap",
+        "host": "imap.example.com",
+        "tls": "implicit",
+        "username": USER,
+        "password": f"{SECRET_MASK}word",
+        "secretRefs": {"password": {"env": "IMAP_PASSWORD", "digest": None}},
+    }
+    empty: list[dict[str, Any]] = []
+    current = {"monitors": [monitor], "providers": empty, "statusPages": empty}
+
+    document = exported({**current, "maintenance": empty}, lambda _said: None)
+
+    [entry] = document["monitors"]
+    assert entry["password"] == {"env": "IMAP_PASSWORD"}
+    assert (entry["type"], entry["tls"], entry["username"]) == ("imap", "implicit", USER)

@@ -261,6 +261,9 @@ def _exported(
         entry.update({n: obj[n] for n in names if _shown(obj.get(n))})
         if "headers" in entry:
             entry["headers"] = _with_references(entry["headers"], refs, "headers")
+        for name in monitor_type.secrets if monitor_type is not None else ():
+            if name in entry:  # a type's secret (a password): by reference when it has one
+                entry[name] = _with_references(entry[name], refs, name)
         if obj.get("dependsOn"):
             parents = [keys.get(i) for i in obj["dependsOn"]]
             if None in parents:
