@@ -16,6 +16,7 @@ import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -32,9 +33,9 @@ _DOVECOT = shutil.which("dovecot", path=f"{os.environ.get('PATH', '')}{os.pathse
 NO_DOVECOT = "dovecot is not installed (apt-get install dovecot-imapd dovecot-pop3d)"
 
 
-def server_context(ca: trustme.CA) -> ssl.SSLContext:
+def server_context(ca: trustme.CA, not_after: datetime | None = None) -> ssl.SSLContext:
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    ca.issue_cert("127.0.0.1", "localhost").configure_cert(context)
+    ca.issue_cert("127.0.0.1", "localhost", not_after=not_after).configure_cert(context)
     return context
 
 
@@ -60,8 +61,8 @@ class SmtpServers:
     ca: trustme.CA
     servers: list[asyncio.Server]
 
-    async def start(self, tls: TlsMode = "starttls") -> int:
-        context = server_context(self.ca)
+    async def start(self, tls: TlsMode = "starttls", not_after: datetime | None = None) -> int:
+        context = server_context(self.ca, not_after)
 
         def session() -> SMTP:
             return SMTP(

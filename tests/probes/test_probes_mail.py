@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import base64
 from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import UTC, datetime, timedelta
 
 import pytest
 import trustme
@@ -184,15 +185,15 @@ async def test_a_server_without_the_offered_login_is_down_with_a_login_error(
 async def test_an_smtp_server_with_starttls_is_up_and_reports_its_certificate_expiry(
     smtp_servers: SmtpServers, ca_file: str
 ) -> None:
-    port = await smtp_servers.start("starttls")
+    not_after = datetime.now(UTC) + timedelta(days=90, hours=1)
+    port = await smtp_servers.start("starttls", not_after=not_after)
 
     outcome = await check("smtp", port, ca_file)
 
     assert outcome.ok, outcome.error
-    assert outcome.details["greeting"].startswith("220 mail.upwatch.test")  # type: ignore[attr-defined]
-    assert isinstance(outcome.details["daysToExpiry"], int)
-    assert outcome.details["daysToExpiry"] > 0
-    assert str(outcome.details["notAfter"]).endswith("Z")
+    assert str(outcome.details["greeting"]).startswith("220 mail.upwatch.test")
+    assert outcome.details["daysToExpiry"] == 90
+    assert outcome.details["notAfter"] == not_after.strftime("%Y-%m-%dT%H:%M:%SZ")
     assert outcome.details["tlsVersion"] in ("TLSv1.2", "TLSv1.3")
     assert outcome.timings is not None
     assert outcome.timings.tls_ms is not None
@@ -282,6 +283,17 @@ async def test_an_smtp_certificate_from_an_unknown_authority_is_down_with_a_tls_
     assert not outcome.ok
     assert outcome.error_kind is ErrorKind.TLS
     assert "certificate verification failed" in str(outcome.error)
+
+
+async def test_an_expired_smtp_certificate_is_down_with_a_tls_error(
+    smtp_servers: SmtpServers, ca_file: str
+) -> None:
+    port = await smtp_servers.start("implicit", not_after=datetime.now(UTC) - timedelta(days=1))
+
+    outcome = await check("smtp", port, ca_file, tls="implicit")
+
+    assert outcome.error_kind is ErrorKind.TLS
+    assert outcome.error == "certificate verification failed: certificate has expired"
 
 
 async def test_a_server_greeting_in_another_protocol_is_down_with_an_unexpected_reply(
