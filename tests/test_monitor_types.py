@@ -29,7 +29,7 @@ CREATE = TypeAdapter(MonitorCreate)
 
 
 def test_the_types_are_listed_in_their_rank_order_everywhere() -> None:
-    names = ["http", "tcp", "dns", "tls", "heartbeat", "domain"]
+    names = ["http", "tcp", "dns", "tls", "heartbeat", "smtp", "imap", "pop3", "domain"]
 
     assert list(KINDS) == names
     assert list(get_args(MonitorOut.model_fields["type"].annotation)) == names
@@ -103,8 +103,8 @@ def test_the_console_form_of_a_type_has_a_box_for_each_of_its_fields() -> None:
 
 
 def test_an_unknown_type_is_named_when_looked_up() -> None:
-    with pytest.raises(ValueError, match="unknown monitor type 'smtp'"):
-        kind_of("smtp")
+    with pytest.raises(ValueError, match="unknown monitor type 'gopher'"):
+        kind_of("gopher")
 
 
 def test_a_declared_type_is_a_name_a_config_model_and_a_probe() -> None:

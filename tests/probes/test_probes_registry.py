@@ -59,13 +59,13 @@ def test_every_monitor_type_the_api_accepts_has_exactly_one_probe() -> None:
 
 
 def test_an_unknown_type_has_no_probe_and_says_which_type() -> None:
-    with pytest.raises(UnknownMonitorType, match="unknown monitor type 'smtp'"):
-        probe_for("smtp")
+    with pytest.raises(UnknownMonitorType, match="unknown monitor type 'gopher'"):
+        probe_for("gopher")
 
 
 async def test_running_a_check_of_an_unknown_type_fails_clearly(kit: ProbeKit) -> None:
-    with pytest.raises(ValueError, match="unknown monitor type 'smtp'"):
-        await run_check(spec("smtp"), kit, NOW)
+    with pytest.raises(ValueError, match="unknown monitor type 'gopher'"):
+        await run_check(spec("gopher"), kit, NOW)
 
 
 async def test_a_check_runs_the_probe_of_its_type(kit: ProbeKit, open_port: int) -> None:

@@ -103,7 +103,13 @@ class Applier:
         # A new destination needs its secrets given again (the API keeps a masked one only
         # for the same destination), so they go with it.
         moving = change.kind == "monitors" and bool(TARGETS & set(fields or []))
-        if holder and (fields is None or holder in fields or "secretRefs" in fields or moving):
+        # A type's own secret (a password) changed: its reference goes with it.
+        own_secret = change.kind == "monitors" and bool(
+            set(KINDS[entry["type"]].secrets) & set(fields or [])
+        )
+        if holder and (
+            fields is None or holder in fields or "secretRefs" in fields or moving or own_secret
+        ):
             body["secretRefs"] = secret_refs(entry)
             if holder in entry:
                 body[holder] = resolved(entry[holder], lambda env: os.environ[env])

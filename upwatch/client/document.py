@@ -32,6 +32,7 @@ from upwatch.monitors.schemas import MONITOR_CREATES, MonitorCreate
 from upwatch.monitors.secrets import secret_names
 from upwatch.notifications.channels import REGISTRY, is_secret_path
 from upwatch.notifications.schemas import NewProvider, ProviderCreate
+from upwatch.probes.registry import KINDS as MONITOR_KINDS
 from upwatch.statuspages.schemas import ComponentCreate, StatusPageCreate
 
 # Where a running service serves the JSON Schema of this file (for editors).
@@ -91,6 +92,14 @@ def _monitor_entries() -> Any:
             KeyList | None,
             Field(default=None, description="Keys of monitors of this file"),
         )
+        # The type's secret fields (a mail server's password) are given by reference too.
+        kind = next(
+            k for k in MONITOR_KINDS.values() if model.__name__ == f"{k.title}MonitorCreate"
+        )
+        secrets = {
+            name: (Secret | None, Field(default=None, description="A secret: {env: NAME}"))
+            for name in kind.secrets
+        }
         members.append(
             _entry(
                 model,
@@ -98,6 +107,7 @@ def _monitor_entries() -> Any:
                 {"projectId", "escalationPolicyId", "regionIds"},
                 headers=headers,
                 dependsOn=depends,
+                **secrets,
             )
         )
     return Annotated[Union[tuple(members)], TagInWords("type")]  # noqa: UP007
@@ -294,6 +304,9 @@ def _secret_place(kind: str, entry: Mapping[str, Any], path: str) -> bool:
     """Whether the service keeps ``path`` of the entry secret (where a reference may go)."""
     if kind == "monitors" and path.startswith("headers."):
         return path[8:].lower() in secret_names(entry.get("secretHeaders") or [])
+    if kind == "monitors":
+        monitor_kind = MONITOR_KINDS.get(str(entry.get("type")))
+        return monitor_kind is not None and path in monitor_kind.secrets
     return kind == "providers" and is_secret_path(str(entry["type"]), path)
 
 

@@ -31,6 +31,10 @@ class ErrorKind(StrEnum):
     DOMAIN_NOT_FOUND = "domain_not_found"
     # The registry did not answer usably: says nothing about the domain (see ``inconclusive``).
     DOMAIN_LOOKUP = "domain_lookup"
+    # A server that answers, but not as its protocol says (a mail server's greeting).
+    UNEXPECTED_REPLY = "unexpected_reply"
+    # The server refused the monitor's credentials.
+    LOGIN = "login"
 
 
 @dataclass(frozen=True, slots=True)
