@@ -11,8 +11,10 @@ import pytest
 from tests.conftest import Cast, assert_problem
 from tests.factories import change_settings, create_monitor, create_provider
 from upwatch.kit.inputs import MAX_OBJECT_DEPTH, PATTERN_WORDS
+from upwatch.probes.registry import KINDS
 
-MONITOR_TYPES = "http, tcp, dns, tls, heartbeat, smtp, imap, pop3"
+# In rank order; tests/test_monitor_types.py holds the names as written.
+MONITOR_TYPES = ", ".join(KINDS)
 HOOK = {"url": "https://hooks.example.com/upwatch"}
 
 

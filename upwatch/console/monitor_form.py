@@ -259,7 +259,8 @@ def body_of(
 _REFUSING_NULL: Final = frozenset(
     name
     for name in TYPE_FIELDS
-    if not any(kind.nullable(name) for kind in KINDS.values() if name in kind.config.model_fields)
+    if name not in SETTING_FIELDS  # null restores a setting's default
+    and not any(kind.nullable(name) for kind in KINDS.values() if name in kind.config.model_fields)
 )
 
 

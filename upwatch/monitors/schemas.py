@@ -330,7 +330,7 @@ else:
         **{
             name: (Omittable[_bounded(info)], _described(info, default=None))
             for name, info in TYPE_FIELDS.items()
-            if _null_refused_on_update(name)
+            if _null_refused_on_update(name) and name not in SETTING_FIELDS
         },
     )
 
