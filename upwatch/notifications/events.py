@@ -35,6 +35,8 @@ FAILURE_WORDS = {
     "refused_target": "target refused by policy",
     "dns_mismatch": "DNS answer differs from the expected value",
     "missed_heartbeat": "heartbeat missed",
+    "unexpected_reply": "unexpected reply",
+    "unhealthy": "the service reports itself unhealthy",
 }
 
 

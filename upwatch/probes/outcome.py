@@ -27,6 +27,8 @@ class ErrorKind(StrEnum):
     REFUSED_TARGET = "refused_target"
     DNS_MISMATCH = "dns_mismatch"
     MISSED_HEARTBEAT = "missed_heartbeat"
+    UNEXPECTED_REPLY = "unexpected_reply"
+    UNHEALTHY = "unhealthy"
 
 
 @dataclass(frozen=True, slots=True)
