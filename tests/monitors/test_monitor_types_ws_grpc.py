@@ -39,8 +39,10 @@ class EchoServer:
     def __init__(self) -> None:
         self.runner: web.AppRunner | None = None
         self.port = 0
+        self.authorization: str | None = None  # the last handshake's
 
     async def echo(self, request: web.Request) -> web.WebSocketResponse:
+        self.authorization = request.headers.get("Authorization")
         ws = web.WebSocketResponse()
         await ws.prepare(request)
         async for message in ws:
@@ -112,6 +114,24 @@ async def test_a_websocket_monitor_is_up_on_the_expected_reply_and_down_once_sto
     await echo.stop()
     down = await _check(client, cast, monitor["id"])
     assert (down["status"], down["errorKind"]) == ("down", "connect")
+
+
+async def test_a_websocket_monitors_headers_go_with_the_handshake_and_are_masked(
+    client: httpx.AsyncClient, cast: Cast, echo: EchoServer
+) -> None:
+    monitor = await create_monitor(
+        client,
+        cast.alice,
+        cast.project_id,
+        type="websocket",
+        url=f"ws://127.0.0.1:{echo.port}/echo",
+        headers={"Authorization": "Bearer s3cret"},
+        intervalSeconds=3600,
+    )
+    assert monitor["headers"]["Authorization"] != "Bearer s3cret"
+
+    assert (await _check(client, cast, monitor["id"]))["status"] == "up"
+    assert echo.authorization == "Bearer s3cret"
 
 
 async def test_a_websocket_monitor_refuses_an_http_url_and_a_broken_pattern(
