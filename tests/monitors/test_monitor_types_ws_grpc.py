@@ -241,6 +241,7 @@ def test_upwatch_apply_creates_a_websocket_and_a_grpc_monitor_and_a_second_chang
                 "url": "wss://127.0.0.1:9/socket",
                 "message": "ping",
                 "expectReply": "^pong$",
+                "headers": {"Authorization": {"env": "API_TOKEN"}},
                 "intervalSeconds": 300,
             },
             {
