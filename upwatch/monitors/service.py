@@ -293,6 +293,8 @@ class MonitorService(DomainService):
                 )
             if field in SETTING_FIELDS:
                 if field not in kind.config.model_fields:
+                    if value is None:
+                        continue  # another type's setting, read as null and sent back
                     raise ValidationFailed.on(field, f"a {monitor.type} monitor has no {field}")
                 if value is None:
                     settings.pop(field, None)

@@ -195,8 +195,10 @@ class GrpcConfig(Input):
             "`my.package.Greeter`); left out, the server as a whole",
         )
     )
-    tls: bool = Field(
-        default=False, description="Dial with TLS, verifying the certificate for `host`"
+    # Nullable: a monitor of another type shows `tls: null`, and an update may send it back.
+    tls: bool | None = Field(
+        default=False,
+        description="Dial with TLS, verifying the certificate for `host` (null: false)",
     )
 
 

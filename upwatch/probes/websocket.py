@@ -190,7 +190,9 @@ async def probe_websocket(check: WebSocketCheck, session: aiohttp.ClientSession)
     if closed_early is not None:
         failure = ErrorKind.UNEXPECTED_REPLY, closed_early
     elif check.expect_reply is not None and reply is not None:
-        wrong = _judge_reply(check.expect_reply, reply)
+        # In a thread: the search releases the GIL (concurrent=True), so a costly pattern on
+        # a long reply holds neither the loop nor the other checks' timings.
+        wrong = await asyncio.to_thread(_judge_reply, check.expect_reply, reply)
         if wrong is not None:
             failure = ErrorKind.UNEXPECTED_REPLY, wrong
     return Outcome(
