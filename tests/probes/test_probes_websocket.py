@@ -224,3 +224,32 @@ async def test_the_guard_refuses_a_private_target_when_not_allowed(serve: Serve)
 
     assert outcome.error_kind is ErrorKind.REFUSED_TARGET
     assert "127.0.0.1 is not a public address (loopback)" in (outcome.error or "")
+
+
+async def test_a_server_hanging_up_on_the_handshake_is_down_with_a_connect_error(
+    open_port: int, session: aiohttp.ClientSession
+) -> None:
+    outcome = await probe_websocket(WebSocketCheck(f"ws://127.0.0.1:{open_port}/"), session)
+
+    assert outcome.error_kind is ErrorKind.CONNECT
+    assert outcome.error == "the server closed the connection during the handshake"
+
+
+async def test_a_server_that_never_answers_the_handshake_is_down_with_a_timeout(
+    session: aiohttp.ClientSession,
+) -> None:
+    async def listen_only(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read()
+        writer.close()
+
+    server = await asyncio.start_server(listen_only, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        check = WebSocketCheck(f"ws://127.0.0.1:{port}/", timeout_seconds=0.5)
+        outcome = await probe_websocket(check, session)
+    finally:
+        server.close()
+        await server.wait_closed()
+
+    assert outcome.error_kind is ErrorKind.TIMEOUT
+    assert outcome.error == "no WebSocket handshake within 0.5s"

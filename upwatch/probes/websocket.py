@@ -8,6 +8,7 @@ internal addresses are refused at connection time, as for HTTP.
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 import ssl
 from collections.abc import Mapping
@@ -79,10 +80,13 @@ def _failure(error: BaseException, timeout_seconds: float) -> tuple[ErrorKind, s
             return reaching(error.os_error, Phase.CONNECT)
         case TimeoutError():
             return reaching(error, Phase.RESPONSE)
-        case aiohttp.ServerDisconnectedError():
+        case aiohttp.ServerDisconnectedError() | ConnectionResetError():
+            # Which of the two a hang-up raises depends on when it lands.
             return ErrorKind.CONNECT, "the server closed the connection during the handshake", None
         case aiohttp.ClientResponseError():
             return ErrorKind.CONNECT, f"invalid HTTP response: {error.message}", None
+        case aiohttp.ClientOSError() if error.errno == errno.ECONNRESET:
+            return ErrorKind.CONNECT, "the server closed the connection during the handshake", None
         case aiohttp.ClientError() | OSError():
             return ErrorKind.CONNECT, str(error) or type(error).__name__, None
     raise error
