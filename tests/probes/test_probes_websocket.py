@@ -55,6 +55,15 @@ async def _hangs_up(request: web.Request) -> web.WebSocketResponse:
     return ws
 
 
+async def _replies_then_never_closes(request: web.Request) -> web.WebSocketResponse:
+    ws = web.WebSocketResponse(autoclose=False)
+    await ws.prepare(request)
+    await ws.receive()
+    await ws.send_str("pong")
+    await asyncio.Event().wait()  # never answers the client's close frame
+    return ws
+
+
 async def _plain_page(_request: web.Request) -> web.Response:
     return web.Response(status=404, text="no socket here")
 
@@ -72,6 +81,7 @@ async def serve(ca: trustme.CA) -> AsyncIterator[Serve]:
         app.router.add_get("/silent", _silent)
         app.router.add_get("/bye", _hangs_up)
         app.router.add_get("/page", _plain_page)
+        app.router.add_get("/deaf", _replies_then_never_closes)
         runner = web.AppRunner(app, shutdown_timeout=0.5)
         await runner.setup()
         runners.append(runner)
@@ -253,3 +263,16 @@ async def test_a_server_that_never_answers_the_handshake_is_down_with_a_timeout(
 
     assert outcome.error_kind is ErrorKind.TIMEOUT
     assert outcome.error == "no WebSocket handshake within 0.5s"
+
+
+async def test_a_reply_that_came_stands_when_only_the_closing_is_late(
+    serve: Serve, session: aiohttp.ClientSession
+) -> None:
+    port = await serve()
+    check = WebSocketCheck(
+        f"ws://127.0.0.1:{port}/deaf", message="ping", expect_reply="pong", timeout_seconds=0.5
+    )
+
+    outcome = await probe_websocket(check, session)
+
+    assert outcome.ok, outcome.error

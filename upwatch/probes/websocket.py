@@ -27,7 +27,7 @@ from upwatch.probes.assertions import PATTERN_SECONDS, Assertion, BadAssertion, 
 from upwatch.probes.connect import CheckClock, Phase, classify
 from upwatch.probes.http import HeaderText
 from upwatch.probes.kind import FormField, MonitorKind
-from upwatch.probes.outcome import ErrorKind, Outcome
+from upwatch.probes.outcome import ErrorKind, Outcome, Timings
 from upwatch.probes.probe import ProbeKit
 from upwatch.probes.spec import CheckSpec
 from upwatch.probes.tls import _expiry
@@ -128,6 +128,7 @@ async def probe_websocket(check: WebSocketCheck, session: aiohttp.ClientSession)
     opened = False
     reply: str | None = None
     closed_early: str | None = None
+    finished: Timings | None = None  # set once the reply (if any) is in; closing may follow
     try:
         async with asyncio.timeout(check.timeout_seconds):
             async with session.ws_connect(
@@ -153,24 +154,30 @@ async def probe_websocket(check: WebSocketCheck, session: aiohttp.ClientSession)
                     reply = _reply_text(answer)
                     if reply is None:
                         closed_early = _closed_words(answer, ws.close_code)
+                finished = clock.timings()
     except TimeoutError:
         timings = clock.timings()
-        if not opened:
+        if finished is not None:
+            pass  # only the closing handshake was late: what was found stands
+        elif not opened:
             kind, message, _ = _failure(TimeoutError(), check.timeout_seconds)
             return Outcome(
                 ok=False, response_time_ms=None, error_kind=kind, error=message, timings=timings
             )
-        return Outcome(
-            ok=False,
-            response_time_ms=None,
-            error_kind=ErrorKind.TIMEOUT,
-            error=f"no reply within {check.timeout_seconds:g}s",
-            timings=timings,
-            details=details,
-        )
+        else:
+            return Outcome(
+                ok=False,
+                response_time_ms=None,
+                error_kind=ErrorKind.TIMEOUT,
+                error=f"no reply within {check.timeout_seconds:g}s",
+                timings=timings,
+                details=details,
+            )
     except (aiohttp.ClientError, OSError, TargetRefused) as exc:
         timings = clock.timings()
-        if opened:
+        if finished is not None:
+            pass  # the closing handshake failed: what was found stands
+        elif opened:
             return Outcome(
                 ok=False,
                 response_time_ms=None,
@@ -179,17 +186,18 @@ async def probe_websocket(check: WebSocketCheck, session: aiohttp.ClientSession)
                 timings=timings,
                 details=details,
             )
-        kind, message, status = _failure(exc, check.timeout_seconds)
-        return Outcome(
-            ok=False,
-            response_time_ms=None,
-            status_code=status,
-            error_kind=kind,
-            error=message,
-            timings=timings,
-        )
+        else:
+            kind, message, status = _failure(exc, check.timeout_seconds)
+            return Outcome(
+                ok=False,
+                response_time_ms=None,
+                status_code=status,
+                error_kind=kind,
+                error=message,
+                timings=timings,
+            )
 
-    timings = clock.timings()
+    timings = finished or clock.timings()
     failure: tuple[ErrorKind, str] | None = None
     if closed_early is not None:
         failure = ErrorKind.UNEXPECTED_REPLY, closed_early
