@@ -3,6 +3,7 @@ plain and over TLS with certificates from the test CA."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 
@@ -173,3 +174,20 @@ async def test_a_server_without_the_health_service_is_down_saying_so() -> None:
 
     assert outcome.error_kind is ErrorKind.UNEXPECTED_REPLY
     assert "no gRPC health service" in (outcome.error or "")
+
+
+async def test_a_server_that_never_answers_is_down_with_a_timeout() -> None:
+    async def listen_only(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read()
+        writer.close()
+
+    server = await asyncio.start_server(listen_only, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        outcome = await probe_grpc(GrpcCheck("127.0.0.1", port, timeout_seconds=0.5), LENIENT)
+    finally:
+        server.close()
+        await server.wait_closed()
+
+    assert outcome.error_kind is ErrorKind.TIMEOUT
+    assert outcome.error == "no health answer within 0.5s"
