@@ -12,7 +12,7 @@ from tests.conftest import Cast, assert_problem
 from tests.factories import change_settings, create_monitor, create_provider
 from upwatch.kit.inputs import MAX_OBJECT_DEPTH, PATTERN_WORDS
 
-MONITOR_TYPES = "http, tcp, dns, tls, heartbeat"
+MONITOR_TYPES = "http, tcp, dns, tls, heartbeat, websocket, grpc"
 HOOK = {"url": "https://hooks.example.com/upwatch"}
 
 
