@@ -36,6 +36,12 @@ FAILURE_WORDS = {
     "dns_mismatch": "DNS answer differs from the expected value",
     "missed_heartbeat": "heartbeat missed",
     "degraded": "slower than expected",
+    "unexpected_reply": "unexpected reply",
+    "unhealthy": "the service reports itself unhealthy",
+    "login": "the server refused the login",
+    "domain_expiry": "domain registration expires soon",
+    "domain_not_found": "the registry does not know the domain",
+    "domain_lookup": "the registry did not answer",
 }
 
 

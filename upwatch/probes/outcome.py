@@ -35,6 +35,8 @@ class ErrorKind(StrEnum):
     UNEXPECTED_REPLY = "unexpected_reply"
     # The server refused the monitor's credentials.
     LOGIN = "login"
+    # The service reports itself unhealthy (gRPC health: NOT_SERVING, UNKNOWN).
+    UNHEALTHY = "unhealthy"
 
 
 @dataclass(frozen=True, slots=True)
