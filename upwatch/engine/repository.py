@@ -95,6 +95,7 @@ class LockedMonitor:
     degraded_threshold_ms: float | None
     quorum: int | None
     region_ids: list[str] | None
+    certificate_warning_days: list[int] | None
 
 
 _MONITORS: Table = Monitor.__table__  # type: ignore[assignment]

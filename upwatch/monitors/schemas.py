@@ -359,6 +359,11 @@ class CheckResultOut(RowOut):
     timings: CheckTimingsOut | None = Field(
         default=None, description="what the probe measured per phase; null when not measured"
     )
+    certificate_days: int | None = Field(
+        default=None,
+        description="whole days the target's certificate had left (negative once expired), "
+        "where the check saw one (https, TLS and the other types that read a certificate)",
+    )
 
     @classmethod
     def derived(cls, row: Any, context: Any) -> dict[str, Any]:

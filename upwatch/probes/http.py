@@ -19,7 +19,7 @@ import aiohttp
 from pydantic import Field
 
 from upwatch.kit.inputs import HEADER_NAME_PATTERN, HTTP_URL_PATTERN, SINGLE_LINE_PATTERN, Input
-from upwatch.kit.net import ConnectionPhases, TargetRefused
+from upwatch.kit.net import ConnectionPhases, PeerResponse, TargetRefused
 from upwatch.probes.assertions import Assertion, Operator, Response, Source, first_failure
 from upwatch.probes.connect import CheckClock, Phase, classify
 from upwatch.probes.judging import judged
@@ -27,6 +27,7 @@ from upwatch.probes.kind import FormField, MonitorKind
 from upwatch.probes.outcome import ErrorKind, Outcome, Timings
 from upwatch.probes.probe import ProbeKit
 from upwatch.probes.spec import CheckSpec
+from upwatch.probes.tls import certificate_expiry
 
 _CHUNK_BYTES = 64 * 1024
 _DEFAULT_EXPECTED = "200-399"
@@ -106,6 +107,21 @@ async def _read_body(response: aiohttp.ClientResponse, check: HttpCheck) -> _Bod
     return _Body(keyword_found=found, exceeded_cap=False, kept=bytes(kept))
 
 
+def _certificate(response: aiohttp.ClientResponse) -> tuple[int, str] | None:
+    """Days left and ``notAfter`` of the certificate the final response came over, when it
+    came over verified TLS.
+
+    A ``guarded_session`` keeps it on the response (``PeerResponse``); on another session
+    it is read from the connection, which is gone once aiohttp released it.
+    """
+    if isinstance(response, PeerResponse):
+        peercert = response.peercert
+    else:
+        transport = response.connection.transport if response.connection else None
+        peercert = transport.get_extra_info("peercert") if transport else None
+    return certificate_expiry(peercert) if peercert else None
+
+
 def _failure(error: BaseException, check: HttpCheck) -> tuple[ErrorKind, str]:
     """Map a request failure onto what failed; order matters (subclasses first).
 
@@ -177,9 +193,15 @@ async def probe_http(check: HttpCheck, session: aiohttp.ClientSession) -> Outcom
         ):
             clock.first_byte()
             status = response.status
+            certificate = _certificate(response)
             body = await _read_body(response, check)
             headers = {name.lower(): value for name, value in response.headers.items()}
-            details = {"redirects": len(response.history), "finalUrl": str(response.url)}
+            details: dict[str, object] = {
+                "redirects": len(response.history),
+                "finalUrl": str(response.url),
+            }
+            if certificate is not None:
+                details["daysToExpiry"], details["notAfter"] = certificate
     except (aiohttp.ClientError, OSError, TimeoutError, TargetRefused) as exc:
         kind, message = _failure(exc, check)
         elapsed = timings()
@@ -320,4 +342,5 @@ KIND = MonitorKind(
     config=HttpConfig,
     probe=HttpProbe(),
     form=(FormField("url", "URL", "url", hint="e.g. https://example.com/health"),),
+    speaks_tls=True,
 )
