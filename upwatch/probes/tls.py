@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import math
 import ssl
 import time
@@ -27,10 +28,16 @@ DEFAULT_PORT = 443
 def certificate_expiry(peercert: dict[str, object]) -> tuple[int, str]:
     """Whole days left (negative once expired) and ``notAfter`` as ISO 8601 UTC, from a
     verified peer's ``getpeercert()``."""
-    not_after = ssl.cert_time_to_seconds(str(peercert["notAfter"]))
-    days = math.floor((not_after - time.time()) / _SECONDS_PER_DAY)
-    iso = datetime.fromtimestamp(not_after, UTC).isoformat().replace("+00:00", "Z")
-    return days, iso
+    not_after, iso = _not_after(str(peercert["notAfter"]))
+    return math.floor((not_after - time.time()) / _SECONDS_PER_DAY), iso
+
+
+@functools.lru_cache(maxsize=4096)
+def _not_after(text: str) -> tuple[float, str]:
+    """Parsed once per certificate: an https check reads it on every response, and parsing
+    the date (``strptime``) is most of that cost."""
+    moment = ssl.cert_time_to_seconds(text)
+    return moment, datetime.fromtimestamp(moment, UTC).isoformat().replace("+00:00", "Z")
 
 
 async def probe_tls(
