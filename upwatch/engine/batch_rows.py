@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from upwatch.engine.broker import CheckReport
+from upwatch.engine.certificates import CertificateChange, days_left
 from upwatch.engine.repository import LockedMonitor
 from upwatch.engine.status import IncidentAction
 from upwatch.kit.histogram import DayTotals
@@ -25,6 +26,8 @@ class BatchRows:
     timings: list[dict[str, Any]] = field(default_factory=list)
     # Incident actions the status machine called for, carried out after the writes.
     actions: list[tuple[str, IncidentAction, Outcome, datetime]] = field(default_factory=list)
+    # Certificate warnings to open or resolve (monitor id, change, checked at), after them.
+    certificates: list[tuple[str, CertificateChange, datetime]] = field(default_factory=list)
     moved: dict[str, LockedMonitor] = field(default_factory=dict)
     days: dict[SpanKey, DayTotals] = field(default_factory=dict)
     hours: dict[SpanKey, dict[str, int]] = field(default_factory=dict)
@@ -142,4 +145,5 @@ def result_row(result_id: int, report: CheckReport, status: str) -> dict[str, An
         # Failures only, so a passing result stays as small as before.
         "evidence": None if outcome.ok or outcome.evidence is None else dict(outcome.evidence),
         "checked_at": report.checked_at,
+        "certificate_days": days_left(outcome.details),
     }

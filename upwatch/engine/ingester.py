@@ -25,6 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.engine.batch_rows import BatchRows, result_row
 from upwatch.engine.broker import Broker, CheckReport
+from upwatch.engine.certificates import STATE_KEY, CertificateChange, crossed, days_left
 from upwatch.engine.ports import MaintenanceCalendar, TransitionHandler
 from upwatch.engine.repository import IngestRepository, LockedMonitor
 from upwatch.engine.status import (
@@ -38,6 +39,7 @@ from upwatch.engine.status import (
     without_future,
 )
 from upwatch.kit.db import Database, after_commit, commit_and_notify
+from upwatch.kit.ids import new_id
 from upwatch.kit.logs import log_event
 from upwatch.kit.metrics import Metrics
 from upwatch.kit.outbox import backoff
@@ -45,6 +47,7 @@ from upwatch.kit.progress import progress, stop_if_cancelled
 from upwatch.kit.targets import target_of
 from upwatch.models import RECENT_TIMES, Monitor
 from upwatch.probes.outcome import Outcome
+from upwatch.probes.registry import KINDS
 
 log = logging.getLogger(__name__)
 
@@ -195,7 +198,10 @@ class Ingester:
                     report.region_id,
                 ),
             )
+        kept = (monitor.state or {}).get(STATE_KEY)
         monitor.state = encode_state(transition.state)
+        if kept is not None:
+            monitor.state[STATE_KEY] = kept  # the certificate warnings', beside the machine's
         monitor.status = transition.state.status.value
 
     async def _ingest(self, session: AsyncSession, reports: Sequence[CheckReport]) -> list[str]:
@@ -211,6 +217,7 @@ class Ingester:
         await _write(repository, rows)
         self._report_monitors(fresh)
         await self._carry_out(session, rows.actions)
+        await self._warn(session, rows.certificates)
         return [r.id for _m, r in fresh]
 
     async def _fresh(
@@ -264,6 +271,7 @@ class Ingester:
             rows.results.append(result_row(result_id, report, status))
             if not in_window:
                 self._move(session, monitor, report, all_regions, rows.actions)
+                _watch_certificate(monitor, report, rows)
             if monitor.last_checked_at is None or report.checked_at >= monitor.last_checked_at:
                 monitor.last_checked_at = report.checked_at
                 # The newest checks only: one that arrives late is older than the last kept.
@@ -287,6 +295,43 @@ class Ingester:
             row = await session.get(Monitor, monitor_id, populate_existing=True)
             if row is not None:
                 await self.automation.carry_out(session, row, action, outcome, checked_at)
+
+    async def _warn(
+        self,
+        session: AsyncSession,
+        changes: Sequence[tuple[str, CertificateChange, datetime]],
+    ) -> None:
+        if self.automation is None or not changes:
+            return
+        for monitor_id, change, checked_at in changes:
+            row = await session.get(Monitor, monitor_id, populate_existing=True)
+            if row is not None:
+                await self.automation.certificate_changed(session, row, change, checked_at)
+
+
+def _watch_certificate(monitor: LockedMonitor, report: CheckReport, rows: BatchRows) -> None:
+    """Open or resolve the monitor's certificate warnings for the days its check saw (types
+    that read a certificate only; a check that saw none changes nothing)."""
+    kind = KINDS.get(monitor.type)
+    details = report.outcome.details
+    days = days_left(details)
+    if kind is None or not kind.speaks_tls or days is None:
+        return
+    not_after = details.get("notAfter")
+    change, entry = crossed(
+        days,
+        not_after if isinstance(not_after, str) else None,
+        monitor.certificate_warning_days,
+        monitor.state,
+        new_id,
+    )
+    state = dict(monitor.state or {})
+    if state.get(STATE_KEY) != entry:
+        state[STATE_KEY] = entry
+        monitor.state = state
+        rows.moved[monitor.id] = monitor
+    if change:
+        rows.certificates.append((monitor.id, change, report.checked_at))
 
 
 async def _write(repository: IngestRepository, rows: BatchRows) -> None:

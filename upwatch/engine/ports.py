@@ -12,13 +12,15 @@ from typing import Protocol
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from upwatch.engine.certificates import CertificateChange
 from upwatch.engine.status import IncidentAction
 from upwatch.models import Monitor
 from upwatch.probes.outcome import Outcome
 
 
 class TransitionHandler(Protocol):
-    """Reacts to a status transition that calls for an incident action (open or resolve).
+    """Reacts to a status transition that calls for an incident action (open or resolve),
+    and to a certificate's days left crossing a monitor's warning days.
 
     Called inside the ingester's transaction, after the batch's results are inserted and only
     for results inserted by this batch, so whatever it writes commits with the state change or
@@ -33,6 +35,16 @@ class TransitionHandler(Protocol):
         outcome: Outcome,
         checked_at: datetime,
     ) -> object: ...
+
+    async def certificate_changed(
+        self,
+        session: AsyncSession,
+        monitor: Monitor,
+        change: CertificateChange,
+        checked_at: datetime,
+    ) -> None:
+        """Open the warning incidents ``change`` opens (with the ids it names) and resolve
+        the ones it resolves; in the ingester's transaction, like ``carry_out``."""
 
 
 class MaintenanceCalendar(Protocol):

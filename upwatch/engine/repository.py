@@ -98,6 +98,7 @@ class LockedMonitor:
     success_threshold: int
     alert_on_degraded: int | None
     baseline_factor: float | None
+    certificate_warning_days: list[int] | None
 
 
 _MONITORS: Table = Monitor.__table__  # type: ignore[assignment]

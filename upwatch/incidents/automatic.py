@@ -7,13 +7,15 @@ its alerts are committed together with the state change, or not at all."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import partial
+from urllib.parse import urlsplit
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from upwatch.engine.certificates import CertificateChange
 from upwatch.engine.status import IncidentAction
 from upwatch.incidents.repository import IncidentRepository
 from upwatch.incidents.rules import down_parent
@@ -24,7 +26,8 @@ from upwatch.models import Incident, IncidentUpdate, Monitor, Project
 from upwatch.notifications.delivery import AlertOutbox
 from upwatch.notifications.events import AlertEvent, EventKind, Failure, format_duration
 from upwatch.ports import Escalation, IncidentChange, IncidentFollowers
-from upwatch.probes.outcome import Outcome
+from upwatch.probes.outcome import ErrorKind, Outcome
+from upwatch.probes.tls import DEFAULT_WARNING_DAYS
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +50,8 @@ LOGGED = {
     "incident.resolved": "incident %s resolved: monitor %s (%s) is up again after %s",
     "incident.degraded": "incident %s opened: monitor %s (%s) is degraded: %s",
     "incident.escalated": "incident %s escalated: monitor %s (%s) is down: %s",
+    "incident.certificate_warning": "incident %s opened: monitor %s (%s): %s",
+    "incident.certificate_renewed": "incident %s resolved: monitor %s (%s): %s",
 }
 
 
@@ -109,6 +114,24 @@ def incident_link(public_url: str, incident_id: str) -> str:
     return f"{public_url}/app/incidents/{incident_id}"
 
 
+def certificate_severity(threshold: int, warning_days: Sequence[int] | None) -> str:
+    """The first warning is low, the last high, any between medium (14, 7, 1 by default);
+    a single warning day is medium."""
+    ordered = sorted(set(warning_days or DEFAULT_WARNING_DAYS), reverse=True)
+    if len(ordered) == 1 or threshold not in ordered:
+        return "medium"
+    if threshold == ordered[0]:
+        return "low"
+    return "high" if threshold == ordered[-1] else "medium"
+
+
+def certificate_title(monitor: Monitor, days: int) -> str:
+    """``Certificate of example.com expires in 6 days``."""
+    host = monitor.host or (urlsplit(monitor.url).hostname if monitor.url else None)
+    when = f"expires in {days} day{'' if days == 1 else 's'}" if days >= 0 else "has expired"
+    return f"Certificate of {host or monitor.name} {when}"[:200]
+
+
 @dataclass(eq=False)
 class IncidentAutomation:
     """The engine's ``TransitionHandler`` (``engine/ports.py``), implemented structurally: the
@@ -138,6 +161,88 @@ class IncidentAutomation:
         if action is IncidentAction.ESCALATE:
             return await self._escalate(session, monitor, outcome, checked_at)
         return None
+
+    async def certificate_changed(
+        self,
+        session: AsyncSession,
+        monitor: Monitor,
+        change: CertificateChange,
+        checked_at: datetime,
+    ) -> None:
+        """Open one warning incident per threshold crossed, resolve the renewed ones, and
+        alert every provider of the project (no escalation policy: a warning pages no one).
+
+        Not ``automatic``: that marks the incident of a monitor that is down, which the status
+        machine opens and resolves; status-page subscribers are not e-mailed either.
+        """
+        project = await session.get(Project, monitor.project_id)
+        if project is None:
+            return
+        repository = IncidentRepository(session)
+        expiry = f" ({change.not_after})" if change.not_after else ""
+        failure = Failure(
+            kind=ErrorKind.CERTIFICATE_EXPIRY.value,
+            message=f"{change.days} days left{expiry}",
+            status_code=None,
+        )
+        for threshold, incident_id in change.opened:
+            incident = await repository.add(
+                Incident(
+                    id=incident_id,
+                    project_id=monitor.project_id,
+                    monitor_id=monitor.id,
+                    title=certificate_title(monitor, change.days),
+                    description=f"Fewer than {threshold} days left: {failure.describe()}",
+                    status="investigating",
+                    severity=certificate_severity(threshold, monitor.certificate_warning_days),
+                    automatic=False,
+                    started_at=checked_at,
+                    resolved_at=None,
+                    opened_at=None,
+                )
+            )
+            said = f"Opened automatically: fewer than {threshold} days left ({change.days})."
+            await self._certificate_news(
+                session, EventKind.OPENED, said, (project, monitor, incident), failure, checked_at
+            )
+            _log_once_committed(
+                session, "incident.certificate_warning", incident, monitor, incident.title
+            )
+        for threshold, incident_id in change.resolved:
+            warned = await session.get(Incident, incident_id)
+            if warned is None or warned.status == "resolved":
+                continue  # resolved or deleted by a person meanwhile
+            warned.status = "resolved"
+            warned.resolved_at = checked_at
+            said = (
+                f"Resolved automatically: the certificate has {change.days} days left, "
+                f"no longer fewer than {threshold}."
+            )
+            await self._certificate_news(
+                session, EventKind.RESOLVED, said, (project, monitor, warned), None, checked_at
+            )
+            _log_once_committed(session, "incident.certificate_renewed", warned, monitor, said)
+
+    async def _certificate_news(
+        self,
+        session: AsyncSession,
+        kind: EventKind,
+        message: str,
+        subject: tuple[Project, Monitor, Incident],
+        failure: Failure | None,
+        checked_at: datetime,
+    ) -> None:
+        incident = subject[2]
+        await IncidentRepository(session).add_update(
+            IncidentUpdate(
+                incident_id=incident.id,
+                status=incident.status,
+                message=message,
+                automatic=True,
+                created_at=checked_at,
+            )
+        )
+        await self._alert(session, kind, subject, failure, checked_at, None)
 
     def _event(
         self,

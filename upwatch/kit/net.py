@@ -401,6 +401,23 @@ def _phase_trace_config() -> aiohttp.TraceConfig:
     return config
 
 
+class PeerResponse(aiohttp.ClientResponse):
+    """A response that keeps the certificate of the connection it came over.
+
+    aiohttp hands a connection back to its pool (or closes it) as soon as a response's body
+    is in, often before the caller sees the headers; ``start`` runs while it is still held.
+    """
+
+    peercert: dict[str, object] | None = None
+
+    async def start(self, connection: aiohttp.connector.Connection) -> aiohttp.ClientResponse:
+        transport = connection.transport
+        if transport is not None:
+            # Empty for an unverified TLS connection, None for plain TCP.
+            self.peercert = transport.get_extra_info("peercert") or None
+        return await super().start(connection)
+
+
 def guarded_session(
     guard: NetworkGuard, *, limit: int = 1000, user_agent: str = USER_AGENT
 ) -> aiohttp.ClientSession:
@@ -421,6 +438,7 @@ def guarded_session(
         connector=connector,
         cookie_jar=aiohttp.DummyCookieJar(),
         trace_configs=[_phase_trace_config()],
+        response_class=PeerResponse,
         headers={"User-Agent": user_agent},
         trust_env=False,
     )

@@ -367,6 +367,11 @@ class CheckResultOut(RowOut):
         description="What a failed check saw, bounded and redacted (docs/failure-evidence.md); "
         "null when it passed",
     )
+    certificate_days: int | None = Field(
+        default=None,
+        description="whole days the target's certificate had left (negative once expired), "
+        "where the check saw one (https, TLS and the other types that read a certificate)",
+    )
 
     @classmethod
     def derived(cls, row: Any, context: Any) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from upwatch.probes.kind import FormField, MonitorKind
 from upwatch.probes.outcome import ErrorKind, Outcome
 from upwatch.probes.probe import ProbeKit
 from upwatch.probes.spec import CheckSpec
-from upwatch.probes.tls import _expiry
+from upwatch.probes.tls import certificate_expiry
 
 if TYPE_CHECKING:
     import grpc.aio
@@ -122,7 +122,7 @@ async def probe_grpc(check: GrpcCheck, guard: NetworkGuard) -> Outcome:
                 peercert = await _certificate(
                     address, check.port, server_name, check.ca_file, clock
                 )
-                days, not_after = _expiry(peercert)
+                days, not_after = certificate_expiry(peercert)
                 details.update(daysToExpiry=days, notAfter=not_after)
     except CONNECT_ERRORS as exc:
         return failed(

@@ -20,7 +20,7 @@ from pydantic import Field
 from yarl import URL
 
 from upwatch.kit.inputs import HEADER_NAME_PATTERN, HTTP_URL_PATTERN, SINGLE_LINE_PATTERN, Input
-from upwatch.kit.net import ConnectionPhases, TargetRefused, resolved_addresses
+from upwatch.kit.net import ConnectionPhases, PeerResponse, TargetRefused, resolved_addresses
 from upwatch.probes import evidence
 from upwatch.probes.assertions import Assertion, Operator, Response, Source, first_failure
 from upwatch.probes.connect import CheckClock, Phase, classify
@@ -29,6 +29,7 @@ from upwatch.probes.kind import FormField, MonitorKind
 from upwatch.probes.outcome import ErrorKind, Outcome, Timings
 from upwatch.probes.probe import ProbeKit
 from upwatch.probes.spec import CheckSpec
+from upwatch.probes.tls import certificate_expiry
 
 _CHUNK_BYTES = 64 * 1024
 _DEFAULT_EXPECTED = "200-399"
@@ -113,6 +114,21 @@ async def _read_body(response: aiohttp.ClientResponse, check: HttpCheck) -> _Bod
     return _Body(keyword_found=found, exceeded_cap=False, kept=bytes(kept), head=head)
 
 
+def _certificate(response: aiohttp.ClientResponse) -> tuple[int, str] | None:
+    """Days left and ``notAfter`` of the certificate the final response came over, when it
+    came over verified TLS.
+
+    A ``guarded_session`` keeps it on the response (``PeerResponse``); on another session
+    it is read from the connection, which is gone once aiohttp released it.
+    """
+    if isinstance(response, PeerResponse):
+        peercert = response.peercert
+    else:
+        transport = response.connection.transport if response.connection else None
+        peercert = transport.get_extra_info("peercert") if transport else None
+    return certificate_expiry(peercert) if peercert else None
+
+
 def _failure(error: BaseException, check: HttpCheck) -> tuple[ErrorKind, str]:
     """Map a request failure onto what failed; order matters (subclasses first).
 
@@ -178,6 +194,8 @@ def _seen(
     if isinstance(peer, tuple) and peer and str(peer[0]) not in addresses:
         addresses = [*addresses, str(peer[0])]
     peercert = transport.get_extra_info("peercert") if transport is not None else None
+    if isinstance(response, PeerResponse) and response.peercert:
+        peercert = response.peercert  # kept by the response: the connection may be gone
     try:
         password = URL(check.url).password
     except (ValueError, TypeError):
@@ -242,9 +260,15 @@ async def probe_http(check: HttpCheck, session: aiohttp.ClientSession) -> Outcom
             # body, and with it the peer's address and certificate.
             answered = response
             transport = response.connection.transport if response.connection else None
+            certificate = _certificate(response)
             body = await _read_body(response, check)
             headers = {name.lower(): value for name, value in response.headers.items()}
-            details = {"redirects": len(response.history), "finalUrl": str(response.url)}
+            details: dict[str, object] = {
+                "redirects": len(response.history),
+                "finalUrl": str(response.url),
+            }
+            if certificate is not None:
+                details["daysToExpiry"], details["notAfter"] = certificate
     except (aiohttp.ClientError, OSError, TimeoutError, TargetRefused) as exc:
         kind, message = _failure(exc, check)
         elapsed = timings()
@@ -401,4 +425,5 @@ KIND = MonitorKind(
     config=HttpConfig,
     probe=HttpProbe(),
     form=(FormField("url", "URL", "url", hint="e.g. https://example.com/health"),),
+    speaks_tls=True,
 )

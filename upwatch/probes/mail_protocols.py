@@ -24,7 +24,7 @@ from upwatch.probes.kind import FormField, secret
 from upwatch.probes.outcome import ErrorKind, Outcome
 from upwatch.probes.probe import ProbeKit
 from upwatch.probes.spec import CheckSpec
-from upwatch.probes.tls import _expiry
+from upwatch.probes.tls import certificate_expiry
 
 TlsMode = Literal["starttls", "implicit", "none"]
 
@@ -144,7 +144,9 @@ class Conversation:
         peercert = self.stream.writer.get_extra_info("peercert")
         ssl_object = self.stream.writer.get_extra_info("ssl_object")
         if peercert:
-            self.certificate["daysToExpiry"], self.certificate["notAfter"] = _expiry(peercert)
+            self.certificate["daysToExpiry"], self.certificate["notAfter"] = certificate_expiry(
+                peercert
+            )
         if isinstance(ssl_object, ssl.SSLObject):
             self.certificate["tlsVersion"] = ssl_object.version()
 

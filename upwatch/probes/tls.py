@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import math
 import ssl
 import time
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from upwatch.kit.inputs import Input
@@ -19,15 +21,24 @@ from upwatch.probes.probe import ProbeKit
 from upwatch.probes.spec import CheckSpec
 
 _SECONDS_PER_DAY = 86_400
+# Days before expiry that warn, unless a monitor sets its own (`certificateWarningDays`).
+DEFAULT_WARNING_DAYS = (14, 7, 1)
 DEFAULT_PORT = 443
 
 
-def _expiry(peercert: dict[str, object]) -> tuple[int, str]:
-    """Whole days left (negative once expired) and ``notAfter`` as ISO 8601 UTC."""
-    not_after = ssl.cert_time_to_seconds(str(peercert["notAfter"]))
-    days = math.floor((not_after - time.time()) / _SECONDS_PER_DAY)
-    iso = datetime.fromtimestamp(not_after, UTC).isoformat().replace("+00:00", "Z")
-    return days, iso
+def certificate_expiry(peercert: dict[str, object]) -> tuple[int, str]:
+    """Whole days left (negative once expired) and ``notAfter`` as ISO 8601 UTC, from a
+    verified peer's ``getpeercert()``."""
+    not_after, iso = _not_after(str(peercert["notAfter"]))
+    return math.floor((not_after - time.time()) / _SECONDS_PER_DAY), iso
+
+
+@functools.lru_cache(maxsize=4096)
+def _not_after(text: str) -> tuple[float, str]:
+    """Parsed once per certificate: an https check reads it on every response, and parsing
+    the date (``strptime``) is most of that cost."""
+    moment = ssl.cert_time_to_seconds(text)
+    return moment, datetime.fromtimestamp(moment, UTC).isoformat().replace("+00:00", "Z")
 
 
 async def probe_tls(
@@ -63,7 +74,7 @@ async def probe_tls(
         if stream is not None:
             await stream.close()
 
-    days, not_after = _expiry(peercert)
+    days, not_after = certificate_expiry(peercert)
     details: dict[str, object] = {
         "daysToExpiry": days,
         "notAfter": not_after,
@@ -88,8 +99,18 @@ class TlsProbe:
     async def check(self, spec: CheckSpec, kit: ProbeKit, now: datetime) -> Outcome:
         assert spec.host is not None
         return await probe_tls(
-            spec.host, spec.port or DEFAULT_PORT, spec.timeout_seconds, kit.guard
+            spec.host,
+            spec.port or DEFAULT_PORT,
+            spec.timeout_seconds,
+            kit.guard,
+            warn_days=down_below(spec.certificate_warning_days),
         )
+
+
+def down_below(warning_days: Sequence[int]) -> int:
+    """Days left under which a TLS monitor is down: the largest of its warning days (14 by
+    default, as before they could be set), so it turns down with the first warning."""
+    return max(warning_days or DEFAULT_WARNING_DAYS)
 
 
 class TlsConfig(Input):
@@ -104,4 +125,5 @@ KIND = MonitorKind(
     config=TlsConfig,
     probe=TlsProbe(),
     form=(FormField("host", "Host"), FormField("port", "Port", "number", hint="Default: 443")),
+    speaks_tls=True,
 )

@@ -30,7 +30,7 @@ from upwatch.probes.kind import FormField, MonitorKind
 from upwatch.probes.outcome import ErrorKind, Outcome, Timings
 from upwatch.probes.probe import ProbeKit
 from upwatch.probes.spec import CheckSpec
-from upwatch.probes.tls import _expiry
+from upwatch.probes.tls import certificate_expiry
 
 # A reply longer than this fails the check rather than filling a worker's memory.
 MAX_REPLY_BYTES: Final = 1_048_576
@@ -145,7 +145,7 @@ async def probe_websocket(check: WebSocketCheck, session: aiohttp.ClientSession)
                     # Read while the connection is held: it is released when the socket closes.
                     peercert = ws.get_extra_info("peercert")
                     if peercert:
-                        days, not_after = _expiry(peercert)
+                        days, not_after = certificate_expiry(peercert)
                         details.update(daysToExpiry=days, notAfter=not_after)
                 if check.message is not None:
                     await ws.send_str(check.message)
