@@ -89,32 +89,42 @@ class _CommonFields(Input):
 # ---- the types' own fields, from their declarations (probes/registry.py) -------------------
 
 
-# A field types declare differently (``url``: http(s) for one, ws(s) for another): one line of
-# text here; each type's own model checks it (``MonitorService``) and its create body says it.
-_LOOSE = FieldInfo(
-    annotation=Annotated[str, Field(min_length=1, max_length=2048, pattern=SINGLE_LINE_PATTERN)],
-    default=None,
-    description="What it holds depends on `type`",
-)
-
-
-def _same(one: FieldInfo, other: FieldInfo) -> bool:
-    """Declared alike (the same JSON schema), whether or not either takes ``None``."""
-    return bool(
-        TypeAdapter(_bounded(one)).json_schema() == TypeAdapter(_bounded(other)).json_schema()
+# A field types declare differently (``url``: http(s) for one, ws(s) for another; ``tls``: a
+# mode for mail, on or off for gRPC) takes any of its declarations here; each type's own model
+# checks it (``MonitorService``) and its create body says exactly which.
+def _either(declared: list[FieldInfo]) -> FieldInfo:
+    kinds: list[Any] = []
+    for info in declared:
+        if not any(_same_annotation(info, other) for other in declared[: declared.index(info)]):
+            kinds.append(_bounded(info))
+    either: Any = Union[tuple(kinds)]  # noqa: UP007
+    return FieldInfo(
+        annotation=either,
+        default=None,
+        description="What it holds depends on `type`: see the type's create body",
     )
+
+
+def _schema(info: FieldInfo) -> Any:
+    return TypeAdapter(_bounded(info)).json_schema()
+
+
+def _same_annotation(one: FieldInfo, other: FieldInfo) -> bool:
+    """Declared alike (the same JSON schema), whether or not either takes ``None``."""
+    return bool(_schema(one) == _schema(other))
 
 
 def _declared_fields() -> dict[str, FieldInfo]:
     """Each type's config fields once; a field several types share (``host``) is the first
     declaration's when they all declare it alike."""
-    found: dict[str, FieldInfo] = {}
+    declared: dict[str, list[FieldInfo]] = {}
     for kind in KINDS.values():
         for name, info in kind.config.model_fields.items():
-            if name in found and not _same(found[name], info):
-                found[name] = _LOOSE
-            found.setdefault(name, info)
-    return found
+            declared.setdefault(name, []).append(info)
+    return {
+        name: infos[0] if all(_same_annotation(infos[0], i) for i in infos) else _either(infos)
+        for name, infos in declared.items()
+    }
 
 
 def _bounded(info: FieldInfo) -> Any:
