@@ -27,6 +27,10 @@ class ErrorKind(StrEnum):
     REFUSED_TARGET = "refused_target"
     DNS_MISMATCH = "dns_mismatch"
     MISSED_HEARTBEAT = "missed_heartbeat"
+    PACKET_LOSS = "packet_loss"
+    ICMP_UNAVAILABLE = "icmp_unavailable"
+    PORT_UNREACHABLE = "port_unreachable"
+    UNEXPECTED_REPLY = "unexpected_reply"
 
 
 @dataclass(frozen=True, slots=True)
