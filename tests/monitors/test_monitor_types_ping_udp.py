@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from typing import Any
 
 import httpx
 
 from tests.app_settings import overriding, plans
 from tests.conftest import Cast
+from tests.console.forms import signed_in, submit
 from tests.factories import create_monitor
 from tests.probes.test_probes_ping_udp import SILENT, Echo
 
@@ -79,3 +81,31 @@ async def test_a_udp_monitor_with_a_pattern_that_does_not_compile_is_refused(
     )
     assert response.status_code == 422, response.text
     assert "expectReply" in response.text
+
+
+async def test_the_consoles_new_monitor_form_makes_a_ping_and_a_udp_monitor(
+    client: httpx.AsyncClient, cast: Cast
+) -> None:
+    csrf = await signed_in(client, cast.alice.email)
+    boxes = {
+        "ping": {"host": "127.0.0.1", "packetCount": "4", "maxLossPercent": "25"},
+        "udp": {"host": "127.0.0.1", "port": "53", "payload": "hi", "expectReply": "^HI"},
+    }
+    for kind, fields in boxes.items():
+        made = await submit(
+            client,
+            "/app/monitors/new",
+            csrf,
+            projectId=cast.project_id,
+            type=kind,
+            name=f"A {kind}",
+            intervalSeconds="300",
+            **fields,
+        )
+        assert made.status_code == 303, made.text
+        found = re.search(r"/app/monitors/([0-9a-f]{32})$", made.headers["location"])
+        assert found
+        stored = await client.get(f"/monitors/{found.group(1)}", headers=cast.alice.headers)
+        assert stored.json()["type"] == kind
+        for name, value in fields.items():
+            assert str(stored.json()[name]) in (value, f"{value}.0"), name
