@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import asyncio
 from datetime import datetime
-from typing import Annotated, Self
+from typing import Annotated
 
 import regex
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator
 
 from upwatch.kit.inputs import Input
 from upwatch.kit.net import NetworkGuard
@@ -157,17 +157,18 @@ class UdpConfig(Input):
     payload: Annotated[str, Field(max_length=1024)] | None = None
     expectReply: Annotated[str, Field(min_length=1, max_length=500)] | None = None
 
-    @model_validator(mode="after")
-    def _a_pattern_that_compiles(self) -> Self:
-        if self.expectReply is None:
-            return self
-        if cost_of(self.expectReply) > MOST_COST:
-            raise ValueError("expectReply: the pattern is too costly to compile")
+    @field_validator("expectReply")
+    @classmethod
+    def _a_pattern_that_compiles(cls, pattern: str | None) -> str | None:
+        if pattern is None:
+            return None
+        if cost_of(pattern) > MOST_COST:
+            raise ValueError("the pattern is too costly to compile")
         try:
-            regex.compile(self.expectReply, cache_pattern=False)
+            regex.compile(pattern, cache_pattern=False)  # checked, not kept
         except regex.error as exc:
-            raise ValueError(f"expectReply: not a pattern: {exc}") from None
-        return self
+            raise ValueError(f"not a pattern: {exc}") from None
+        return pattern
 
 
 KIND = MonitorKind(
