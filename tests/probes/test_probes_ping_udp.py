@@ -114,6 +114,24 @@ async def test_a_reply_that_does_not_match_is_down_as_unexpected(echo_port: int)
     assert outcome.details["reply"] == "PING"
 
 
+async def test_a_server_that_never_replies_is_down_with_a_timeout_when_a_reply_is_expected() -> (
+    None
+):
+    loop = asyncio.get_running_loop()
+    transport, _ = await loop.create_datagram_endpoint(
+        asyncio.DatagramProtocol, local_addr=("127.0.0.1", 0)
+    )
+    port = int(transport.get_extra_info("sockname")[1])
+    try:
+        outcome = await probe_udp("127.0.0.1", port, "ping", "PING", 0.5, ALLOWED)
+    finally:
+        transport.close()
+
+    assert not outcome.ok
+    assert outcome.error_kind is ErrorKind.TIMEOUT
+    assert outcome.error == "no reply within 0.5s"
+
+
 async def test_without_a_pattern_a_listening_port_is_up(echo_port: int) -> None:
     outcome = await probe_udp("127.0.0.1", echo_port, "hello", None, 5, ALLOWED)
 

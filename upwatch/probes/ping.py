@@ -57,8 +57,10 @@ async def probe_ping(
     if privileged is None:
         return _unavailable(clock, "ICMP needs root or net.ipv4.ping_group_range")
     address = addresses[0]
-    # Each packet waits for its reply at most what is left of the check's time, shared out.
-    per_packet = max(0.1, (timeout_seconds - clock.elapsed_ms() / 1000) / packet_count)
+    # Each packet waits for its reply at most its share of what is left of the check's time,
+    # the pauses between packets taken out first.
+    left = timeout_seconds - clock.elapsed_ms() / 1000 - _INTERVAL_SECONDS * (packet_count - 1)
+    per_packet = max(0.1, left / packet_count)
     try:
         result = await async_ping(
             address,
