@@ -29,12 +29,15 @@ CREATE = TypeAdapter(MonitorCreate)
 
 
 def test_the_types_are_listed_in_their_rank_order_everywhere() -> None:
+    # The names exactly as the issue and the docs write them, in rank order.
     names = [
         "http",
         "tcp",
         "dns",
         "tls",
         "heartbeat",
+        "ping",
+        "udp",
         "smtp",
         "imap",
         "pop3",
@@ -44,6 +47,7 @@ def test_the_types_are_listed_in_their_rank_order_everywhere() -> None:
     ]
 
     assert list(KINDS) == names
+    assert [kind.rank for kind in KINDS.values()] == sorted(kind.rank for kind in KINDS.values())
     assert list(get_args(MonitorOut.model_fields["type"].annotation)) == names
     assert [model.__name__ for model in MONITOR_CREATES] == [
         f"{name.capitalize()}MonitorCreate" for name in names

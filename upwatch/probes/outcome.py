@@ -37,6 +37,11 @@ class ErrorKind(StrEnum):
     LOGIN = "login"
     # The service reports itself unhealthy (gRPC health: NOT_SERVING, UNKNOWN).
     UNHEALTHY = "unhealthy"
+    # Ping: too many echo requests went unanswered; ICMP sockets not permitted here.
+    PACKET_LOSS = "packet_loss"
+    ICMP_UNAVAILABLE = "icmp_unavailable"
+    # UDP: the host said no one listens on the port.
+    PORT_UNREACHABLE = "port_unreachable"
 
 
 @dataclass(frozen=True, slots=True)
