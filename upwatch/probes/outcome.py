@@ -27,6 +27,9 @@ class ErrorKind(StrEnum):
     REFUSED_TARGET = "refused_target"
     DNS_MISMATCH = "dns_mismatch"
     MISSED_HEARTBEAT = "missed_heartbeat"
+    AUTH = "auth"  # the server refused the credentials
+    DATABASE = "database"  # a database server answered with an error (unknown database, ...)
+    PROTOCOL = "protocol"  # the server did not speak the expected protocol
 
 
 @dataclass(frozen=True, slots=True)
