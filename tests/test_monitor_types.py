@@ -29,7 +29,7 @@ CREATE = TypeAdapter(MonitorCreate)
 
 
 def test_the_types_are_listed_in_their_rank_order_everywhere() -> None:
-    names = ["http", "tcp", "dns", "tls", "heartbeat"]
+    names = ["http", "tcp", "dns", "tls", "heartbeat", "postgres", "mysql", "redis"]
 
     assert list(KINDS) == names
     assert list(get_args(MonitorOut.model_fields["type"].annotation)) == names

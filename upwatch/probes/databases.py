@@ -102,7 +102,9 @@ async def reach(
 
 def unreached(error: OSError | TargetRefused, clock: CheckClock, timeout_seconds: float) -> Outcome:
     """A target not reached, or a connection that broke on the way."""
-    connecting = clock.phase in (Phase.DNS, Phase.CONNECT)
+    # A connection that broke once taken (a reset, an early close) is a server not speaking
+    # the protocol, even while the driver is still logging in.
+    connecting = clock.phase is Phase.DNS or getattr(error, "errno", None) in _UNREACHED
     if connecting or isinstance(error, (TargetRefused, TimeoutError, ssl.SSLError)):
         return failed(error, clock, "answer", timeout_seconds)
     return refused(ErrorKind.PROTOCOL, f"the connection broke: {error}", clock)
