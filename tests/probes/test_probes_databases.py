@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import socket
 import subprocess
 from asyncio.subprocess import Process
 from collections.abc import AsyncIterator, Iterator
@@ -16,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.database_servers import REDIS_PASSWORD, free_port, listening, own_redis
 from upwatch.kit.net import NetworkGuard
 from upwatch.probes.databases import Target
 from upwatch.probes.mysql import probe_mysql
@@ -24,18 +24,7 @@ from upwatch.probes.postgres import probe_postgres
 from upwatch.probes.redis import probe_redis
 
 GUARD = NetworkGuard(allow_private=True)
-PASSWORD = "s3cret-pw"
-
-
-def listening(port: int) -> bool:
-    with socket.socket() as sock:
-        return sock.connect_ex(("127.0.0.1", port)) == 0
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+PASSWORD = REDIS_PASSWORD
 
 
 needs_postgres = pytest.mark.skipif(not listening(5432), reason="no PostgreSQL on 127.0.0.1:5432")
@@ -78,24 +67,8 @@ def mysql_user() -> Iterator[str]:
 
 @pytest.fixture
 async def redis_with_password(tmp_path: Path) -> AsyncIterator[tuple[int, Process]]:
-    """A Redis of the test's own (stopping it leaves the shared one alone), password-protected."""
-    port = free_port()
-    server = await asyncio.create_subprocess_exec(
-        *("redis-server", "--port", str(port), "--bind", "127.0.0.1"),
-        *("--requirepass", PASSWORD, "--save", "", "--appendonly", "no", "--dir", str(tmp_path)),
-        stdout=asyncio.subprocess.PIPE,
-    )
-    assert server.stdout is not None
-    try:
-        async with asyncio.timeout(10):
-            # It says so once it listens.
-            while b"Ready to accept connections" not in await server.stdout.readline():
-                pass
-        yield port, server
-    finally:
-        if server.returncode is None:
-            server.terminate()
-        await server.wait()
+    async with own_redis(tmp_path) as server:
+        yield server
 
 
 @needs_postgres
