@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from tests.app_settings import overriding, plans
+from tests.client.test_apply_live import Project
 from tests.conftest import Cast, assert_problem
 from tests.database_servers import REDIS_PASSWORD, listening, own_redis
 from tests.factories import post_in_project
@@ -118,3 +119,29 @@ async def test_a_url_of_another_scheme_is_refused_for_a_database_type(
     client: httpx.AsyncClient, cast: Cast
 ) -> None:
     assert_problem(await _create(client, cast, "redis", "mysql://u:p@db.example.com/"), 422)
+
+
+def test_upwatch_apply_makes_a_redis_monitor_from_a_url_in_the_environment(
+    tmp_path: Path,
+) -> None:
+    project = Project(tmp_path)
+    url = f"redis://:{REDIS_PASSWORD}@127.0.0.1:6379/0"
+    document = {
+        "version": 1,
+        "monitors": [
+            {
+                "key": "cache",
+                "name": "Cache",
+                "type": "redis",
+                "url": {"env": "CACHE_URL"},
+                "intervalSeconds": 600,
+            }
+        ],
+    }
+    try:
+        project.apply(document, CACHE_URL=url)
+        assert project.state()["monitors"]["cache"]["url"] == "redis://:****@127.0.0.1:6379/0"
+        assert "Nothing to do." in project.apply(document, CACHE_URL=url)
+    finally:
+        project.api.close()
+        project.server.stop()
