@@ -13,6 +13,7 @@ import pytest
 from tests.app_settings import overriding, plans
 from tests.client.test_apply_live import Project
 from tests.conftest import Cast, assert_problem
+from tests.console.forms import signed_in, submit
 from tests.database_servers import REDIS_PASSWORD, listening, own_redis
 from tests.factories import post_in_project
 
@@ -145,3 +146,30 @@ def test_upwatch_apply_makes_a_redis_monitor_from_a_url_in_the_environment(
     finally:
         project.api.close()
         project.server.stop()
+
+
+async def test_the_console_form_makes_a_mysql_monitor_whose_password_stays_masked(
+    client: httpx.AsyncClient, cast: Cast
+) -> None:
+    csrf = await signed_in(client, cast.alice.email)
+    made = await submit(
+        client,
+        "/app/monitors/new",
+        csrf,
+        projectId=cast.project_id,
+        type="mysql",
+        name="Orders DB",
+        url="mysql://monitor:db-s3cret@127.0.0.1:3306/orders?ssl=true",
+        intervalSeconds="300",
+    )
+    assert made.status_code == 303, made.text
+    monitor_id = made.headers["location"].rsplit("/", 1)[1]
+    stored = (await client.get(f"/monitors/{monitor_id}", headers=cast.alice.headers)).json()
+    assert (stored["type"], stored["url"]) == (
+        "mysql",
+        "mysql://monitor:****@127.0.0.1:3306/orders?ssl=true",
+    )
+    page = await client.get(f"/app/monitors/{monitor_id}/edit")
+    assert page.status_code == 200
+    assert "mysql://monitor:****@127.0.0.1" in page.text
+    assert "db-s3cret" not in page.text
