@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+import trustme
 
 from tests.database_servers import REDIS_PASSWORD, free_port, listening, own_redis
 from upwatch.kit.net import NetworkGuard
@@ -227,3 +228,37 @@ def test_a_password_is_scrubbed_from_text_in_plain_and_url_quoted_forms() -> Non
 
     assert target.password == "p@ss/w"
     assert target.scrub("dsn u:p%40ss%2Fw@db and p@ss/w") == "dsn u:****@db and ****"
+
+
+@needs_redis_server
+async def test_a_rediss_url_speaks_tls_checked_against_the_host_name(
+    tmp_path: Path, ca: trustme.CA, ca_file: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    certificate = ca.issue_cert("localhost")
+    certificate.private_key_pem.write_to_path(str(tmp_path / "key.pem"))
+    certificate.cert_chain_pems[0].write_to_path(str(tmp_path / "cert.pem"))
+    # Python's default context reads the trust store from here: the test's own CA.
+    monkeypatch.setenv("SSL_CERT_FILE", ca_file)
+    port = free_port()
+    server = await asyncio.create_subprocess_exec(
+        *("redis-server", "--port", "0", "--tls-port", str(port), "--bind", "127.0.0.1"),
+        *("--tls-cert-file", str(tmp_path / "cert.pem")),
+        *("--tls-key-file", str(tmp_path / "key.pem"), "--tls-auth-clients", "no"),
+        *("--tls-ca-cert-file", ca_file, "--save", "", "--dir", str(tmp_path)),
+        stdout=asyncio.subprocess.PIPE,
+    )
+    assert server.stdout is not None
+    try:
+        async with asyncio.timeout(10):
+            while b"Ready to accept connections" not in (line := await server.stdout.readline()):
+                if not line:
+                    pytest.skip("this redis-server has no TLS")
+        named = await probe_redis(f"rediss://localhost:{port}", 5, GUARD)
+        by_address = await probe_redis(f"rediss://127.0.0.1:{port}", 5, GUARD)
+    finally:
+        if server.returncode is None:
+            server.terminate()
+        await server.wait()
+
+    assert named.ok, named.error
+    assert by_address.error_kind is ErrorKind.TLS
