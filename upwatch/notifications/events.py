@@ -35,6 +35,9 @@ FAILURE_WORDS = {
     "refused_target": "target refused by policy",
     "dns_mismatch": "DNS answer differs from the expected value",
     "missed_heartbeat": "heartbeat missed",
+    "auth": "login refused",
+    "database": "the database server answered with an error",
+    "protocol": "the server did not answer as expected",
 }
 
 
