@@ -43,6 +43,9 @@ def test_the_types_are_listed_in_their_rank_order_everywhere() -> None:
         "pop3",
         "websocket",
         "grpc",
+        "postgres",
+        "mysql",
+        "redis",
         "domain",
     ]
 

@@ -78,6 +78,20 @@ KeyList = Annotated[list[DeclaredKey], Field(max_length=1000)]
 Secret = Union[str, EnvRef]  # noqa: UP007 - pydantic reads the annotation at run time
 
 
+def _secret_fields(model: type[BaseModel]) -> dict[str, Any]:
+    """A monitor type's secret fields (a database URL among them), given as ``{env: NAME}``."""
+    kind = next(k for k in MONITOR_KINDS.values() if model.__name__ == f"{k.title}MonitorCreate")
+    names = (*kind.secrets, *(("url",) if kind.url_password_secret else ()))
+    changed: dict[str, Any] = {}
+    for name in names:
+        required = model.model_fields[name].is_required()
+        changed[name] = (
+            Secret if required else Secret | None,
+            Field(default=... if required else None, description="A secret: {env: NAME}"),
+        )
+    return changed
+
+
 def _monitor_entries() -> Any:
     members = []
     for model in MONITOR_CREATES:
@@ -92,14 +106,6 @@ def _monitor_entries() -> Any:
             KeyList | None,
             Field(default=None, description="Keys of monitors of this file"),
         )
-        # The type's secret fields (a mail server's password) are given by reference too.
-        kind = next(
-            k for k in MONITOR_KINDS.values() if model.__name__ == f"{k.title}MonitorCreate"
-        )
-        secrets = {
-            name: (Secret | None, Field(default=None, description="A secret: {env: NAME}"))
-            for name in kind.secrets
-        }
         members.append(
             _entry(
                 model,
@@ -107,7 +113,7 @@ def _monitor_entries() -> Any:
                 {"projectId", "escalationPolicyId", "regionIds"},
                 headers=headers,
                 dependsOn=depends,
-                **secrets,
+                **_secret_fields(model),
             )
         )
     return Annotated[Union[tuple(members)], TagInWords("type")]  # noqa: UP007
@@ -304,9 +310,8 @@ def _secret_place(kind: str, entry: Mapping[str, Any], path: str) -> bool:
     """Whether the service keeps ``path`` of the entry secret (where a reference may go)."""
     if kind == "monitors" and path.startswith("headers."):
         return path[8:].lower() in secret_names(entry.get("secretHeaders") or [])
-    if kind == "monitors":
-        monitor_kind = MONITOR_KINDS.get(str(entry.get("type")))
-        return monitor_kind is not None and path in monitor_kind.secrets
+    if kind == "monitors" and (monitor := MONITOR_KINDS.get(str(entry.get("type")))):
+        return path in monitor.secrets or (path == "url" and monitor.url_password_secret)
     return kind == "providers" and is_secret_path(str(entry["type"]), path)
 
 

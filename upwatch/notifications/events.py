@@ -45,6 +45,9 @@ FAILURE_WORDS = {
     "domain_expiry": "domain registration expires soon",
     "domain_not_found": "the registry does not know the domain",
     "domain_lookup": "the registry did not answer",
+    "auth": "login refused",
+    "database": "the database server answered with an error",
+    "protocol": "the server did not answer as expected",
 }
 
 

@@ -42,6 +42,9 @@ class ErrorKind(StrEnum):
     ICMP_UNAVAILABLE = "icmp_unavailable"
     # UDP: the host said no one listens on the port.
     PORT_UNREACHABLE = "port_unreachable"
+    AUTH = "auth"  # the server refused the credentials
+    DATABASE = "database"  # a database server answered with an error (unknown database, ...)
+    PROTOCOL = "protocol"  # the server did not speak the expected protocol
 
 
 @dataclass(frozen=True, slots=True)
