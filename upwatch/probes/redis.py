@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import model_validator
-from redis import exceptions as redis_errors
-from redis.asyncio.connection import Connection, SSLConnection
-from redis.asyncio.retry import Retry
-from redis.backoff import NoBackoff
 
 from upwatch.kit.inputs import Input
 from upwatch.kit.net import NetworkGuard, TargetRefused
@@ -26,15 +23,27 @@ DEFAULT_PORT = 6379
 SCHEMES = ("redis", "rediss")
 
 
-class _NamedSSLConnection(SSLConnection):
-    """TLS to an address, its certificate checked against the host's name."""
+if TYPE_CHECKING:
+    from redis.asyncio.connection import Connection
 
-    def __init__(self, server_name: str, **given: Any) -> None:
-        super().__init__(**given)
-        self._server_name = server_name
 
-    def _connection_arguments(self) -> Mapping[str, Any]:
-        return {**super()._connection_arguments(), "server_hostname": self._server_name}
+@functools.cache
+def _named_ssl_connection() -> Any:
+    """The driver is imported on the first check, not with the registry: a service that
+    watches no Redis never loads it (about 6 MB in every process)."""
+    from redis.asyncio.connection import SSLConnection
+
+    class NamedSSLConnection(SSLConnection):
+        """TLS to an address, its certificate checked against the host's name."""
+
+        def __init__(self, server_name: str, **given: Any) -> None:
+            super().__init__(**given)
+            self._server_name = server_name
+
+        def _connection_arguments(self) -> Mapping[str, Any]:
+            return {**super()._connection_arguments(), "server_hostname": self._server_name}
+
+    return NamedSSLConnection
 
 
 def _version(info: object) -> str | None:
@@ -47,6 +56,11 @@ def _version(info: object) -> str | None:
 
 async def probe_redis(url: str, timeout_seconds: float, guard: NetworkGuard) -> Outcome:
     """Connect to the vetted address of the URL's host and send ``PING``."""
+    from redis import exceptions as redis_errors
+    from redis.asyncio.connection import Connection
+    from redis.asyncio.retry import Retry
+    from redis.backoff import NoBackoff
+
     target = Target.parse(url, DEFAULT_PORT)
     clock = CheckClock()
     connection: Connection | None = None
@@ -62,12 +76,12 @@ async def probe_redis(url: str, timeout_seconds: float, guard: NetworkGuard) -> 
             "retry": Retry(NoBackoff(), 0),
         }
         made = (
-            _NamedSSLConnection(target.host, **given)
+            _named_ssl_connection()(target.host, **given)
             if target.scheme == "rediss"
             else Connection(**given)
         )
         try:
-            await made.connect()  # type: ignore[no-untyped-call]
+            await made.connect()
         except redis_errors.ConnectionError as exc:
             cause = exc.__cause__ or exc.__context__
             if isinstance(cause, OSError):
