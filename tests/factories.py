@@ -13,6 +13,7 @@ from upwatch.engine.broker import CheckReport
 from upwatch.probes.outcome import ErrorKind, Outcome
 
 if TYPE_CHECKING:  # conftest imports this module for its Target fixture
+    from collections.abc import Mapping
     from datetime import datetime
 
     from tests.conftest import Account
@@ -71,12 +72,17 @@ FAST_PLANS = "[plans.free]\ncheckFrequencyMinutes = 0\nmonitorCount = 3\n"
 
 
 async def ingest(
-    engine: Engine, monitor_id: str, at: datetime, ok: bool, response_ms: float = 12.0
+    engine: Engine,
+    monitor_id: str,
+    at: datetime,
+    ok: bool,
+    response_ms: float = 12.0,
+    details: Mapping[str, object] | None = None,
 ) -> None:
     """Store one check of the monitor at ``at``, as if its worker had run it: with a manual
     clock no scheduled check comes due, so these are all the monitor's results."""
     outcome = (
-        Outcome(ok=True, response_time_ms=response_ms, status_code=200)
+        Outcome(ok=True, response_time_ms=response_ms, status_code=200, details=details or {})
         if ok
         else Outcome(ok=False, response_time_ms=None, error_kind=ErrorKind.TIMEOUT, error="late")
     )

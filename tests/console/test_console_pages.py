@@ -207,6 +207,8 @@ async def test_a_monitor_page_charts_its_response_times_and_the_list_draws_spark
     odd = await client.get(f"/app/monitors/{monitor['id']}?range=forever")
     assert 'aria-current="true">24h<' in odd.text
 
+    assert "<dt>Certificate</dt>" not in day.text  # no check read one
+
     rows = await client.get("/app/monitors/rows")
     points = re.search(r'<polyline points="([^"]+)"', rows.text)
     assert points
@@ -359,3 +361,37 @@ async def test_every_console_answer_fragments_included_carries_the_consoles_stri
         answer = await client.get(path)
         assert answer.headers["content-security-policy"] == POLICY, path
         assert "unsafe-inline" not in answer.headers["content-security-policy"]
+
+
+async def test_a_monitor_page_names_the_days_its_certificate_has_left_from_the_newest_reading(
+    app: FastAPI,
+    client: httpx.AsyncClient,
+    cast: Cast,
+    clock: ManualClock,
+    target: Target,
+    as_alice: InProject,
+) -> None:
+    monitor = await as_alice.monitor(name="Shop", url=target.url, intervalSeconds=300)
+    now = clock.now()
+    await ingest(app.state.engine, monitor["id"], now - timedelta(minutes=2), True, details={})
+    await ingest(
+        app.state.engine,
+        monitor["id"],
+        now - timedelta(minutes=1),
+        True,
+        details={"daysToExpiry": 9},
+    )
+    await ingest(app.state.engine, monitor["id"], now, False)
+    await signed_in(client, cast.alice.email)
+
+    page = await client.get(f"/app/monitors/{monitor['id']}")
+    assert "<dt>Certificate</dt><dd>expires in 9 days</dd>" in page.text
+    await ingest(
+        app.state.engine,
+        monitor["id"],
+        now + timedelta(seconds=1),
+        True,
+        details={"daysToExpiry": -1},
+    )
+    state = await client.get(f"/app/monitors/{monitor['id']}/state")
+    assert "expired 1 day ago" in state.text

@@ -113,6 +113,10 @@ async def _monitor_state(page: Page, monitor_id: str) -> dict[str, Any]:
         "checks": checks,
         "timings": timings,
         "uptime": uptime.get(monitor.id),
+        # From the newest recent check that read a certificate: a failed handshake reads none.
+        "certificate_days": next(
+            (c.certificate_days for c in checks if c.certificate_days is not None), None
+        ),
     }
 
 
