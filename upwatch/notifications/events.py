@@ -152,17 +152,22 @@ class AlertEvent:
         """One line, for subjects, notification previews and SMS."""
         name = self.monitor_name or self.incident_title or "Upwatch"
         if self.kind is EventKind.OPENED:
-            degraded = self.failure is not None and self.failure.kind == "degraded"
-            return f"{'DEGRADED' if degraded else 'DOWN'}: {name}"
+            return f"{self._state_word}: {name}"
         if self.kind is EventKind.REMINDER:
             down = self.down_seconds
             length = f" for {format_duration(down)}" if down is not None else ""
-            return f"STILL DOWN: {name}{length}, not acknowledged"
+            return f"STILL {self._state_word}: {name}{length}, not acknowledged"
         if self.kind is EventKind.RESOLVED:
             duration = self.duration_seconds
             after = f" after {format_duration(duration)}" if duration is not None else ""
             return f"UP: {name} is back{after}"
         return f"Test alert from Upwatch ({self.project_name})"
+
+    @property
+    def _state_word(self) -> str:
+        """A slow monitor is degraded, not down: its alerts must not say otherwise."""
+        degraded = self.failure is not None and self.failure.kind == "degraded"
+        return "DEGRADED" if degraded else "DOWN"
 
     def lines(self) -> list[str]:
         """The body as plain-text lines: what failed, since when, how long, where to look."""
@@ -179,7 +184,7 @@ class AlertEvent:
             if seen is not None:
                 out.append(f"Evidence: {seen}")
         if self.since is not None:
-            out.append(f"Down since: {_iso(self.since)}")
+            out.append(f"{self._state_word.capitalize()} since: {_iso(self.since)}")
         if self.resolved_at is not None:
             out.append(f"Recovered at: {_iso(self.resolved_at)}")
         duration = self.duration_seconds
@@ -214,7 +219,7 @@ class AlertEvent:
         ]
         if self.kind in (EventKind.OPENED, EventKind.REMINDER) and self.incident_id is not None:
             pairs.append(("Severity", self.severity))
-        pairs.append(("Down since", _iso(self.since)))
+        pairs.append((f"{self._state_word.capitalize()} since", _iso(self.since)))
         pairs.append(("Recovered at", _iso(self.resolved_at)))
         duration = self.duration_seconds
         pairs.append(("Outage length", None if duration is None else format_duration(duration)))
