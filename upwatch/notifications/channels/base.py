@@ -8,7 +8,8 @@ list of channels (API enums and unions, plans, personal settings, console forms)
 from the registry.
 
 A failed delivery raises ``TransportError``, which says whether retrying can help: a timeout or
-a 503 can pass, a revoked webhook or an invalid routing key cannot. Error messages are stored
+a 503 can pass, a revoked webhook or an invalid routing key cannot; and, when a 429 or 503
+said so (``Retry-After``), how long the service asked to be left alone. Error messages are stored
 and shown to users, so they are short and never carry a credential (bot tokens, auth tokens,
 routing keys, signing secrets, or the path of a chat webhook URL, which is the credential).
 """
