@@ -27,6 +27,7 @@ class Receiver:
     def __init__(self, port: int = 0) -> None:
         self.port = port
         self.status = 200
+        self.headers: dict[str, str] = {}  # sent with every answer, e.g. Retry-After
         self.received: list[Received] = []
         self._runner: web.AppRunner | None = None
 
@@ -34,7 +35,7 @@ class Receiver:
         self.received.append(
             Received(request.method, request.path, dict(request.headers), await request.read())
         )
-        return web.Response(status=self.status, text="ok")
+        return web.Response(status=self.status, text="ok", headers=self.headers)
 
     async def start(self) -> Receiver:
         app = web.Application()

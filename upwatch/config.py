@@ -220,12 +220,15 @@ class Settings(BaseSettings):
     api_metering: bool = True
     usage_flush_seconds: float = 5.0
     mail_poll_seconds: float = 5.0
-    # 30 attempts with back-off capped at an hour span about a day of SMTP outage.
+    # 30 attempts with back-off capped at an hour span 12 to 24 hours of SMTP outage (the
+    # jitter draws each wait from the upper half of its step), about 18 hours on average.
     mail_max_attempts: int = 30
     max_body_bytes: int = 1_048_576
 
-    # Alert delivery: back-off doubles from the first delay up to the cap; after the last
-    # attempt an alert fails for good. The defaults span about an hour of receiver outage.
+    # Alert delivery: back-off doubles from the first delay up to the cap, each wait drawn from
+    # the upper half of its step, and a receiver's Retry-After (429, 503) is waited out up to
+    # the cap; after the last attempt an alert fails for good. The defaults span 25 to 50
+    # minutes of receiver outage.
     alert_retry_seconds: float = Field(default=5.0, gt=0)
     alert_retry_max_seconds: float = Field(default=600.0, gt=0)
     alert_max_attempts: int = Field(default=12, ge=1)
@@ -240,8 +243,9 @@ class Settings(BaseSettings):
     pagerduty_events_url: str = "https://events.pagerduty.com"
     twilio_api_url: str = "https://api.twilio.com"
 
-    # Background roles: restart back-off after a failure (doubling up to the cap), and how long
-    # a role with work may make no progress before /readyz reports it (at least 3 periods).
+    # Background roles: restart back-off after a failure (doubling up to the cap, jittered), and
+    # how long a role with work may make no progress before /readyz reports it (at least 3
+    # periods).
     role_restart_seconds: float = Field(default=1.0, gt=0)
     role_restart_max_seconds: float = Field(default=30.0, gt=0)
     ready_stall_seconds: float = Field(default=60.0, gt=0)

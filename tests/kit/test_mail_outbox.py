@@ -46,10 +46,10 @@ class TestWhenSmtpIsDown:
         [message] = await _outbox(runtime)
         assert message.status == "pending"
         assert message.last_error
-        assert message.next_attempt_at >= clock.now() + retry_delay(1)
+        assert message.next_attempt_at >= clock.now() + retry_delay(1, draw=lambda: 0.0)
 
         late_smtp.start()
-        clock.advance(retry_delay(1) + timedelta(seconds=1))
+        clock.advance(retry_delay(1, draw=lambda: 1.0) + timedelta(seconds=1))
         runtime.mailer.wake()
         await late_smtp.mailbox.wait_for("alice@example.com")
 
@@ -143,7 +143,10 @@ async def test_two_senders_never_deliver_the_same_message_twice(
 
 
 def test_back_off_doubles_and_is_capped_at_an_hour() -> None:
-    delays = [retry_delay(n).total_seconds() for n in range(1, 10)]
+    # The longest draw: the jitter only ever shortens a wait, down to half its step.
+    delays = [retry_delay(n, draw=lambda: 1.0).total_seconds() for n in range(1, 10)]
     assert delays[:4] == [30, 60, 120, 240]
     assert max(delays) == 3600
     assert delays == sorted(delays)
+    shortest = [retry_delay(n, draw=lambda: 0.0).total_seconds() for n in range(1, 10)]
+    assert shortest == [delay / 2 for delay in delays]

@@ -4,14 +4,18 @@ one alert, recovery resolves it; delivery survives a receiver outage and a resta
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import hashlib
 import hmac
 from collections.abc import AsyncIterator
+from datetime import timedelta
 from typing import Any
 
 import httpx
 import pytest
+from sqlalchemy import select
+from standardwebhooks import Webhook
 
 from tests.app_settings import QUICK_ALERTS, overriding
 from tests.conftest import (
@@ -28,9 +32,12 @@ from tests.receivers import Received, Receiver
 from upwatch.app import create_app
 from upwatch.config import Settings
 from upwatch.kit.clock import Clock
+from upwatch.models import Alert, AlertAttempt
+from upwatch.runtime import Runtime
 
 SECRET_A = "first-signing-secret-0001"
 SECRET_B = "second-signing-secret-002"
+STANDARD_SECRET = "whsec_" + base64.b64encode(b"a key of 32 bytes for the tests.").decode()
 
 
 @pytest.fixture
@@ -218,6 +225,93 @@ async def test_the_test_button_is_rate_limited_per_account(
         assert (await client.post(url, headers=cast.alice.headers)).status_code == 200
     limited = assert_problem(await client.post(url, headers=cast.alice.headers), 429)
     assert limited["status"] == 429
+
+
+# ---- retries: one message id, Retry-After honoured ----
+
+
+async def _failing_monitor(
+    client: httpx.AsyncClient, headers: dict[str, str], project_id: str, target: Target
+) -> str:
+    """A monitor that is down now; the id of the incident it opened."""
+    monitor = await client.post(
+        "/monitors",
+        headers=headers,
+        json={"projectId": project_id, "name": "API", "type": "http", "url": target.url},
+    )
+    assert monitor.status_code == 201, monitor.text
+    target.status = 500
+    assert await _check(client, headers, monitor.json()["id"]) == "down"
+    incidents = (await client.get("/incidents", headers=headers)).json()
+    return str(incidents[0]["id"])
+
+
+async def test_every_retry_of_an_alert_carries_its_webhook_id_and_verifies(
+    client: httpx.AsyncClient, cast: Cast, receiver: Receiver, target: Target
+) -> None:
+    headers = cast.alice.headers
+    config = {"url": receiver.url("/s"), "secret": STANDARD_SECRET}
+    await _add_provider(client, headers, cast.project_id, type="webhook", name="S", config=config)
+    receiver.status = 503
+    await _failing_monitor(client, headers, cast.project_id, target)
+
+    await eventually(lambda: len(receiver.to("/s")) >= 2)
+    receiver.status = 200
+
+    async def delivered() -> bool:
+        alerts = await client.get("/incidents", headers=headers)
+        incident_id = alerts.json()[0]["id"]
+        history = await client.get(f"/incidents/{incident_id}/alerts", headers=headers)
+        return [a["status"] for a in history.json()] == ["sent"]
+
+    await eventually(delivered)
+    attempts = receiver.to("/s")
+    assert len(attempts) >= 3
+    assert len({r.headers["webhook-id"] for r in attempts}) == 1
+    assert attempts[0].headers["webhook-id"] == attempts[0].headers["X-Upwatch-Delivery"]
+    for received in attempts:
+        Webhook(STANDARD_SECRET).verify(received.body, received.headers)
+
+
+class TestRetryAfter:
+    # A long cap, so that the receiver's wish is what sets the wait.
+    settings_overrides = overriding(
+        QUICK_ALERTS, allow_private_targets=True, alert_retry_max_seconds=600.0
+    )
+
+    @pytest.mark.parametrize(
+        ("status", "retry_after", "wait"), [(429, "120", 120), (503, "86400", 600)]
+    )
+    async def test_a_receiver_that_asks_for_a_pause_is_retried_no_sooner_and_at_most_at_the_cap(
+        self,
+        client: httpx.AsyncClient,
+        cast: Cast,
+        receiver: Receiver,
+        target: Target,
+        runtime: Runtime,
+        status: int,
+        retry_after: str,
+        wait: int,
+    ) -> None:
+        headers = cast.alice.headers
+        config = {"url": receiver.url("/busy")}
+        await _add_provider(
+            client, headers, cast.project_id, type="webhook", name="B", config=config
+        )
+        receiver.status, receiver.headers = status, {"Retry-After": retry_after}
+        incident_id = await _failing_monitor(client, headers, cast.project_id, target)
+
+        async def attempted() -> bool:
+            history = await client.get(f"/incidents/{incident_id}/alerts", headers=headers)
+            return any(a["attempts"] for a in history.json())
+
+        await eventually(attempted)
+        async with runtime.db.sessionmaker() as session:
+            alert = (await session.scalars(select(Alert))).one()
+            attempt = (await session.scalars(select(AlertAttempt))).one()
+        assert (alert.status, attempt.outcome) == ("pending", "retry")
+        assert alert.next_attempt_at - attempt.attempted_at == timedelta(seconds=wait)
+        assert len(receiver.to("/busy")) == 1
 
 
 # ---- receiver down, service restarted: each alert delivered exactly once ----

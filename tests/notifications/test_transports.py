@@ -12,7 +12,7 @@ import base64
 import hashlib
 import hmac
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -22,9 +22,11 @@ from urllib.parse import parse_qsl
 import pytest
 from aiohttp import web
 from multidict import CIMultiDictProxy
+from standardwebhooks import Webhook, WebhookVerificationError
 
 from tests.conftest import SmtpServer, free_port, make_settings
 from upwatch.config import Settings
+from upwatch.kit.clock import ManualClock
 from upwatch.kit.net import NetworkGuard, guarded_session
 from upwatch.mail.sender import SmtpTransport
 from upwatch.notifications.channels import (
@@ -380,6 +382,8 @@ async def test_user_headers_cannot_override_the_signature_or_the_framing(
         **configs(receiver)["webhook"],
         "headers": {
             "x-upwatch-signature": "sha256=forged",
+            "Webhook-Signature": "v1,Zm9yZ2Vk",
+            "webhook-id": "someone-else",
             "X-UPWATCH-EVENT": "incident.resolved",
             "X-Upwatch-Delivery": "someone-else",
             "content-type": "text/plain",
@@ -397,10 +401,133 @@ async def test_user_headers_cannot_override_the_signature_or_the_framing(
     ]
     assert request.headers.getall("X-Upwatch-Event") == ["incident.opened"]
     assert request.headers.getall("X-Upwatch-Delivery") == ["alrt_4f1c9a2e7b"]
+    assert request.headers.getall("webhook-id") == ["alrt_4f1c9a2e7b"]
+    assert len(request.headers.getall("webhook-signature")) == 1
+    Webhook(WEBHOOK_SECRET.encode()).verify(request.body, dict(request.headers))
     assert request.headers.getall("Content-Type") == ["application/json"]
     assert request.headers["Host"] == receiver.url.removeprefix("http://")
     assert request.headers["X-Team"] == "payments"
     assert request.json()["event"] == "incident.opened"
+
+
+# --- Standard Webhooks: verified by the specification's reference code ---------------------
+
+# A secret in the specification's form: "whsec_" and 32 random bytes in base64.
+STANDARD_SECRET = "whsec_" + base64.b64encode(bytes(range(7, 39))).decode()
+
+
+def at(clock: ManualClock, kit: DeliveryKit) -> DeliveryKit:
+    return replace(kit, clock=clock)
+
+
+async def test_a_signed_webhook_verifies_with_the_standard_webhooks_reference_code(
+    kit: DeliveryKit, receiver: Receiver
+) -> None:
+    config = {"url": f"{receiver.url}/hooks/upwatch", "secret": STANDARD_SECRET}
+    clock = ManualClock(datetime.now(UTC))
+    event = opened_event()
+
+    await deliver("webhook", config, event, at(clock, kit))
+
+    request = receiver.only()
+    headers = dict(request.headers)
+    assert Webhook(STANDARD_SECRET).verify(request.body, headers) == event.payload()
+    # The alert's delivery id: the same on every attempt, so a receiver can drop a repeat.
+    assert request.headers["webhook-id"] == "alrt_4f1c9a2e7b"
+    assert request.headers["webhook-timestamp"] == str(int(clock.now().timestamp()))
+    assert request.headers["webhook-signature"].startswith("v1,")
+
+
+async def test_a_plain_secret_signs_with_its_own_bytes_and_keeps_the_older_header(
+    kit: DeliveryKit, receiver: Receiver
+) -> None:
+    await deliver("webhook", configs(receiver)["webhook"], opened_event(), kit)
+
+    request = receiver.only()
+    # Standard Webhooks libraries take a key that is not in whsec_ form as raw bytes.
+    Webhook(WEBHOOK_SECRET.encode()).verify(request.body, dict(request.headers))
+    assert request.headers["X-Upwatch-Signature"] == signature(WEBHOOK_SECRET, request.body)
+
+
+async def test_a_tampered_body_fails_verification(kit: DeliveryKit, receiver: Receiver) -> None:
+    config = {"url": f"{receiver.url}/hooks/upwatch", "secret": STANDARD_SECRET}
+    await deliver("webhook", config, opened_event(), kit)
+
+    request = receiver.only()
+    tampered = request.body.replace(b'"incident.opened"', b'"incident.resolved"')
+    assert tampered != request.body
+    with pytest.raises(WebhookVerificationError, match="No matching signature"):
+        Webhook(STANDARD_SECRET).verify(tampered, dict(request.headers))
+
+
+async def test_a_delivery_replayed_later_than_the_tolerance_is_refused(
+    kit: DeliveryKit, receiver: Receiver
+) -> None:
+    # Captured ten minutes ago (the reference code accepts five), and replayed now.
+    captured_at = ManualClock(datetime.now(UTC) - timedelta(minutes=10))
+    config = {"url": f"{receiver.url}/hooks/upwatch", "secret": STANDARD_SECRET}
+    await deliver("webhook", config, opened_event(), at(captured_at, kit))
+    replayed = receiver.only()
+    verifier = Webhook(STANDARD_SECRET)
+
+    with pytest.raises(WebhookVerificationError, match="too old"):
+        verifier.verify(replayed.body, dict(replayed.headers))
+    # Nor can the replayer refresh the timestamp: it is part of what is signed.
+    restamped = {**replayed.headers, "webhook-timestamp": str(int(datetime.now(UTC).timestamp()))}
+    with pytest.raises(WebhookVerificationError, match="No matching signature"):
+        verifier.verify(replayed.body, restamped)
+
+
+def documented_check() -> Callable[..., bool]:
+    """The standard-library check that docs/api.md gives receivers, run as written."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "api.md").read_text()
+    after = text.split("With the standard library only:", 1)[1]
+    code = after.split("```python\n", 1)[1].split("```", 1)[0]
+    namespace: dict[str, Any] = {}
+    exec(compile(code, "docs/api.md", "exec"), namespace)  # noqa: S102 (our own docs)
+    check: Callable[..., bool] = namespace["verified"]
+    return check
+
+
+@pytest.mark.parametrize("secret", [STANDARD_SECRET, WEBHOOK_SECRET])
+async def test_the_documented_standard_library_check_accepts_a_delivery_and_refuses_a_replay(
+    kit: DeliveryKit, receiver: Receiver, secret: str
+) -> None:
+    verified = documented_check()
+    config = {"url": f"{receiver.url}/hooks/upwatch", "secret": secret}
+    await deliver("webhook", config, opened_event(), kit)
+    captured_at = ManualClock(datetime.now(UTC) - timedelta(minutes=10))
+    await deliver("webhook", config, opened_event(), at(captured_at, kit))
+
+    fresh, replayed = receiver.requests
+    assert verified(secret, dict(fresh.headers), fresh.body)
+    assert not verified(secret, dict(fresh.headers), fresh.body + b" ")
+    assert not verified(
+        "whsec_" + base64.b64encode(b"x" * 32).decode(), dict(fresh.headers), fresh.body
+    )
+    assert not verified(secret, dict(replayed.headers), replayed.body)
+
+
+async def test_every_attempt_at_one_alert_keeps_its_id_and_signs_its_own_time(
+    kit: DeliveryKit, receiver: Receiver
+) -> None:
+    clock = ManualClock(datetime.now(UTC) - timedelta(seconds=90))
+    config = {"url": f"{receiver.url}/hooks/upwatch", "secret": STANDARD_SECRET}
+    event = opened_event()
+    receiver.answer(503, "busy")
+    await failure_of("webhook", config, event, at(clock, kit))
+    clock.advance(timedelta(seconds=60))
+    receiver.answer(200, "ok")
+
+    await deliver("webhook", config, event, at(clock, kit))
+
+    first, second = receiver.requests
+    assert first.headers["webhook-id"] == second.headers["webhook-id"] == event.delivery_id
+    stamps = [int(r.headers["webhook-timestamp"]) for r in (first, second)]
+    assert stamps[1] - stamps[0] == 60
+    for request in (first, second):
+        Webhook(STANDARD_SECRET).verify(request.body, dict(request.headers))
+    assert first.headers["webhook-signature"] != second.headers["webhook-signature"]
 
 
 async def test_a_discord_message_is_one_red_embed_that_mentions_nobody(
@@ -617,6 +744,47 @@ async def test_a_webhook_answer_decides_whether_a_retry_can_help(
 
     assert error.retryable is retryable
     assert error.message == f"webhook: HTTP {status}: receiver says no"
+
+
+@pytest.mark.parametrize("channel", ["webhook", "slack", "telegram", "sms"])
+@pytest.mark.parametrize("status", [429, 503])
+async def test_a_retry_after_in_seconds_is_passed_on_by_every_http_channel(
+    kit: DeliveryKit, receiver: Receiver, channel: str, status: int
+) -> None:
+    receiver.answer(status, "slow down", headers={"Retry-After": "120"})
+
+    error = await failure_of(channel, configs(receiver)[channel], opened_event(), kit)
+
+    assert error.retryable
+    assert error.retry_after == 120
+
+
+async def test_a_retry_after_date_is_read_against_the_delivery_clock(
+    kit: DeliveryKit, receiver: Receiver
+) -> None:
+    clock = ManualClock(datetime(2026, 11, 27, 4, 0, tzinfo=UTC))
+    receiver.answer(503, "maintenance", headers={"Retry-After": "Fri, 27 Nov 2026 04:07:30 GMT"})
+
+    config = configs(receiver)["webhook"]
+
+    error = await failure_of("webhook", config, opened_event(), at(clock, kit))
+
+    assert error.retry_after == 450
+
+
+@pytest.mark.parametrize(
+    ("status", "retry_after"), [(500, "30"), (502, "30"), (429, "soon"), (503, None)]
+)
+async def test_no_wait_is_taken_from_other_answers_or_an_unreadable_header(
+    kit: DeliveryKit, receiver: Receiver, status: int, retry_after: str | None
+) -> None:
+    headers = {"Retry-After": retry_after} if retry_after is not None else {}
+    receiver.answer(status, "no", headers=headers)
+
+    error = await failure_of("webhook", configs(receiver)["webhook"], opened_event(), kit)
+
+    assert error.retryable
+    assert error.retry_after is None
 
 
 async def test_a_redirect_is_not_followed_and_not_retried(

@@ -136,7 +136,7 @@ class TestWhenTheEmailCannotBeDelivered:
         assert notice["lastNotificationAttempt"] == "2026-11-30T12:00:00Z"
 
         late_smtp.start()
-        clock.advance(retry_delay(1) + timedelta(seconds=1))
+        clock.advance(retry_delay(1, draw=lambda: 1.0) + timedelta(seconds=1))
         runtime.mailer.wake()
         await late_smtp.mailbox.wait_for(dave.email)
 

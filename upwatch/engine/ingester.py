@@ -38,11 +38,11 @@ from upwatch.engine.status import (
     settings_of,
     without_future,
 )
+from upwatch.kit.backoff import backoff
 from upwatch.kit.db import Database, after_commit, commit_and_notify
 from upwatch.kit.ids import new_id
 from upwatch.kit.logs import log_event
 from upwatch.kit.metrics import Metrics
-from upwatch.kit.outbox import backoff
 from upwatch.kit.progress import progress, stop_if_cancelled
 from upwatch.kit.targets import target_of
 from upwatch.models import RECENT_TIMES, Monitor

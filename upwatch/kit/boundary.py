@@ -4,8 +4,10 @@ that concurrent writes kept from running."""
 from __future__ import annotations
 
 import asyncio
+import math
 from urllib.parse import parse_qsl, unquote_to_bytes
 
+from upwatch.kit.backoff import jittered_seconds
 from upwatch.kit.error_handlers import RETRYABLE, problem_response
 from upwatch.kit.errors import BadRequest, PayloadTooLarge, ProblemError, ValidationFailed
 from upwatch.kit.metrics import ASGIApp, Message, Receive, Scope, Send
@@ -65,8 +67,8 @@ class RequestGuard:
         for attempt in range(self.retries + 1):
             if not await self._attempt(scope, body, receive, send, attempt < self.retries):
                 return
-            # Jittered by the other requests' timing already; doubling spreads retries out.
-            await asyncio.sleep(self.retry_seconds * 2**attempt)
+            # Requests that collided retry at jittered times, so they do not collide again.
+            await asyncio.sleep(jittered_seconds(attempt + 1, self.retry_seconds, math.inf))
 
     async def _attempt(
         self, scope: Scope, body: bytes, receive: Receive, send: Send, may_retry: bool

@@ -16,6 +16,8 @@ import socket
 import time
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from types import SimpleNamespace
 from typing import Final
 
@@ -442,3 +444,21 @@ def guarded_session(
         headers={"User-Agent": user_agent},
         trust_env=False,
     )
+
+
+def retry_after_seconds(value: str | None, now: datetime) -> float | None:
+    """The wait a ``Retry-After`` header asks for (RFC 9110 §10.2.3): delay seconds or an
+    HTTP-date, read against ``now``; ``None`` when absent or not understood. A date already
+    past asks for no wait."""
+    if value is None:
+        return None
+    value = value.strip()
+    if value.isascii() and value.isdigit():
+        return float(int(value))
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)  # RFC 9110 dates are GMT; "-0000" reads as naive
+    return max(0.0, (when - now).total_seconds())

@@ -1,4 +1,5 @@
-"""What every outbox sender shares: back-off, and a loop that drains due rows when woken."""
+"""What every outbox sender shares: a loop that drains due rows when woken (back-off is
+``kit/backoff.py``)."""
 
 from __future__ import annotations
 
@@ -6,17 +7,10 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
-from datetime import timedelta
 
 from upwatch.kit.progress import progress, stop_if_cancelled
 
 log = logging.getLogger(__name__)
-
-
-def backoff(attempts: int, first_seconds: float, cap_seconds: float) -> timedelta:
-    """Exponential back-off after the ``attempts``-th failure: first, 2x first, ... capped."""
-    seconds = first_seconds * 2 ** max(0, attempts - 1)
-    return timedelta(seconds=min(seconds, cap_seconds))
 
 
 class Wakeable:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
-from redis.backoff import ExponentialBackoff
+from redis.backoff import EqualJitterBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -22,6 +22,7 @@ def connect(url: str) -> Redis:
         # own wait (BLOCK), and redis-py extends the socket timeout by it.
         socket_timeout=10,
         health_check_interval=15,
-        retry=Retry(ExponentialBackoff(cap=1.0, base=0.05), _RETRIES),
+        # Jittered like every back-off here (kit/backoff.py), so clients do not reconnect in step.
+        retry=Retry(EqualJitterBackoff(cap=1.0, base=0.05), _RETRIES),
         retry_on_error=[RedisConnectionError, RedisTimeoutError],
     )

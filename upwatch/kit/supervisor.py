@@ -19,6 +19,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
+from upwatch.kit.backoff import jittered_seconds
 from upwatch.kit.errors import DatabaseUnavailable
 from upwatch.kit.metrics import Metrics
 from upwatch.kit.progress import current_role, progress, stop_if_cancelled
@@ -125,7 +126,7 @@ class Supervisor:
             role.restarts += 1
             role.last_error = error
             self.metrics.role_restarts.labels(role.name).inc()
-            delay = min(self.first_backoff * 2 ** (role.failures - 1), self.max_backoff)
+            delay = jittered_seconds(role.failures, self.first_backoff, self.max_backoff)
             await asyncio.sleep(delay)
 
     def watch(self, behind: Callable[[], list[str]]) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import random
 import re
 import textwrap
 from datetime import datetime, timedelta
@@ -15,11 +16,12 @@ import aiosmtplib
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.config import Settings
+from upwatch.kit.backoff import Draw, backoff
 from upwatch.kit.clock import Clock
 from upwatch.kit.db import Database, after_commit
 from upwatch.kit.logs import MASK, log_event
 from upwatch.kit.metrics import Metrics
-from upwatch.kit.outbox import Wakeable, backoff
+from upwatch.kit.outbox import Wakeable
 from upwatch.mail.repository import MailOutboxRepository
 from upwatch.models.mail import MailMessage
 
@@ -31,9 +33,10 @@ FIRST_RETRY_SECONDS = 30
 MAX_RETRY_SECONDS = 3600
 
 
-def retry_delay(attempts: int) -> timedelta:
-    """Back-off after the ``attempts``-th failure: 30 s doubling, at most an hour."""
-    return backoff(attempts, FIRST_RETRY_SECONDS, MAX_RETRY_SECONDS)
+def retry_delay(attempts: int, draw: Draw = random.random) -> timedelta:
+    """Back-off after the ``attempts``-th failure: 30 s doubling, at most an hour, each wait
+    jittered within the upper half of its step."""
+    return backoff(attempts, FIRST_RETRY_SECONDS, MAX_RETRY_SECONDS, draw)
 
 
 class PermanentMailError(Exception):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import random
 import time
 import uuid
 from collections.abc import Callable, Collection
@@ -25,12 +26,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.callers.plans import plan_of
 from upwatch.config import Settings
+from upwatch.kit.backoff import Draw, backoff
 from upwatch.kit.clock import Clock
 from upwatch.kit.db import Database, after_commit
 from upwatch.kit.logs import log_event
 from upwatch.kit.metrics import Metrics
 from upwatch.kit.net import NetworkGuard, guarded_session
-from upwatch.kit.outbox import Wakeable, backoff
+from upwatch.kit.outbox import Wakeable
 from upwatch.kit.plans import PlanCatalog
 from upwatch.mail.sender import SmtpTransport
 from upwatch.models import Alert, AlertAttempt, NotificationProvider, Project, User
@@ -47,8 +49,19 @@ log = logging.getLogger(__name__)
 CONCURRENCY = 10
 
 
-def retry_delay(settings: Settings, attempts: int) -> timedelta:
-    return backoff(attempts, settings.alert_retry_seconds, settings.alert_retry_max_seconds)
+def retry_delay(
+    settings: Settings,
+    attempts: int,
+    retry_after: float | None = None,
+    draw: Draw = random.random,
+) -> timedelta:
+    """The wait before the next attempt: the jittered back-off, or longer when the receiver
+    asked for longer (``Retry-After``), never past the configured cap."""
+    cap = settings.alert_retry_max_seconds
+    delay = backoff(attempts, settings.alert_retry_seconds, cap, draw)
+    if retry_after is not None:
+        delay = max(delay, timedelta(seconds=min(retry_after, cap)))
+    return delay
 
 
 def alert_row(
@@ -214,6 +227,8 @@ class AlertSender:
     clock: Clock
     metrics: Metrics
     guard: NetworkGuard
+    # The jitter of retry delays; tests pass their own to pin the draw.
+    draw: Draw = field(default=random.random, repr=False)
     kit: DeliveryKit | None = field(default=None, init=False)
     loop: Wakeable = field(default_factory=Wakeable, init=False)
 
@@ -223,6 +238,7 @@ class AlertSender:
             settings=self.settings,
             http=guarded_session(self.guard, limit=100),
             smtp=SmtpTransport(self.settings),
+            clock=self.clock,
         )
 
     async def close(self) -> None:
@@ -286,6 +302,7 @@ class AlertSender:
         started = time.perf_counter()
         error: str | None
         retryable = False
+        retry_after: float | None = None
         if isinstance(target, str):
             error = target
         else:
@@ -299,6 +316,7 @@ class AlertSender:
             else:
                 error = failure.message if failure else None
                 retryable = failure is not None and failure.retryable
+                retry_after = failure.retry_after if failure else None
         duration_ms = (time.perf_counter() - started) * 1000
         now = self.clock.now()
         attempts = alert.attempts + 1
@@ -308,7 +326,8 @@ class AlertSender:
             values.update(status="sent", sent_at=now)
         elif retryable and attempts < self.settings.alert_max_attempts:
             outcome = "retry"
-            values.update(next_attempt_at=now + retry_delay(self.settings, attempts))
+            delay = retry_delay(self.settings, attempts, retry_after, self.draw)
+            values.update(next_attempt_at=now + delay)
             log.warning("alert %s attempt %d failed: %s", alert_id, attempts, error)
         else:
             outcome = "failed"

@@ -148,7 +148,11 @@ class ProviderUpdate(Input):
 
 class AlertAttemptOut(RowOut):
     attempt: int
-    outcome: Literal["sent", "retry", "failed"]
+    outcome: Literal["sent", "retry", "failed"] = Field(
+        description="`retry`: this attempt failed and another follows after a jittered "
+        "back-off, or after the wait the receiver asked for with `Retry-After` (429, 503), "
+        "never later than `UPWATCH_ALERT_RETRY_MAX_SECONDS`"
+    )
     error: str | None
     duration_ms: float | None
     attempted_at: datetime

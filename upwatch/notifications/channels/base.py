@@ -8,7 +8,8 @@ list of channels (API enums and unions, plans, personal settings, console forms)
 from the registry.
 
 A failed delivery raises ``TransportError``, which says whether retrying can help: a timeout or
-a 503 can pass, a revoked webhook or an invalid routing key cannot. Error messages are stored
+a 503 can pass, a revoked webhook or an invalid routing key cannot; and, when a 429 or 503
+said so (``Retry-After``), how long the service asked to be left alone. Error messages are stored
 and shown to users, so they are short and never carry a credential (bot tokens, auth tokens,
 routing keys, signing secrets, or the path of a chat webhook URL, which is the credential).
 """
@@ -19,7 +20,7 @@ import json
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, Any, ClassVar, Final
 from urllib.parse import quote, unquote
 
@@ -28,8 +29,9 @@ from pydantic import Field
 from yarl import URL
 
 from upwatch.config import Settings
+from upwatch.kit.clock import Clock
 from upwatch.kit.inputs import HTTP_URL_PATTERN, Input
-from upwatch.kit.net import ResolutionFailed, TargetRefused
+from upwatch.kit.net import ResolutionFailed, TargetRefused, retry_after_seconds
 from upwatch.kit.security import SECRET_MASK
 from upwatch.mail.sender import SmtpTransport, one_line
 from upwatch.notifications.events import AlertEvent
@@ -46,12 +48,14 @@ HookUrl = Annotated[str, Field(min_length=1, max_length=2048, pattern=HTTP_URL_P
 
 
 class TransportError(Exception):
-    """A delivery failed; ``retryable`` says whether trying again later can help."""
+    """A delivery failed; ``retryable`` says whether trying again later can help, and
+    ``retry_after`` how many seconds the service asked to wait first (``Retry-After``)."""
 
-    def __init__(self, message: str, *, retryable: bool) -> None:
+    def __init__(self, message: str, *, retryable: bool, retry_after: float | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.retryable = retryable
+        self.retry_after = retry_after
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,8 @@ class DeliveryKit:
     settings: Settings
     http: aiohttp.ClientSession  # a guarded_session(...) created by the caller
     smtp: SmtpTransport
+    # Signed webhook timestamps and HTTP-date ``Retry-After`` answers are read against it.
+    clock: Clock = field(default_factory=Clock)
 
 
 class SecretNotKept(ValueError):
@@ -197,8 +203,17 @@ class Channel(ABC):
     async def send(self, config: Mapping[str, Any], event: AlertEvent, kit: DeliveryKit) -> None:
         """Deliver one message, or raise ``TransportError``."""
 
-    def error(self, text: str, *, retryable: bool, secrets: Iterable[str] = ()) -> TransportError:
-        return TransportError(scrub(f"{self.label}: {text}", secrets), retryable=retryable)
+    def error(
+        self,
+        text: str,
+        *,
+        retryable: bool,
+        secrets: Iterable[str] = (),
+        retry_after: float | None = None,
+    ) -> TransportError:
+        return TransportError(
+            scrub(f"{self.label}: {text}", secrets), retryable=retryable, retry_after=retry_after
+        )
 
     def required(self, config: Mapping[str, Any], name: str) -> str:
         """A config field the sending needs; its absence cannot be fixed by retrying."""
@@ -287,6 +302,11 @@ def retryable_status(status: int) -> bool:
     return status in (408, 425, 429) or status >= 500
 
 
+# Answers whose Retry-After says when to try again (RFC 9110 §10.2.3); on a redirect it means
+# something else, and other errors do not send it.
+RETRY_AFTER_STATUSES: Final = frozenset({429, 503})
+
+
 def service_error(body: bytes) -> str:
     """The service's own words about a failure, from the JSON error shapes of the services
     (Telegram ``description``, Twilio/Discord ``message`` and ``code``, PagerDuty ``errors``,
@@ -372,6 +392,11 @@ class HttpChannel(Channel):
                 allow_redirects=False,
             ) as response:
                 status = response.status
+                retry_after = (
+                    retry_after_seconds(response.headers.get("Retry-After"), kit.clock.now())
+                    if status in RETRY_AFTER_STATUSES
+                    else None
+                )
                 try:
                     body = await _read_capped(response)
                 except (aiohttp.ClientError, OSError, TimeoutError):
@@ -401,7 +426,9 @@ class HttpChannel(Channel):
             )
         detail = service_error(body)
         text = f"HTTP {status}: {detail}" if detail else f"HTTP {status}"
-        raise self.error(text, retryable=retryable_status(status), secrets=secrets)
+        raise self.error(
+            text, retryable=retryable_status(status), secrets=secrets, retry_after=retry_after
+        )
 
     async def post_json(
         self, kit: DeliveryKit, url: str, event: AlertEvent, value: Any, *, secrets: Iterable[str]

@@ -1,4 +1,10 @@
-"""A webhook of the user's own: the event's JSON payload, signed when a secret is set."""
+"""A webhook of the user's own: the event's JSON payload, signed when a secret is set.
+
+Signed per the Standard Webhooks specification (``kit/webhooks.py``: ``webhook-id`` is the
+alert's delivery id, the same on every retry; ``webhook-timestamp`` is each attempt's time),
+and with the older ``X-Upwatch-Signature`` (a hex HMAC of the body alone, keyed with the
+secret's UTF-8 bytes) that the contract names, so receivers written for it keep working.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +15,7 @@ from typing import Annotated, Any, Final
 
 from pydantic import Field, field_validator
 
+from upwatch.kit import webhooks
 from upwatch.kit.inputs import HEADER_NAME_PATTERN, SINGLE_LINE_PATTERN, Input
 from upwatch.notifications.channels.base import (
     DELIVERY_HEADER,
@@ -38,6 +45,7 @@ RESERVED_HEADERS: Final = frozenset(
         SIGNATURE_HEADER,
         DELIVERY_HEADER,
         EVENT_HEADER,
+        *webhooks.HEADERS,
     )
 )
 
@@ -67,9 +75,19 @@ class WebhookConfig(Input):
     ) = None
     secret: Secret | None = Field(
         default=None,
-        description="With a secret, each delivery carries `X-Upwatch-Signature: "
-        "sha256=<hex HMAC-SHA256 of the body>`.",
+        description="With a secret, each delivery is signed per the Standard Webhooks "
+        "specification (`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64 "
+        'HMAC-SHA256 of "{id}.{timestamp}.{body}">`) and carries `X-Upwatch-Signature: '
+        "sha256=<hex HMAC-SHA256 of the body>`. A `whsec_<base64>` secret (24 to 64 bytes) "
+        "signs with its decoded bytes, any other secret with its UTF-8 bytes.",
     )
+
+    @field_validator("secret")
+    @classmethod
+    def _usable_secret(cls, secret: str | None) -> str | None:
+        if secret is not None and (problem := webhooks.secret_problem(secret)) is not None:
+            raise ValueError(problem)
+        return secret
 
     @field_validator("headers")
     @classmethod
@@ -122,6 +140,9 @@ class Webhook(HttpChannel):
         headers["Content-Type"] = "application/json"
         headers[EVENT_HEADER] = event.kind.value
         if secret:
+            # The delivery id is the alert's, kept across retries: receivers dedupe on it.
+            now = kit.clock.now()
+            headers.update(webhooks.signed_headers(secret, event.delivery_id, now, body))
             headers[SIGNATURE_HEADER] = signature(secret, body)
         await self.post(kit, url, event, data=body, headers=headers, secrets=secrets)
 
