@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import zoneinfo
-from functools import lru_cache
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel, Field, create_model
 
-from upwatch.kit.inputs import Input, JsonObject, worded
+from upwatch.kit.inputs import Input, JsonObject, TimeZone, worded
 from upwatch.kit.schemas import Email, Password, Role, RowOut
 from upwatch.notifications import personal
 from upwatch.notifications.channels import REGISTRY
@@ -20,17 +18,6 @@ if TYPE_CHECKING:
 else:
     # The channel that goes first: one of those the user settings show.
     Channel = Literal[personal.SETTINGS_CHANNELS]
-
-
-@lru_cache(maxsize=1)
-def _zones() -> frozenset[str]:
-    return frozenset(zoneinfo.available_timezones())
-
-
-def check_timezone(value: str) -> str:
-    if value not in _zones():
-        raise ValueError("not an IANA time zone name")
-    return value
 
 
 def unique_roles(value: list[str]) -> list[str]:
@@ -50,7 +37,6 @@ ImageUrl = Annotated[
     ),
 ]
 Roles = Annotated[list[Role], Field(min_length=1, max_length=4), AfterValidator(unique_roles)]
-TimeZone = Annotated[str, Field(max_length=64), AfterValidator(check_timezone)]
 
 
 def _config_shape(channel: str) -> str:

@@ -160,18 +160,45 @@ class Applier:
         for monitor_id, component in by_monitor.items():
             if monitor_id not in keep:
                 self.service.call("DELETE", f"{base}/{component['id']}")
+        group_ids = self._groups(page, wanted)
         for order, component in enumerate(wanted):
             fields = {k: v for k, v in component.items() if k in ("name", "description")}
+            group_id = group_ids.get(component.get("group") or "")
             present = by_monitor.get(ids[component["monitor"]])
             if present is None:
                 body = {"monitorId": ids[component["monitor"]], "order": order, **fields}
-                self.service.call("POST", base, json=body)
+                self.service.call("POST", base, json=body | {"groupId": group_id})
                 continue
             update = {k: v for k, v in fields.items() if present.get(k) != v}
             if present.get("order") != order:
                 update["order"] = order
+            if present.get("groupId") != group_id:
+                update["groupId"] = group_id
             if update:
                 self.service.call("PATCH", f"{base}/{present['id']}", json=update)
+        for group in page.get("groups") or []:
+            if group["name"] not in group_ids:
+                # Last: its members have moved out or away by now.
+                self.service.call("DELETE", f"/status-pages/{page['id']}/groups/{group['id']}")
+
+    def _groups(self, page: Mapping[str, Any], wanted: list[dict[str, Any]]) -> dict[str, str]:
+        """The groups the file's components name, each made or moved to where its first
+        member is; their ids by name."""
+        first: dict[str, int] = {}
+        for order, component in enumerate(wanted):
+            if component.get("group"):
+                first.setdefault(component["group"], order)
+        have = {g["name"]: g for g in page.get("groups") or []}
+        base = f"/status-pages/{page['id']}/groups"
+        ids: dict[str, str] = {}
+        for name, order in first.items():
+            group = have.get(name)
+            if group is None:
+                group = self.service.call("POST", base, json={"name": name, "order": order})
+            elif group.get("order") != order:
+                self.service.call("PATCH", f"{base}/{group['id']}", json={"order": order})
+            ids[name] = str(group["id"])
+        return ids
 
     def _delete(self, change: Change) -> None:
         assert change.current is not None
@@ -215,6 +242,7 @@ PAGE_FIELDS: Final = [
     "customDomain",
     "customCss",
     "customJs",
+    "timeZone",
 ]
 WINDOW_FIELDS: Final = ["title", "startsAt", "endsAt", "rrule", "timezone"]
 
@@ -289,9 +317,11 @@ def _exported(
         if any(keys.get(c["monitorId"]) is None for c in components):
             warn(f"{label}: shows a monitor without a key; components left out")
         else:
+            groups = {g["id"]: g["name"] for g in obj.get("groups") or []}
             entry["components"] = [
                 {"monitor": keys[c["monitorId"]], "name": c["name"]}
                 | ({"description": c["description"]} if c.get("description") else {})
+                | ({"group": groups[c["groupId"]]} if c.get("groupId") in groups else {})
                 for c in sorted(components, key=lambda c: c["order"])
             ]
     else:

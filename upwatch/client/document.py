@@ -34,6 +34,7 @@ from upwatch.notifications.channels import REGISTRY, is_secret_path
 from upwatch.notifications.schemas import NewProvider, ProviderCreate
 from upwatch.probes.registry import KINDS as MONITOR_KINDS
 from upwatch.statuspages.schemas import ComponentCreate, StatusPageCreate
+from upwatch.statuspages.schemas import Name as GroupName
 
 # Where a running service serves the JSON Schema of this file (for editors).
 SCHEMA_PATH: Final = "/schemas/upwatch-config.json"
@@ -162,7 +163,16 @@ ComponentEntry = create_model(  # type: ignore[call-overload]
     __base__=Input,
     __doc__="A monitor shown on the page, in the file's order",
     monitor=(DeclaredKey, Field(description="The key of a monitor of this file")),
-    **_without(ComponentCreate, {"monitorId", "order"}),
+    **_without(ComponentCreate, {"monitorId", "order", "groupId"}),
+    group=(
+        GroupName | None,
+        Field(
+            default=None,
+            description="The group to show it in: components naming the same group share "
+            "its header, placed where its first member is. Left out: ungrouped (groups no "
+            "component names are removed from the page)",
+        ),
+    ),
 )
 StatusPageEntry = _entry(
     StatusPageCreate,

@@ -196,6 +196,7 @@ def component_changes(
     if wanted is None:
         return []
     have = {keys_by_id.get(c["monitorId"]): c for c in current.get("components") or []}
+    group_names = {g["id"]: g["name"] for g in current.get("groups") or []}
     differences = []
     for order, component in enumerate(wanted):
         present = have.get(component["monitor"])
@@ -209,10 +210,16 @@ def component_changes(
         ]
         if present.get("order") != order:
             fields.append("order")
+        if component.get("group") != group_names.get(present.get("groupId") or ""):
+            fields.append("group")
         if fields:
             differences.append(f"components[{component['monitor']}]: {', '.join(fields)}")
     for key in set(have) - {c["monitor"] for c in wanted}:
         differences.append(f"components[{key}]: remove")
+    named = {c.get("group") for c in wanted}
+    for name in group_names.values():
+        if name not in named:
+            differences.append(f"groups[{name}]: remove")
     return differences
 
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 import difflib
 import json
 import re
+import zoneinfo
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
-from functools import partial
+from functools import lru_cache, partial
 from types import MappingProxyType, UnionType
 from typing import Annotated, Any, ClassVar, Final, Self, Union, get_args, get_origin
 
@@ -320,3 +321,18 @@ class TagInWords:
                 for e in exc.errors()
             ]
             raise ValidationError.from_exception_data(exc.title, errors) from None
+
+
+@lru_cache(maxsize=1)
+def _zones() -> frozenset[str]:
+    return frozenset(zoneinfo.available_timezones())
+
+
+def check_timezone(value: str) -> str:
+    if value not in _zones():
+        raise ValueError("not an IANA time zone name")
+    return value
+
+
+# An IANA time zone name the system knows (a user's setting, a status page's zone).
+TimeZone = Annotated[str, Field(max_length=64), AfterValidator(check_timezone)]

@@ -23,6 +23,7 @@ from upwatch.models.statuspage import (
     StatusMessage,
     StatusPage,
     StatusPageComponent,
+    StatusPageGroup,
     StatusPageSubscriber,
 )
 from upwatch.models.subscription import Subscription
@@ -63,6 +64,7 @@ __all__ = [
     "StatusMessage",
     "StatusPage",
     "StatusPageComponent",
+    "StatusPageGroup",
     "StatusPageSubscriber",
     "Subscription",
     "User",

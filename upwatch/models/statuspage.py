@@ -36,6 +36,24 @@ class StatusPage(IdMixin, TimestampMixin, Base):
     custom_css: Mapped[str] = mapped_column(Text, default="")
     custom_js: Mapped[str] = mapped_column(Text, default="")
     key: Mapped[str | None] = mapped_column(String(64))  # config as code (kit/declared.py)
+    # The IANA zone the HTML page and feeds show times in; the JSON keeps UTC.
+    time_zone: Mapped[str] = mapped_column(String(64), default="UTC", server_default="UTC")
+
+
+class StatusPageGroup(IdMixin, TimestampMixin, Base):
+    """A named group of a page's components, shown under one header with its worst
+    member's status. Deleting it leaves its components ungrouped."""
+
+    __tablename__ = "status_page_groups"
+    __table_args__ = (UniqueConstraint("status_page_id", "name"),)
+
+    # Indexed by the unique constraint, whose first column it is.
+    status_page_id: Mapped[str] = mapped_column(
+        String(32), ForeignKey("status_pages.id", ondelete="CASCADE")
+    )
+    name: Mapped[str] = mapped_column(String(100))
+    # "order" in the API, shared with the page's ungrouped components.
+    position: Mapped[int] = mapped_column(Integer, default=0)
 
 
 class StatusPageComponent(IdMixin, TimestampMixin, Base):
@@ -55,6 +73,10 @@ class StatusPageComponent(IdMixin, TimestampMixin, Base):
     description: Mapped[str] = mapped_column(Text, default="")
     # "order" in the API; a reserved word in SQL.
     position: Mapped[int] = mapped_column(Integer, default=0)
+    # At most one group, of the same page (the service sees to it).
+    group_id: Mapped[str | None] = mapped_column(
+        String(32), ForeignKey("status_page_groups.id", ondelete="SET NULL"), index=True
+    )
 
 
 class StatusMessage(Base):

@@ -16,13 +16,16 @@ from upwatch.dependencies import RuntimeDep, Session
 from upwatch.kit.pagination import PageParams
 from upwatch.kit.routes import Routes
 from upwatch.kit.schemas import DeletedOut
-from upwatch.models import StatusPage, StatusPageComponent
+from upwatch.models import StatusPage, StatusPageComponent, StatusPageGroup
 from upwatch.runtime import Runtime
 from upwatch.statuspages.repository import StatusPageRepository
 from upwatch.statuspages.schemas import (
     ComponentCreate,
     ComponentOut,
     ComponentUpdate,
+    GroupCreate,
+    GroupOut,
+    GroupUpdate,
     StatusMessageIn,
     StatusMessageOut,
     StatusPageCreate,
@@ -30,7 +33,7 @@ from upwatch.statuspages.schemas import (
     StatusPageUpdate,
     SubscriberOut,
 )
-from upwatch.statuspages.service import StatusPageService
+from upwatch.statuspages.service import StatusPageService, members_of
 
 router = Routes("/status-pages", "status pages")
 
@@ -46,7 +49,9 @@ Pages = Annotated[StatusPageService, Depends(_pages)]
 async def pages_out(
     session: AsyncSession, runtime: Runtime, pages: Sequence[StatusPage]
 ) -> list[StatusPageOut]:
-    components, messages, statuses = await StatusPageService(session, runtime).shown(pages)
+    service = StatusPageService(session, runtime)
+    components, messages, statuses = await service.shown(pages)
+    groups = await service.groups(pages)
     base_url = runtime.settings.public_url
     return [
         StatusPageOut.model_validate(
@@ -54,6 +59,7 @@ async def pages_out(
             context={
                 "message": messages.get(page.id),
                 "components": [component_out(c, statuses) for c in components[page.id]],
+                "groups": groups_out(groups[page.id], components[page.id], statuses),
                 "base_url": base_url,
             },
         )
@@ -67,6 +73,20 @@ async def page_out(session: AsyncSession, runtime: Runtime, page: StatusPage) ->
 
 def component_out(component: StatusPageComponent, statuses: Mapping[str, str]) -> ComponentOut:
     return ComponentOut.model_validate(component, context={"statuses": statuses})
+
+
+def groups_out(
+    groups: Sequence[StatusPageGroup],
+    components: Sequence[StatusPageComponent],
+    statuses: Mapping[str, str],
+) -> list[GroupOut]:
+    context = {"members": members_of(components), "statuses": statuses}
+    return [GroupOut.model_validate(group, context=context) for group in groups]
+
+
+async def group_out(pages: StatusPageService, group: StatusPageGroup) -> GroupOut:
+    components = (await pages.pages.components([group.status_page_id]))[group.status_page_id]
+    return groups_out([group], components, await pages.statuses(components))[0]
 
 
 @router.creates("createStatusPage", 402, 409)
@@ -124,8 +144,9 @@ async def add_component(
 ) -> ComponentOut:
     """Show a monitor on the page (seed 9). The monitor must be in the page's project (422;
     404 when the caller cannot see it), and a page shows a monitor once (409). `name`
-    defaults to the monitor's name, `order` to after the last component. Deleting the
-    monitor removes its components."""
+    defaults to the monitor's name, `order` to after the last component or group; `groupId`
+    puts it in a group of this page (422 for any other). Deleting the monitor removes its
+    components."""
     component = await pages.add_component(user, id, body)
     return component_out(component, await pages.statuses([component]))
 
@@ -138,7 +159,9 @@ async def update_component(
     user: CurrentUser,
     pages: Pages,
 ) -> ComponentOut:
-    """Rename, describe or reorder a component; components show by ascending `order`."""
+    """Rename, describe, reorder or regroup a component; components show by ascending
+    `order` (within their group, if any). `groupId` moves it into a group of this page (422
+    for any other), null takes it out of its group."""
     component = await pages.update_component(user, id, componentId, body)
     return component_out(component, await pages.statuses([component]))
 
@@ -150,6 +173,30 @@ async def delete_component(
     """Remove a component from the page (seed 10); the monitor stays."""
     await pages.delete_component(user, id, componentId)
     return DeletedOut(id=componentId)
+
+
+@router.creates("addStatusPageGroup", 409, path="/{id}/groups")
+async def add_group(id: str, body: GroupCreate, user: CurrentUser, pages: Pages) -> GroupOut:
+    """Add a named component group to the page; put components in it with their `groupId`.
+    The page lists its groups and ungrouped components together by `order` (default: after
+    the last of them); a group shows its worst member's status, its members under it. Names
+    are unique on a page (409)."""
+    return await group_out(pages, await pages.add_group(user, id, body))
+
+
+@router.updates("updateStatusPageGroup", 409, path="/{id}/groups/{groupId}")
+async def update_group(
+    id: str, groupId: str, body: GroupUpdate, user: CurrentUser, pages: Pages
+) -> GroupOut:
+    """Rename or reorder a group; another group of the page with the new name is a 409."""
+    return await group_out(pages, await pages.update_group(user, id, groupId, body))
+
+
+@router.deletes("deleteStatusPageGroup", path="/{id}/groups/{groupId}")
+async def delete_group(id: str, groupId: str, user: CurrentUser, pages: Pages) -> DeletedOut:
+    """Delete a group; its components stay on the page, ungrouped."""
+    await pages.delete_group(user, id, groupId)
+    return DeletedOut(id=groupId)
 
 
 @router.updates("postStatusPageMessage", path="/{id}/status")

@@ -5,14 +5,22 @@ wrote (names, messages, CSS, JS) never becomes markup."""
 from __future__ import annotations
 
 import hashlib
-from datetime import UTC, date, datetime
+import zoneinfo
+from collections.abc import Callable
+from datetime import UTC, date, datetime, tzinfo
 from email.utils import format_datetime
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup, escape
 
-from upwatch.statuspages.schemas import PublicComponent, PublicDay, PublicIncident, PublicStatusPage
+from upwatch.statuspages.schemas import (
+    PublicComponent,
+    PublicDay,
+    PublicGroup,
+    PublicIncident,
+    PublicStatusPage,
+)
 
 TEMPLATES = Path(__file__).parent / "templates"
 STYLESHEET = (TEMPLATES / "status-page.css").read_bytes()
@@ -40,8 +48,42 @@ def iso(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
-def human(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+def human(moment: datetime, zone: tzinfo = UTC) -> str:
+    """A time as people read it, in the page's zone with its abbreviation (or offset)."""
+    return moment.astimezone(zone).strftime("%Y-%m-%d %H:%M %Z")
+
+
+def zone_of(page: PublicStatusPage) -> tzinfo:
+    """The page's time zone; one the system no longer knows reads as UTC rather than
+    failing the page."""
+    try:
+        return zoneinfo.ZoneInfo(page.timeZone)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
+        return UTC
+
+
+def in_zone(page: PublicStatusPage) -> Callable[[datetime], str]:
+    zone = zone_of(page)
+    return lambda moment: human(moment, zone)
+
+
+Entry = tuple[PublicGroup | None, list[PublicComponent]]
+
+
+def layout(page: PublicStatusPage) -> list[Entry]:
+    """What the component list shows, in order: each group with its members, and each
+    ungrouped component alone (group None). Groups and ungrouped components share one
+    sequence by their ``order``; on a tie a group comes first."""
+    by_id = {c.id: c for c in page.components}
+    grouped = {i for g in page.groups for i in g.componentIds}
+    ranked: list[tuple[int, int, int, Entry]] = [
+        (g.order, 0, n, (g, [by_id[i] for i in g.componentIds if i in by_id]))
+        for n, g in enumerate(page.groups)
+    ]
+    ranked += [
+        (c._order, 1, n, (None, [c])) for n, c in enumerate(page.components) if c.id not in grouped
+    ]
+    return [entry for *_rank, entry in sorted(ranked, key=lambda r: r[:3])]
 
 
 def uptime(value: float | None) -> str:
@@ -98,8 +140,10 @@ def last_change(incident: PublicIncident) -> datetime:
     return max([incident.startedAt, *(u.createdAt for u in incident.updates)])
 
 
-def timeline_text(incident: PublicIncident) -> str:
-    return "\n".join(f"{human(u.createdAt)} {u.status}: {u.message}" for u in incident.updates)
+def timeline_text(incident: PublicIncident, zone: tzinfo = UTC) -> str:
+    return "\n".join(
+        f"{human(u.createdAt, zone)} {u.status}: {u.message}" for u in incident.updates
+    )
 
 
 def content_tag(text: str) -> str:
@@ -144,6 +188,8 @@ def html(page: PublicStatusPage, custom_css: str, custom_js: str) -> bytes:
         custom_css=content_tag(custom_css),
         custom_js=content_tag(custom_js),
         names_of=lambda ids: ", ".join(names[i] for i in ids if i in names),
+        human=in_zone(page),
+        entries=layout(page),
     ).encode()
 
 
@@ -153,12 +199,22 @@ def message(title: str, text: str, slug: str | None = None, theme: str = "light"
     return template.render(title=title, text=text, slug=slug, theme=theme).encode()
 
 
+def _feed(name: str, page: PublicStatusPage, link: str) -> bytes:
+    # Dates for machines stay UTC; the timeline people read is in the page's zone.
+    zone = zone_of(page)
+    return (
+        _environment.get_template(name)
+        .render(page=page, link=link, timeline_text=lambda i: timeline_text(i, zone))
+        .encode()
+    )
+
+
 def rss(page: PublicStatusPage, link: str) -> bytes:
-    return _environment.get_template("feed.rss").render(page=page, link=link).encode()
+    return _feed("feed.rss", page, link)
 
 
 def atom(page: PublicStatusPage, link: str) -> bytes:
-    return _environment.get_template("feed.atom").render(page=page, link=link).encode()
+    return _feed("feed.atom", page, link)
 
 
 def _text_width(text: str) -> int:

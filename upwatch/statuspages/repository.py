@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from sqlalchemy import func, or_, select
+from sqlalchemy import func, or_, select, update
 
 from upwatch.callers.access import ProjectScopedRepository
 from upwatch.kit.repository import Listed
@@ -17,6 +17,7 @@ from upwatch.models import (
     StatusMessage,
     StatusPage,
     StatusPageComponent,
+    StatusPageGroup,
     StatusPageSubscriber,
 )
 
@@ -92,12 +93,58 @@ class StatusPageRepository(ProjectScopedRepository[StatusPage]):
         return found is not None
 
     async def last_position(self, page_id: str) -> int | None:
-        value = await self.session.scalar(
+        """The highest order of the page's components and groups (one sequence on the page)."""
+        components = await self.session.scalar(
             select(func.max(StatusPageComponent.position)).where(
                 StatusPageComponent.status_page_id == page_id
             )
         )
-        return None if value is None else int(value)
+        groups = await self.session.scalar(
+            select(func.max(StatusPageGroup.position)).where(
+                StatusPageGroup.status_page_id == page_id
+            )
+        )
+        found = [int(v) for v in (components, groups) if v is not None]
+        return max(found) if found else None
+
+    # ---- groups ----
+
+    async def groups(self, page_ids: Sequence[str]) -> dict[str, list[StatusPageGroup]]:
+        """Each page's component groups in their order (ties by creation)."""
+        found: dict[str, list[StatusPageGroup]] = {p: [] for p in page_ids}
+        if page_ids:
+            rows = await self.session.scalars(
+                select(StatusPageGroup)
+                .where(StatusPageGroup.status_page_id.in_(page_ids))
+                .order_by(StatusPageGroup.position, StatusPageGroup.created_at, StatusPageGroup.id)
+            )
+            for group in rows:
+                found[group.status_page_id].append(group)
+        return found
+
+    async def group(self, page_id: str, group_id: str) -> StatusPageGroup | None:
+        return await self.session.scalar(
+            select(StatusPageGroup).where(
+                StatusPageGroup.id == group_id, StatusPageGroup.status_page_id == page_id
+            )
+        )
+
+    async def ungroup(self, group_id: str) -> None:
+        """Its components leave the group (before it goes: rows loaded in this session must
+        not keep a group id the database clears behind them)."""
+        await self.session.execute(
+            update(StatusPageComponent)
+            .where(StatusPageComponent.group_id == group_id)
+            .values(group_id=None)
+            .execution_options(synchronize_session="fetch")
+        )
+
+    async def group_named(self, page_id: str, name: str) -> StatusPageGroup | None:
+        return await self.session.scalar(
+            select(StatusPageGroup).where(
+                StatusPageGroup.status_page_id == page_id, StatusPageGroup.name == name
+            )
+        )
 
     # ---- messages ----
 

@@ -80,3 +80,24 @@ def public_title(title: str, machine_title: str | None, names: str) -> str:
     """The status machine names the monitor, which the page may show under another name; a
     title a person wrote (anything but ``machine_title``) stays."""
     return f"{names} is down" if machine_title is not None and title == machine_title else title
+
+
+# Worst last: a group shows the last of these that any member has.
+_GROUP_RANK: dict[str, int] = {
+    "operational": 1,
+    "maintenance": 2,
+    "degraded": 3,
+    "partial_outage": 4,
+    "major_outage": 5,
+}
+
+
+def group_status(statuses: Iterable[ComponentStatus]) -> ComponentStatus:
+    """A component group's status: its worst member's. A member not checked yet (unknown)
+    is outranked by any known one, so a group is unknown only when all of it is (or it is
+    empty); maintenance outranks operational, any trouble outranks maintenance."""
+    worst: ComponentStatus = "unknown"
+    for status in statuses:
+        if _GROUP_RANK.get(status, 0) > _GROUP_RANK.get(worst, 0):
+            worst = status
+    return worst

@@ -6,13 +6,13 @@ from __future__ import annotations
 from datetime import date, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr
 
 from upwatch.kit.declared import DeclaredKey
-from upwatch.kit.inputs import SINGLE_LINE_PATTERN, Input, worded
+from upwatch.kit.inputs import SINGLE_LINE_PATTERN, Input, TimeZone, worded
 from upwatch.kit.partial import Omittable
 from upwatch.kit.schemas import Email, RowOut
-from upwatch.statuspages.rules import ComponentStatus, DayStatus, OverallStatus
+from upwatch.statuspages.rules import ComponentStatus, DayStatus, OverallStatus, group_status
 
 Theme = Literal["light", "dark"]
 Name = Annotated[str, Field(min_length=1, max_length=100, pattern=SINGLE_LINE_PATTERN)]
@@ -67,6 +67,14 @@ CustomJs = Annotated[
 ]
 Id = Annotated[str, Field(max_length=32)]
 Order = Annotated[int, Field(ge=0, le=1_000_000)]
+PageTimeZone = Annotated[
+    TimeZone,
+    Field(
+        description="The IANA time zone (e.g. Europe/Paris) the HTML page, its incident "
+        "history and its feeds show times in; the JSON keeps UTC",
+        examples=["Europe/Paris"],
+    ),
+]
 
 
 class StatusPageCreate(Input):
@@ -80,6 +88,7 @@ class StatusPageCreate(Input):
     customCss: CustomCss = ""
     customJs: CustomJs = ""
     key: DeclaredKey | None = None
+    timeZone: PageTimeZone = "UTC"
 
 
 class StatusMessageOut(RowOut):
@@ -99,10 +108,31 @@ class ComponentOut(RowOut):
     description: str
     order: int
     status: ComponentStatus = Field(description="From the monitor's current state")
+    group_id: str | None = Field(default=None, description="Its group on the page, if any")
 
     @classmethod
     def derived(cls, row: Any, context: Any) -> dict[str, Any]:
         return {"order": row.position, "status": context["statuses"][row.id]}
+
+
+class GroupOut(RowOut):
+    id: str
+    status_page_id: str
+    name: str
+    order: int = Field(
+        description="Its place among the groups and the ungrouped components of the page"
+    )
+    status: ComponentStatus = Field(description="Its worst member's status")
+    component_ids: list[str] = Field(description="Its members, in their order")
+
+    @classmethod
+    def derived(cls, row: Any, context: Any) -> dict[str, Any]:
+        members = context["members"].get(row.id, [])
+        return {
+            "order": row.position,
+            "status": group_status(context["statuses"][m] for m in members),
+            "component_ids": members,
+        }
 
 
 class StatusPageOut(RowOut):
@@ -121,6 +151,10 @@ class StatusPageOut(RowOut):
         description="The current message, or null when none is posted or the last was empty"
     )
     components: list[ComponentOut] = Field(description="In their order")
+    groups: list[GroupOut] = Field(
+        default_factory=list, description="Component groups, in their order"
+    )
+    time_zone: str = Field(description="The zone the HTML page and feeds show times in")
     public_url: str
     created_at: datetime
     updated_at: datetime
@@ -130,6 +164,7 @@ class StatusPageOut(RowOut):
         return {
             "message": context["message"],
             "components": context["components"],
+            "groups": context.get("groups", []),
             "public_url": f"{context['base_url']}/s/{row.slug}",
         }
 
@@ -149,6 +184,13 @@ class StatusPageUpdate(Input):
     customCss: Omittable[CustomCss] = None
     customJs: Omittable[CustomJs] = None
     key: DeclaredKey | None = Field(default=None, description="null removes it")
+    timeZone: Omittable[PageTimeZone] = None
+
+
+GroupId = Annotated[
+    str,
+    Field(max_length=32, description="A group of this page (422 otherwise)"),
+]
 
 
 class ComponentCreate(Input):
@@ -156,6 +198,9 @@ class ComponentCreate(Input):
     name: Name | None = Field(default=None, description="Default: the monitor's name")
     description: Description = ""
     order: Order | None = Field(default=None, description="Default: after the last component")
+    groupId: GroupId | None = Field(
+        default=None, description="A group of this page to show it in (422 otherwise)"
+    )
 
 
 class ComponentUpdate(Input):
@@ -163,6 +208,25 @@ class ComponentUpdate(Input):
 
     name: Omittable[Name] = None
     description: Omittable[Description] = None
+    order: Omittable[Order] = None
+    groupId: GroupId | None = Field(
+        default=None,
+        description="A group of this page to move it into (422 otherwise); null takes it "
+        "out of its group",
+    )
+
+
+class GroupCreate(Input):
+    name: Name = Field(description="Unique on the page (409)")
+    order: Order | None = Field(
+        default=None, description="Default: after the last group or component"
+    )
+
+
+class GroupUpdate(Input):
+    resource = GroupOut
+
+    name: Omittable[Name] = None
     order: Omittable[Order] = None
 
 
@@ -195,6 +259,20 @@ class PublicComponent(PublicModel):
     status: ComponentStatus
     uptime90d: float | None = Field(description="null: no checks in the 90 days")
     days: list[PublicDay] = Field(description="90 days, oldest first, today last (UTC)")
+    # Its place among the groups and ungrouped components, for the HTML page alone: the
+    # JSON's components keep the shape old clients know.
+    _order: int = PrivateAttr(default=0)
+
+
+class PublicGroup(PublicModel):
+    id: str
+    name: str
+    status: ComponentStatus = Field(description="Its worst member's status")
+    componentIds: list[str] = Field(description="Its members in `components`, in their order")
+    order: int = Field(
+        description="Its place among the groups and the ungrouped components (by their "
+        "`order`), as the HTML page lists them"
+    )
 
 
 class PublicIncidentUpdate(PublicModel):
@@ -244,6 +322,14 @@ class PublicStatusPage(PublicModel):
         default_factory=list,
         description="Maintenance on the page's components that is on now or starts within "
         "the next 14 days (the next occurrence of each window), soonest first",
+    )
+    groups: list[PublicGroup] = Field(
+        default_factory=list,
+        description="Component groups with members, in their order; `components` lists "
+        "every component, grouped or not",
+    )
+    timeZone: str = Field(
+        default="UTC", description="The zone the HTML page shows times in (the JSON keeps UTC)"
     )
     updatedAt: datetime = Field(description="When this answer was built")
 

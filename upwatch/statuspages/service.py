@@ -3,7 +3,7 @@ page limit, components of the page's own project, and the message history."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from pydantic.alias_generators import to_snake
 
@@ -18,6 +18,7 @@ from upwatch.models import (
     StatusMessage,
     StatusPage,
     StatusPageComponent,
+    StatusPageGroup,
     StatusPageSubscriber,
     User,
 )
@@ -28,10 +29,21 @@ from upwatch.statuspages.rules import ComponentStatus, component_status
 from upwatch.statuspages.schemas import (
     ComponentCreate,
     ComponentUpdate,
+    GroupCreate,
+    GroupUpdate,
     StatusMessageIn,
     StatusPageCreate,
     StatusPageUpdate,
 )
+
+
+def members_of(components: Iterable[StatusPageComponent]) -> dict[str, list[str]]:
+    """Each group's members (component ids), in the order ``components`` come in."""
+    members: dict[str, list[str]] = {}
+    for component in components:
+        if component.group_id is not None:
+            members.setdefault(component.group_id, []).append(component.id)
+    return members
 
 
 def monitor_component_status(monitor: Monitor | None) -> ComponentStatus:
@@ -81,6 +93,7 @@ class StatusPageService(DomainService):
             custom_css=body.customCss,
             custom_js=body.customJs,
             key=body.key,
+            time_zone=body.timeZone,
         )
         await self.pages.add(page)
         self._touch(page)  # its domain may have been asked for before it existed
@@ -131,6 +144,7 @@ class StatusPageService(DomainService):
             raise ValidationFailed.on("monitorId", "the monitor is not in the page's project")
         if await self.pages.shows(page.id, monitor.id):
             raise Conflict("the page already shows this monitor")
+        group_id = await self._group_of(page, body.groupId)
         if body.order is None:
             last = await self.pages.last_position(page.id)
             order = 0 if last is None else last + 1
@@ -142,6 +156,7 @@ class StatusPageService(DomainService):
             name=body.name or monitor.name,
             description=body.description,
             position=order,
+            group_id=group_id,
         )
         await self.pages.add(component)
         self._touch(page)
@@ -167,6 +182,8 @@ class StatusPageService(DomainService):
             component.description = given["description"]
         if "order" in given:
             component.position = given["order"]
+        if "groupId" in given:
+            component.group_id = await self._group_of(page, body.groupId)
         component.updated_at = self.runtime.clock.now()
         self._touch(page)
         await self.session.flush()
@@ -176,6 +193,69 @@ class StatusPageService(DomainService):
         page, component = await self._component(caller, page_id, component_id)
         await self.pages.delete(component)
         self._touch(page)
+
+    async def _group_of(self, page: StatusPage, group_id: str | None) -> str | None:
+        """``group_id`` when it is a group of ``page``; another page's (another project's)
+        group is refused like an unknown one, without saying it exists."""
+        if group_id is None:
+            return None
+        if await self.pages.group(page.id, group_id) is None:
+            raise ValidationFailed.on("groupId", "not a group of this status page")
+        return group_id
+
+    # ---- groups ----
+
+    async def _require_free_name(self, page: StatusPage, name: str, besides: str = "") -> None:
+        same = await self.pages.group_named(page.id, name)
+        if same is not None and same.id != besides:
+            raise Conflict("the page has a group of this name")
+
+    async def add_group(self, caller: User, page_id: str, body: GroupCreate) -> StatusPageGroup:
+        page = await self.pages.get_visible(caller, page_id)
+        await self._require_free_name(page, body.name)
+        if body.order is None:
+            last = await self.pages.last_position(page.id)
+            order = 0 if last is None else last + 1
+        else:
+            order = body.order
+        group = StatusPageGroup(status_page_id=page.id, name=body.name, position=order)
+        await self.pages.add(group)
+        self._touch(page)
+        return group
+
+    async def _group(
+        self, caller: User, page_id: str, group_id: str
+    ) -> tuple[StatusPage, StatusPageGroup]:
+        page = await self.pages.get_visible(caller, page_id)
+        group = await self.pages.group(page.id, group_id)
+        if group is None:
+            raise NotFound("no such group on this status page")
+        return page, group
+
+    async def update_group(
+        self, caller: User, page_id: str, group_id: str, body: GroupUpdate
+    ) -> StatusPageGroup:
+        page, group = await self._group(caller, page_id, group_id)
+        if body.name is not None:
+            await self._require_free_name(page, body.name, besides=group.id)
+            group.name = body.name
+        if body.order is not None:
+            group.position = body.order
+        group.updated_at = self.runtime.clock.now()
+        self._touch(page)
+        await self.session.flush()
+        return group
+
+    async def delete_group(self, caller: User, page_id: str, group_id: str) -> None:
+        """The group goes; its components stay on the page, ungrouped."""
+        page, group = await self._group(caller, page_id, group_id)
+        await self.pages.ungroup(group.id)
+        await self.pages.delete(group)
+        self._touch(page)
+
+    async def groups(self, pages: Sequence[StatusPage]) -> dict[str, list[StatusPageGroup]]:
+        """Each page's groups in their order."""
+        return await self.pages.groups([p.id for p in pages])
 
     async def statuses(
         self, components: Sequence[StatusPageComponent]

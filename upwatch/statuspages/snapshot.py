@@ -29,19 +29,20 @@ from upwatch.kit.clock import Clock
 from upwatch.maintenance.repository import MaintenanceRepository
 from upwatch.maintenance.rules import next_start, occurrence_at
 from upwatch.maintenance.service import schedule_of
-from upwatch.models import Monitor, StatusPage, StatusPageComponent
+from upwatch.models import Monitor, StatusPage, StatusPageComponent, StatusPageGroup
 from upwatch.statuspages import render, rules
 from upwatch.statuspages.repository import StatusPageRepository
 from upwatch.statuspages.schemas import (
     PublicComponent,
     PublicDay,
+    PublicGroup,
     PublicIncident,
     PublicIncidentUpdate,
     PublicMaintenance,
     PublicMessage,
     PublicStatusPage,
 )
-from upwatch.statuspages.service import monitor_component_status
+from upwatch.statuspages.service import members_of, monitor_component_status
 
 log = logging.getLogger(__name__)
 
@@ -124,19 +125,19 @@ async def build(
                 )
                 known = made[key] = (day_counts, bar)
             bars.append(known[1])
-        shown.append(
-            PublicComponent(
-                id=component.id,
-                name=component.name,
-                description=component.description,
-                # In maintenance whatever its checks say: no incident opens for it meanwhile.
-                status="maintenance"
-                if component.id in under_maintenance
-                else monitor_component_status(monitors.get(component.monitor_id)),
-                uptime90d=rules.day_uptime(*period),
-                days=bars,
-            )
+        public_component = PublicComponent(
+            id=component.id,
+            name=component.name,
+            description=component.description,
+            # In maintenance whatever its checks say: no incident opens for it meanwhile.
+            status="maintenance"
+            if component.id in under_maintenance
+            else monitor_component_status(monitors.get(component.monitor_id)),
+            uptime90d=rules.day_uptime(*period),
+            days=bars,
         )
+        public_component._order = component.position
+        shown.append(public_component)
     message = (await repository.current_messages([page.id])).get(page.id)
     return PublicStatusPage(
         name=page.name,
@@ -154,8 +155,32 @@ async def build(
         components=shown,
         incidents=await _incidents(session, page, components, monitors, now),
         maintenance=planned,
+        groups=_groups((await repository.groups([page.id]))[page.id], components, shown),
+        timeZone=page.time_zone,
         updatedAt=now,
     )
+
+
+def _groups(
+    groups: Sequence[StatusPageGroup],
+    components: Sequence[StatusPageComponent],
+    shown: Sequence[PublicComponent],
+) -> list[PublicGroup]:
+    """The page's groups that have members, each with its worst member's status; an empty
+    group is the owner's work in progress, not something to show visitors."""
+    statuses = {c.id: c.status for c in shown}
+    members = members_of(components)
+    return [
+        PublicGroup(
+            id=group.id,
+            name=group.name,
+            status=rules.group_status(statuses[m] for m in members[group.id]),
+            componentIds=members[group.id],
+            order=group.position,
+        )
+        for group in groups
+        if members.get(group.id)
+    ]
 
 
 # How far ahead a page announces maintenance.

@@ -10,17 +10,21 @@ from fastapi import APIRouter
 from fastapi.responses import HTMLResponse, Response
 from pydantic import ValidationError
 
+from upwatch.console.endpoints.account import zones
 from upwatch.console.endpoints.offers import offers
 from upwatch.console.endpoints.page import Page, SignedInPage
 from upwatch.console.endpoints.projects import projects_of
 from upwatch.console.render import POLICY
 from upwatch.kit.errors import ProblemError
-from upwatch.models import StatusPage, StatusPageSubscriber
+from upwatch.models import StatusPage, StatusPageComponent, StatusPageGroup, StatusPageSubscriber
 from upwatch.monitors.repository import MonitorRepository
 from upwatch.statuspages.repository import StatusPageRepository
+from upwatch.statuspages.rules import group_status
 from upwatch.statuspages.schemas import (
     ComponentCreate,
     ComponentUpdate,
+    GroupCreate,
+    GroupUpdate,
     StatusMessageIn,
     StatusPageCreate,
     StatusPageUpdate,
@@ -92,6 +96,7 @@ def _settings_of(status_page: StatusPage) -> dict[str, str]:
         "customCss": status_page.custom_css,
         "customJs": status_page.custom_js,
         "key": status_page.key or "",
+        "timeZone": status_page.time_zone,
     }
 
 
@@ -110,7 +115,32 @@ def _update_of(form: dict[str, str]) -> StatusPageUpdate:
             "customJs": form.get("customJs", ""),
             "key": form.get("key") or None,
         }
+        # A form from before the field (an open tab) keeps the page's zone.
+        | ({"timeZone": form["timeZone"]} if "timeZone" in form else {})
     )
+
+
+Entry = tuple[StatusPageGroup | None, list[StatusPageComponent]]
+# What the editor's Up and Down buttons move.
+Item = StatusPageComponent | StatusPageGroup
+
+
+def _entries(groups: list[StatusPageGroup], components: list[StatusPageComponent]) -> list[Entry]:
+    """The editor's rows as the page lists them (statuspages/render.layout): groups with
+    their members, and ungrouped components, in one sequence by order, a group first on a
+    tie."""
+    members: dict[str, list[StatusPageComponent]] = {g.id: [] for g in groups}
+    loose = []
+    for component in components:
+        if component.group_id in members:
+            members[component.group_id].append(component)
+        else:
+            loose.append(component)
+    ranked: list[tuple[int, int, int, Entry]] = [
+        (g.position, 0, n, (g, members[g.id])) for n, g in enumerate(groups)
+    ]
+    ranked += [(c.position, 1, n, (None, [c])) for n, c in enumerate(loose)]
+    return [entry for *_rank, entry in sorted(ranked, key=lambda r: r[:3])]
 
 
 async def _editor(page: Page, page_id: str, status: int = 200, **context: Any) -> Response:
@@ -118,6 +148,8 @@ async def _editor(page: Page, page_id: str, status: int = 200, **context: Any) -
     status_page = await _visible(page, service, page_id)
     components, messages, statuses = await service.shown([status_page])
     shown = components[status_page.id]
+    groups = (await service.groups([status_page]))[status_page.id]
+    entries = _entries(groups, shown)
     on_page = {c.monitor_id for c in shown}
     monitors = await MonitorRepository(page.session).visible_all(page.user, status_page.project_id)
     history, posted = await service.message_history(page.user, page_id, MESSAGES_SHOWN, 0)
@@ -133,6 +165,12 @@ async def _editor(page: Page, page_id: str, status: int = 200, **context: Any) -
         components=shown,
         component_names={c.id: c.name for c in shown},
         statuses=statuses,
+        entries=entries,
+        groups=groups,
+        group_statuses={
+            g.id: group_status(statuses[c.id] for c in members) for g, members in entries if g
+        },
+        zones=[(z, z) for z in zones()],
         message=messages.get(status_page.id),
         history=history,
         posted=posted,
@@ -155,7 +193,11 @@ async def add_component(page_id: str, page: SignedInPage) -> Response:
     form = await page.form()
     service = StatusPageService(page.session, page.runtime)
     try:
-        body = ComponentCreate(monitorId=form.get("monitorId", ""), name=form.get("name") or None)
+        body = ComponentCreate(
+            monitorId=form.get("monitorId", ""),
+            name=form.get("name") or None,
+            groupId=form.get("groupId") or None,
+        )
         await service.add_component(page.user, page_id, body)
     except (ProblemError, ValidationError) as exc:
         status, errors = page.refused(exc, "status page")
@@ -170,7 +212,9 @@ async def add_component(page_id: str, page: SignedInPage) -> Response:
     openapi_extra=offers("updateStatusPageComponent", "deleteStatusPageComponent"),
 )
 async def change_component(page_id: str, component_id: str, page: SignedInPage) -> Response:
-    """Rename a component, move it up or down a place, or remove it (the button pressed)."""
+    """Rename a component, move it up or down a place (among its group's members, or among
+    the page's groups and ungrouped components), put it in a group or take it out, or remove
+    it (the button pressed)."""
     form = await page.form()
     service = StatusPageService(page.session, page.runtime)
     action = form.get("action", "rename")
@@ -180,6 +224,10 @@ async def change_component(page_id: str, component_id: str, page: SignedInPage) 
             done = "Component removed."
         elif action in {"up", "down"}:
             done = await _move(page, service, page_id, component_id, action)
+        elif action == "group":
+            body = ComponentUpdate(groupId=form.get("groupId") or None)
+            await service.update_component(page.user, page_id, component_id, body)
+            done = "Component moved to its group." if body.groupId else "Component ungrouped."
         else:
             body = ComponentUpdate(name=form.get("name", ""))
             await service.update_component(page.user, page_id, component_id, body)
@@ -192,23 +240,81 @@ async def change_component(page_id: str, component_id: str, page: SignedInPage) 
 
 
 async def _move(
-    page: Page, service: StatusPageService, page_id: str, component_id: str, way: str
+    page: Page, service: StatusPageService, page_id: str, item_id: str, way: str
 ) -> str:
-    """Swap a component with its neighbour: the positions are renumbered 0, 1, 2... first, so
-    pages whose components share a position (set through the API) move predictably."""
+    """Swap a component or group with its neighbour in the list it is in (its group's
+    members, or the page's groups and ungrouped components): that list is renumbered 0, 1,
+    2... first, so pages whose items share an order (set through the API) move predictably."""
     status_page = await service.pages.get_visible(page.user, page_id)
     components, _m, _s = await service.shown([status_page])
-    order = [c.id for c in components[status_page.id]]
-    if component_id not in order:
-        page.not_found("component")
-    at = order.index(component_id)
+    groups = (await service.groups([status_page]))[status_page.id]
+    entries = _entries(groups, components[status_page.id])
+    top: list[Item] = [g or m[0] for g, m in entries]
+    siblings: list[Item] = next(
+        (
+            list[Item](members)
+            for group, members in entries
+            if group and any(c.id == item_id for c in members)
+        ),
+        top,
+    )
+    order = [item.id for item in siblings]
+    if item_id not in order:
+        page.not_found("component or group")
+    at = order.index(item_id)
     other = at - 1 if way == "up" else at + 1
     if not 0 <= other < len(order):
         return "Already there."
-    order[at], order[other] = order[other], order[at]
-    for position, moved in enumerate(order):
-        await service.update_component(page.user, page_id, moved, ComponentUpdate(order=position))
-    return "Component moved."
+    siblings[at], siblings[other] = siblings[other], siblings[at]
+    for position, moved in enumerate(siblings):
+        if isinstance(moved, StatusPageGroup):
+            await service.update_group(page.user, page_id, moved.id, GroupUpdate(order=position))
+        else:
+            body = ComponentUpdate(order=position)
+            await service.update_component(page.user, page_id, moved.id, body)
+    return "Group moved." if isinstance(siblings[other], StatusPageGroup) else "Component moved."
+
+
+@router.post("/status-pages/{page_id}/groups", openapi_extra=offers("addStatusPageGroup"))
+async def add_group(page_id: str, page: SignedInPage) -> Response:
+    form = await page.form()
+    service = StatusPageService(page.session, page.runtime)
+    try:
+        body = GroupCreate(name=form.get("groupName", ""))
+        await service.add_group(page.user, page_id, body)
+    except (ProblemError, ValidationError) as exc:
+        status, errors = page.refused(exc, "status page")
+        # Its box is "groupName": the settings form has a "name" too.
+        errors = {"groupName" if k in {"name", ""} else k: v for k, v in errors.items()}
+        return await _editor(page, page_id, status, form=form, errors=errors)
+    return page.redirect(f"/app/status-pages/{page_id}", f"Group {body.name} added.")
+
+
+@router.post(
+    "/status-pages/{page_id}/groups/{group_id}",
+    openapi_extra=offers("updateStatusPageGroup", "deleteStatusPageGroup"),
+)
+async def change_group(page_id: str, group_id: str, page: SignedInPage) -> Response:
+    """Rename a group, move it up or down a place, or delete it (its components stay)."""
+    form = await page.form()
+    service = StatusPageService(page.session, page.runtime)
+    action = form.get("action", "rename")
+    try:
+        if action == "remove":
+            await service.delete_group(page.user, page_id, group_id)
+            done = "Group deleted; its components are ungrouped."
+        elif action in {"up", "down"}:
+            done = await _move(page, service, page_id, group_id, action)
+        else:
+            body = GroupUpdate(name=form.get("name", ""))
+            await service.update_group(page.user, page_id, group_id, body)
+            done = "Group renamed."
+    except (ProblemError, ValidationError) as exc:
+        status, errors = page.refused(exc, "group")
+        key = f"group-{group_id}"
+        errors = {key if k in {"name", ""} else k: v for k, v in errors.items()}
+        return await _editor(page, page_id, status, errors=errors)
+    return page.redirect(f"/app/status-pages/{page_id}", done)
 
 
 @router.post("/status-pages/{page_id}/message", openapi_extra=offers("postStatusPageMessage"))
