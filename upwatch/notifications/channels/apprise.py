@@ -25,6 +25,7 @@ import asyncio
 import logging
 import re
 import threading
+import warnings
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -122,7 +123,7 @@ SCHEMES: Final[Mapping[str, bool]] = {
 MAX_URLS: Final = 10
 # A scheme, then anything without spaces or control characters; Apprise reads the rest.
 URL_PATTERN: Final = worded(
-    r"^[A-Za-z0-9]+://[^\u0000-\u0020\u007f-\u009f]+$",
+    r"^[A-Za-z0-9]+://[^\u0000-\u0020\u007f-\u009f]*$",
     "an Apprise URL (scheme://…) without spaces or control characters",
 )
 # How Apprise's plugins log a refused request: "… error=503."
@@ -139,17 +140,37 @@ def mask_url(url: str) -> str:
     return f"{scheme_of(url)}{MASK}" if "://" in url else MASK
 
 
-def _asset() -> Any:
-    from apprise import AppriseAsset
+_load_lock = threading.Lock()
 
-    return AppriseAsset(app_id="Upwatch", app_desc="Upwatch alerts")
+
+def _loaded() -> Any:
+    """The ``apprise`` module with its plugins loaded, once per process.
+
+    Some plugins import modules Python deprecates (``imghdr``); their warnings are Apprise's
+    business, not the operator's, so they are silenced while the plugins load.
+    """
+    with _load_lock:
+        import apprise
+
+        if getattr(_loaded, "done", False):
+            return apprise
+        from apprise.manager_plugins import NotificationManager
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            NotificationManager().schemas()  # loads every plugin module
+        _loaded.done = True  # type: ignore[attr-defined]
+        return apprise
 
 
 def instantiate(url: str) -> NotifyBase | None:
     """The Apprise plugin ``url`` names, or None when Apprise cannot read it."""
-    from apprise import Apprise
-
-    return Apprise.instantiate(url, asset=_asset(), suppress_exceptions=True)
+    apprise = _loaded()
+    asset = apprise.AppriseAsset(app_id="Upwatch", app_desc="Upwatch alerts")
+    plugin: NotifyBase | None = apprise.Apprise.instantiate(
+        url, asset=asset, suppress_exceptions=True
+    )
+    return plugin
 
 
 def _readable(url: str) -> str:
