@@ -141,6 +141,7 @@ def mask_url(url: str) -> str:
 
 
 _load_lock = threading.Lock()
+_module: Any = None  # apprise, once its plugins are loaded
 
 
 def _loaded() -> Any:
@@ -149,18 +150,17 @@ def _loaded() -> Any:
     Some plugins import modules Python deprecates (``imghdr``); their warnings are Apprise's
     business, not the operator's, so they are silenced while the plugins load.
     """
+    global _module
     with _load_lock:
-        import apprise
+        if _module is None:
+            import apprise
+            from apprise.manager_plugins import NotificationManager
 
-        if getattr(_loaded, "done", False):
-            return apprise
-        from apprise.manager_plugins import NotificationManager
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)
-            NotificationManager().schemas()  # loads every plugin module
-        _loaded.done = True  # type: ignore[attr-defined]
-        return apprise
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                NotificationManager().schemas()  # type: ignore[no-untyped-call]
+            _module = apprise
+        return _module
 
 
 def instantiate(url: str) -> NotifyBase | None:
@@ -180,7 +180,7 @@ def _readable(url: str) -> str:
     if scheme not in SCHEMES:
         raise ValueError(
             f"{scheme} is not one of the Apprise services Upwatch sends to "
-            "(docs/notifications.md lists them)"
+            "(docs/notifications-apprise.md lists them)"
         )
     if instantiate(url) is None:
         raise ValueError(f"Apprise cannot read this {scheme} URL")
@@ -193,6 +193,8 @@ AppriseUrl = Annotated[
 
 
 class AppriseConfig(Input):
+    """Apprise: the alert sent to each URL; HTTP services only (docs/notifications-apprise.md)."""
+
     urls: list[AppriseUrl] = Field(
         min_length=1,
         max_length=MAX_URLS,
@@ -296,7 +298,7 @@ def notify_type(event: AlertEvent) -> str:
     return {EventKind.REMINDER: "warning", EventKind.RESOLVED: "success"}.get(event.kind, "info")
 
 
-class AppriseChannel(Channel):
+class Apprise(Channel):
     name = "apprise"
     label = "Apprise"
     places = Places(names=17, forms=17)
@@ -398,4 +400,4 @@ class AppriseChannel(Channel):
         return checked
 
 
-CHANNEL = AppriseChannel()
+CHANNEL = Apprise()

@@ -12,10 +12,17 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any
 
+from pydantic import Field
 from yarl import URL
 
-from upwatch.notifications.channels.base import DeliveryKit, Personal, Places, url_secrets
-from upwatch.notifications.channels.chat import ChatHookChannel
+from upwatch.notifications.channels.base import (
+    DeliveryKit,
+    HookUrl,
+    Personal,
+    Places,
+    url_secrets,
+)
+from upwatch.notifications.channels.chat import ChatHookChannel, ChatHookConfig
 from upwatch.notifications.events import AlertEvent
 
 
@@ -36,12 +43,22 @@ def thread_url(url: str, event: AlertEvent) -> str:
     )
 
 
+class GoogleChatConfig(ChatHookConfig):
+    """Google Chat: a space's incoming webhook (Apps & integrations > Webhooks)."""
+
+    webhookUrl: HookUrl = Field(
+        description="The webhook URL, `https://chat.googleapis.com/v1/spaces/<space>/messages"
+        "?key=…&token=…` (a secret: shown as scheme, host and port only)."
+    )
+
+
 class GoogleChat(ChatHookChannel):
     name = "googlechat"
     label = "Google Chat"
     places = Places(names=15, forms=15, personal=12)
     plan = "pro"
     personal = Personal(views=frozenset({"settings"}))
+    config_model = GoogleChatConfig
 
     async def send(self, config: Mapping[str, Any], event: AlertEvent, kit: DeliveryKit) -> None:
         url = self.required(config, "webhookUrl")

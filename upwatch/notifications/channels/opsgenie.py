@@ -33,6 +33,8 @@ SOURCE: Final = "Upwatch"
 
 
 class OpsgenieConfig(Input):
+    """Opsgenie: alerts created and closed through the Alert API v2."""
+
     apiKey: Annotated[
         str,
         Field(

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from upwatch.notifications.channels.base import Personal, Places
-from upwatch.notifications.channels.chat import ChatHookChannel
+from pydantic import Field
+
+from upwatch.notifications.channels.base import HookUrl, Personal, Places
+from upwatch.notifications.channels.chat import ChatHookChannel, ChatHookConfig
 from upwatch.notifications.events import AlertEvent, EventKind
 
 # An opened incident takes the colour of its severity; the other events one of their own.
@@ -40,12 +42,22 @@ def color(event: AlertEvent) -> str:
     return EVENT_COLORS[event.kind]
 
 
+class RocketChatConfig(ChatHookConfig):
+    """Rocket.Chat: an incoming webhook integration (Administration > Integrations)."""
+
+    webhookUrl: HookUrl = Field(
+        description="The integration's webhook URL, `https://<server>/hooks/<id>/<token>` "
+        "(a secret: shown as scheme, host and port only)."
+    )
+
+
 class RocketChat(ChatHookChannel):
     name = "rocketchat"
     label = "Rocket.Chat"
     places = Places(names=14, forms=14, personal=11)
     plan = "pro"
     personal = Personal(views=frozenset({"settings"}))
+    config_model = RocketChatConfig
 
     def message(self, event: AlertEvent) -> dict[str, Any]:
         attachment: dict[str, Any] = {
