@@ -288,3 +288,16 @@ def test_apprise_is_imported_on_the_first_send_not_with_the_registry() -> None:
         [sys.executable, "-c", script], capture_output=True, text=True, check=False
     )
     assert run.returncode == 0, run.stderr
+
+
+def test_a_masked_url_is_refused_where_no_stored_url_stands_behind_it() -> None:
+    stored = {"urls": ["json://hooks.example/one"]}
+
+    # Sent back in another place (or for a new provider), the mask is no URL.
+    sent = keep_secrets("apprise", {"urls": ["ntfys://ntfy.sh/a", "json://****"]}, stored)
+
+    with pytest.raises(ValidationError) as caught:
+        validate_config("apprise", sent)
+    [error] = caught.value.errors()
+    assert error["loc"] == ("urls", 1)
+    assert "masked: give the URL itself" in error["msg"]

@@ -177,6 +177,9 @@ def _readable(url: str) -> str:
     """Refuse (``ValueError``) a URL Upwatch does not let Apprise use; the messages name the
     scheme only, since the rest is a credential."""
     scheme = scheme_of(url)
+    if MASK in url:
+        # A masked URL is kept only when sent back in its place in an update.
+        raise ValueError(f"this {scheme} URL is masked: give the URL itself")
     if scheme not in SCHEMES:
         raise ValueError(
             f"{scheme} is not one of the Apprise services Upwatch sends to "
@@ -339,13 +342,17 @@ class Apprise(Channel):
             plugin.socket_connect_timeout = timeout
             plugin.socket_read_timeout = timeout
             outcome = _Outcome()
-            with _guarded(guard, outcome):
-                sent = plugin.notify(
-                    body="\n".join(event.lines()),
-                    title=event.headline,
-                    notify_type=notify_type(event),
-                    body_format="text",
-                )
+            try:
+                with _guarded(guard, outcome):
+                    sent = plugin.notify(
+                        body="\n".join(event.lines()),
+                        title=event.headline,
+                        notify_type=notify_type(event),
+                        body_format="text",
+                    )
+            except Exception as exc:  # a plugin's own failure: named, never its text
+                failures.append((f"{where}: Apprise failed ({type(exc).__name__})", True))
+                continue
             if sent:
                 continue
             if outcome.refusals:
