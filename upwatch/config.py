@@ -242,6 +242,8 @@ class Settings(BaseSettings):
     telegram_api_url: str = "https://api.telegram.org"
     pagerduty_events_url: str = "https://events.pagerduty.com"
     twilio_api_url: str = "https://api.twilio.com"
+    # Set, it replaces both Opsgenie API hosts (api.opsgenie.com, api.eu.opsgenie.com).
+    opsgenie_api_url: str = ""
 
     # Background roles: restart back-off after a failure (doubling up to the cap, jittered), and
     # how long a role with work may make no progress before /readyz reports it (at least 3
@@ -305,7 +307,13 @@ class Settings(BaseSettings):
     metrics_port: int = Field(default=0, ge=0, le=65535)
     metrics_host: str = "127.0.0.1"
 
-    @field_validator("public_url", "telegram_api_url", "pagerduty_events_url", "twilio_api_url")
+    @field_validator(
+        "public_url",
+        "telegram_api_url",
+        "pagerduty_events_url",
+        "twilio_api_url",
+        "opsgenie_api_url",
+    )
     @classmethod
     def _strip_slash(cls, value: str) -> str:
         return value.rstrip("/")

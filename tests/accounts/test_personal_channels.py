@@ -41,6 +41,14 @@ async def test_by_default_no_channel_is_active_and_each_says_why(
             "active": False,
             "reason": "notifications.webhook is off; webhookConfig is not set",
         },
+        "rocketchat": {
+            "active": False,
+            "reason": "notifications.rocketchat is off; rocketchatConfig is not set",
+        },
+        "googlechat": {
+            "active": False,
+            "reason": "notifications.googlechat is off; googlechatConfig is not set",
+        },
     }
     profile = (await client.get("/users/me", headers=alice.headers)).json()
     assert set(profile["settings"]["channelStatus"]) == {"email", "sms", "slack", "webhook"}

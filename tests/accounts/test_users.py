@@ -249,6 +249,8 @@ async def test_profile_settings_and_user_settings_are_one_record(
         "discord": False,
         "teams": True,
         "webhook": False,
+        "rocketchat": False,
+        "googlechat": False,
     }
     assert body["slackConfig"] == {"webhookUrl": "https://hooks.slack.com/****"}  # masked
     assert body["language"] == "en"

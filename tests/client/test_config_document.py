@@ -161,3 +161,21 @@ def test_a_new_type_replaces_the_monitor_and_prune_spares_objects_without_a_key(
         verify=verify,
     )
     assert [(c.action, c.key) for c in result.changes] == [("delete", "api")]
+
+
+def test_a_list_of_secrets_takes_a_reference_in_each_place(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NTFY_URL", "ntfys://ntfy.sh/shop-oncall")
+    monkeypatch.setenv("DISCORD_URL", "discord://4174216298/JHMHI8qBe7bk2ZwO5U711o3dV")
+    text = """version: 1
+providers:
+  - key: phones
+    type: apprise
+    name: Phones
+    config:
+      urls: [{env: NTFY_URL}, {env: DISCORD_URL}]
+"""
+    assert validator().is_valid(yaml.safe_load(text))
+    config = checked(parse(text, "f.yaml"))
+    assert [p.key for p in config.providers] == ["phones"]
+    single = text.replace("[{env: NTFY_URL}, {env: DISCORD_URL}]", "{env: NTFY_URL}")
+    assert not validator().is_valid(yaml.safe_load(single))

@@ -17,7 +17,7 @@ import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Annotated, Any, Final, Literal, Union
+from typing import Annotated, Any, Final, Literal, Union, get_origin
 
 import yaml
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError, create_model
@@ -125,6 +125,15 @@ def _config_entry(config: type[BaseModel], secret_fields: Sequence[str]) -> type
     for name in secret_fields:
         info = config.model_fields[name]
         required = info.is_required()
+        if get_origin(info.annotation) is list:  # a list of secrets (Apprise URLs)
+            changed[name] = (
+                list[Secret] if required else list[Secret] | None,
+                Field(
+                    default=... if required else None,
+                    description="Secrets, each as {env: NAME}",
+                ),
+            )
+            continue
         changed[name] = (
             Secret if required else Secret | None,
             Field(default=... if required else None, description="A secret: {env: NAME}"),

@@ -37,9 +37,11 @@ async def create_provider(
 ) -> ProviderOut:
     """Add a channel to a project the caller belongs to. `config` depends on `type`; a type
     outside the project owner's plan (`notificationChannels`) is refused with 402, a URL at an
-    internal address with 422. Quiet hours need both ends: one of them null or left out
-    while the other is set is a 422 naming it (contract §9); both null or left out, none.
-    Secrets are masked in every response."""
+    internal address with 422, as is an Apprise URL of a service Upwatch does not let Apprise
+    reach (only HTTP services) or that Apprise cannot read. Quiet hours need both ends: one of
+    them null or left out while the other is set is a 422 naming it (contract §9); both null
+    or left out, none.
+    Secrets are masked in every response (an Apprise URL shows its scheme only)."""
     return provider_out(await providers.create(user, body))
 
 
