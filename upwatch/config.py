@@ -239,6 +239,7 @@ class Settings(BaseSettings):
     telegram_api_url: str = "https://api.telegram.org"
     pagerduty_events_url: str = "https://events.pagerduty.com"
     twilio_api_url: str = "https://api.twilio.com"
+    pushover_api_url: str = "https://api.pushover.net"
 
     # Background roles: restart back-off after a failure (doubling up to the cap), and how long
     # a role with work may make no progress before /readyz reports it (at least 3 periods).
@@ -301,7 +302,13 @@ class Settings(BaseSettings):
     metrics_port: int = Field(default=0, ge=0, le=65535)
     metrics_host: str = "127.0.0.1"
 
-    @field_validator("public_url", "telegram_api_url", "pagerduty_events_url", "twilio_api_url")
+    @field_validator(
+        "public_url",
+        "telegram_api_url",
+        "pagerduty_events_url",
+        "twilio_api_url",
+        "pushover_api_url",
+    )
     @classmethod
     def _strip_slash(cls, value: str) -> str:
         return value.rstrip("/")

@@ -93,7 +93,9 @@ async def test_upgrade_moves_to_pro_and_a_second_upgrade_is_a_409(
     assert body["subscription"]["currentPlan"] == "pro"
     assert body["subscription"]["status"] == "active"
     assert body["subscription"]["limits"]["projectCount"] == 20
-    assert len(body["subscription"]["limits"]["notificationChannels"]) == 9
+    # Every channel there is, the five self-hosted ones too.
+    assert body["subscription"]["limits"]["notificationChannels"] == list(plan_channels()["pro"])
+    assert len(plan_channels()["pro"]) == 14
     again = await client.post("/subscriptions/upgrade", headers=alice.headers, json={})
     assert_problem(again, 409)
     current = await client.get("/subscriptions/current", headers=alice.headers)

@@ -170,7 +170,8 @@ async def test_an_unknown_provider_type_lists_the_types_there_are(
     [error] = _errors(response)
     assert error["field"] == "type"
     assert error["message"] == (
-        "one of email, slack, discord, teams, webhook, telegram, pagerduty, sms, whatsapp"
+        "one of email, slack, discord, teams, webhook, telegram, pagerduty, sms, whatsapp, "
+        "ntfy, gotify, pushover, matrix, mattermost"
     )
 
 
