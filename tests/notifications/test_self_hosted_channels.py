@@ -25,6 +25,7 @@ import pytest
 from aiohttp import web
 
 from tests.conftest import Cast, assert_problem, make_settings
+from tests.console.forms import signed_in, submit
 from tests.factories import change_settings, create_provider
 from upwatch.kit.net import NetworkGuard, guarded_session
 from upwatch.mail.sender import SmtpTransport
@@ -633,3 +634,35 @@ async def test_ntfy_gotify_and_pushover_serve_as_personal_channels_masked_and_gu
     refused = await change_settings(client, cast.alice, ntfyConfig=internal)
 
     assert "ntfyConfig.serverUrl" in [e["field"] for e in assert_problem(refused, 422)["errors"]]
+
+
+# --- In the console -------------------------------------------------------------------------
+
+
+async def test_the_console_adds_an_ntfy_provider_with_ntfy_sh_when_the_server_is_left_blank(
+    client: httpx.AsyncClient, cast: Cast
+) -> None:
+    await _upgrade(client, cast)
+    csrf = await signed_in(client, cast.alice.email)
+    form = await client.get("/app/notifications/new?type=ntfy")
+    for name in ("serverUrl", "topic", "accessToken"):
+        assert f'name="config.{name}"' in form.text
+    fields = {"type": "ntfy", "projectId": cast.project_id, "name": "Phones"}
+    token = {"config.serverUrl": "", "config.accessToken": NTFY_TOKEN}
+
+    refused = await submit(client, "/app/notifications/new", csrf, **fields, **token)
+    made = await submit(
+        client, "/app/notifications/new", csrf, **fields, **token, **{"config.topic": "ops"}
+    )
+
+    assert refused.status_code == 422
+    assert 'id="e-config.topic"' in refused.text
+    assert NTFY_TOKEN not in refused.text
+    assert made.status_code == 303, made.text
+    listed = await client.get("/notification-providers/user", headers=cast.alice.headers)
+    [provider] = listed.json()
+    assert provider["config"] == {
+        "serverUrl": "https://ntfy.sh",
+        "topic": "ops",
+        "accessToken": REGISTRY["ntfy"].masked({"accessToken": NTFY_TOKEN})["accessToken"],
+    }
