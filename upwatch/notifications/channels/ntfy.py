@@ -25,6 +25,7 @@ from upwatch.notifications.events import AlertEvent, EventKind
 
 # ntfy's priorities: 1 min, 2 low, 3 default, 4 high, 5 max (urgent, sounds on a muted phone).
 PRIORITIES: Final = {"critical": 5, "high": 4, "medium": 3, "low": 2}
+DEFAULT_PRIORITY: Final = 3  # recoveries and tests
 # Tags that match an emoji short code are shown as that emoji before the title.
 TAGS: Final = {
     EventKind.OPENED: "rotating_light",
@@ -97,11 +98,12 @@ class Ntfy(HttpChannel):
         server = config.get("serverUrl") or "https://ntfy.sh"
         topic = self.required(config, "topic")
         token = config.get("accessToken") or ""
-        priority = 3 if event.kind in (EventKind.RESOLVED, EventKind.TEST) else None
+        quiet = event.kind in (EventKind.RESOLVED, EventKind.TEST)
+        priority = DEFAULT_PRIORITY if quiet else PRIORITIES.get(event.severity, 4)
         headers = {
             "Content-Type": "text/plain; charset=utf-8",
             "Title": header_text(event.headline),
-            "Priority": str(priority or PRIORITIES.get(event.severity, 4)),
+            "Priority": str(priority),
             "Tags": TAGS[event.kind],
         }
         if event.incident_url:
