@@ -666,3 +666,37 @@ async def test_the_console_adds_an_ntfy_provider_with_ntfy_sh_when_the_server_is
         "topic": "ops",
         "accessToken": REGISTRY["ntfy"].masked({"accessToken": NTFY_TOKEN})["accessToken"],
     }
+
+
+async def test_the_settings_page_sets_a_personal_pushover_and_a_blank_token_keeps_the_stored_one(
+    client: httpx.AsyncClient, cast: Cast
+) -> None:
+    csrf = await signed_in(client, cast.bob.email)
+    page = await client.get("/app/settings")
+    for name in ("userKey", "appToken", "device"):
+        assert f'name="pushoverConfig.{name}"' in page.text
+    assert 'name="matrixConfig.roomId"' not in page.text  # not a personal channel
+    fields = {
+        "timezone": "UTC",
+        "language": "en",
+        "theme": "light",
+        "preferredNotification": "pushover",
+        "notifications.pushover": "true",
+        "pushoverConfig.userKey": PUSHOVER_USER,
+        "pushoverConfig.appToken": PUSHOVER_TOKEN,
+        "pushoverConfig.device": "",
+        "emailConfig.to": "",
+    }
+
+    saved = await submit(client, "/app/settings", csrf, **fields)
+    again = await submit(client, "/app/settings", csrf, **{**fields, "pushoverConfig.appToken": ""})
+
+    assert saved.status_code == 303, saved.text
+    assert again.status_code == 303, again.text
+    assert PUSHOVER_TOKEN not in (await client.get("/app/settings")).text
+    settings = (await client.get("/users/settings", headers=cast.bob.headers)).json()
+    assert settings["preferredNotification"] == "pushover"
+    assert settings["channelStatus"]["pushover"] == {"active": True, "reason": None}
+    assert settings["pushoverConfig"] == REGISTRY["pushover"].masked(
+        {"userKey": PUSHOVER_USER, "appToken": PUSHOVER_TOKEN}
+    )

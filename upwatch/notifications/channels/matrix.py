@@ -44,6 +44,8 @@ class MatrixConfig(Input):
                 r"^![!-9;-~]{1,200}:[!-~]{1,255}$",
                 "a room id as Matrix shows it, e.g. !AbCdEf:example.org (not a #room alias)",
             ),
+            description="The room's id (its settings show it); the posting account must have "
+            "joined the room",
         ),
     ]
     accessToken: Annotated[
