@@ -244,6 +244,7 @@ class Settings(BaseSettings):
     twilio_api_url: str = "https://api.twilio.com"
     # Set, it replaces both Opsgenie API hosts (api.opsgenie.com, api.eu.opsgenie.com).
     opsgenie_api_url: str = ""
+    pushover_api_url: str = "https://api.pushover.net"
 
     # Background roles: restart back-off after a failure (doubling up to the cap, jittered), and
     # how long a role with work may make no progress before /readyz reports it (at least 3
@@ -313,6 +314,7 @@ class Settings(BaseSettings):
         "pagerduty_events_url",
         "twilio_api_url",
         "opsgenie_api_url",
+        "pushover_api_url",
     )
     @classmethod
     def _strip_slash(cls, value: str) -> str:

@@ -49,6 +49,13 @@ async def test_by_default_no_channel_is_active_and_each_says_why(
             "active": False,
             "reason": "notifications.googlechat is off; googlechatConfig is not set",
         },
+        **{
+            name: {
+                "active": False,
+                "reason": f"notifications.{name} is off; {name}Config is not set",
+            }
+            for name in ("ntfy", "gotify", "pushover")
+        },
     }
     profile = (await client.get("/users/me", headers=alice.headers)).json()
     assert set(profile["settings"]["channelStatus"]) == {"email", "sms", "slack", "webhook"}

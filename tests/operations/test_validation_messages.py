@@ -171,7 +171,7 @@ async def test_an_unknown_provider_type_lists_the_types_there_are(
     assert error["field"] == "type"
     assert error["message"] == (
         "one of email, slack, discord, teams, webhook, telegram, pagerduty, sms, whatsapp, "
-        "rocketchat, googlechat, opsgenie, apprise"
+        "ntfy, gotify, pushover, matrix, mattermost, rocketchat, googlechat, opsgenie, apprise"
     )
 
 

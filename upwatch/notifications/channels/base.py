@@ -310,7 +310,8 @@ RETRY_AFTER_STATUSES: Final = frozenset({429, 503})
 def service_error(body: bytes) -> str:
     """The service's own words about a failure, from the JSON error shapes of the services
     (Telegram ``description``, Twilio/Discord ``message`` and ``code``, PagerDuty ``errors``,
-    Power Automate ``error.message``) or a plain-text body (Slack's ``no_service``)."""
+    Power Automate ``error.message``, ntfy/Gotify/Matrix ``error``, Gotify
+    ``errorDescription``, Matrix ``errcode``) or a plain-text body (Slack's ``no_service``)."""
     text = body.decode("utf-8", "replace")
     try:
         data = json.loads(text)
@@ -320,11 +321,12 @@ def service_error(body: bytes) -> str:
         data = data["error"]
     if not isinstance(data, dict):
         return _short(text)
-    words = [data[key] for key in ("description", "message") if isinstance(data.get(key), str)]
+    keys = ("description", "message", "error", "errorDescription")
+    words = [data[key] for key in keys if isinstance(data.get(key), str)]
     errors = data.get("errors")
     if isinstance(errors, list):
         words.extend(str(item) for item in errors)
-    code = data.get("code")
+    code = data.get("code", data.get("errcode"))
     if code is not None and not isinstance(code, dict | list):
         words.append(f"(code {code})")
     return _short(" ".join(words) if words else text)
@@ -374,9 +376,10 @@ class HttpChannel(Channel):
         data: bytes | Mapping[str, str],
         secrets: Iterable[str],
         headers: Mapping[str, str] | None = None,
+        method: str = "POST",
     ) -> Reply:
-        """POST once through the guarded session, without following redirects; a 2xx
-        ``Reply`` or a ``TransportError``.
+        """POST (or ``method``) once through the guarded session, without following
+        redirects; a 2xx ``Reply`` or a ``TransportError``.
 
         ``data`` is the body as bytes, or form fields to be URL-encoded.
         """
@@ -384,7 +387,8 @@ class HttpChannel(Channel):
         timeout = kit.settings.alert_timeout_seconds
         sent = {**(headers or {}), DELIVERY_HEADER: event.delivery_id}
         try:
-            async with kit.http.post(
+            async with kit.http.request(
+                method,
                 url,
                 data=data,
                 headers=sent,
@@ -431,9 +435,17 @@ class HttpChannel(Channel):
         )
 
     async def post_json(
-        self, kit: DeliveryKit, url: str, event: AlertEvent, value: Any, *, secrets: Iterable[str]
+        self,
+        kit: DeliveryKit,
+        url: str,
+        event: AlertEvent,
+        value: Any,
+        *,
+        secrets: Iterable[str],
+        headers: Mapping[str, str] | None = None,
+        method: str = "POST",
     ) -> Reply:
-        headers = {"Content-Type": "application/json"}
+        sent = {**(headers or {}), "Content-Type": "application/json"}
         return await self.post(
-            kit, url, event, data=json_bytes(value), headers=headers, secrets=secrets
+            kit, url, event, data=json_bytes(value), headers=sent, secrets=secrets, method=method
         )
