@@ -251,6 +251,9 @@ async def test_profile_settings_and_user_settings_are_one_record(
         "webhook": False,
         "rocketchat": False,
         "googlechat": False,
+        "ntfy": False,
+        "gotify": False,
+        "pushover": False,
     }
     assert body["slackConfig"] == {"webhookUrl": "https://hooks.slack.com/****"}  # masked
     assert body["language"] == "en"
