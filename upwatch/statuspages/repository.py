@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from sqlalchemy import func, or_, select
+from sqlalchemy import String, cast, func, or_, select
 
 from upwatch.callers.access import ProjectScopedRepository
 from upwatch.kit.repository import Listed
@@ -198,15 +198,18 @@ class StatusPageRepository(ProjectScopedRepository[StatusPage]):
     async def incidents(
         self, project_id: str, monitor_ids: Sequence[str], resolved_since: datetime
     ) -> Sequence[Incident]:
-        """The project's incidents on these monitors that are open or resolved since
-        ``resolved_since``, newest first."""
-        if not monitor_ids:
-            return []
+        """The project's incidents that are open or resolved since ``resolved_since``, newest
+        first: those on these monitors and those placed on status pages (which page and
+        component they are placed on, the caller sorts out)."""
+        placed = or_(
+            cast(Incident.status_page_ids, String) != "[]",
+            cast(Incident.component_ids, String) != "[]",
+        )
         rows = await self.session.scalars(
             select(Incident)
             .where(
                 Incident.project_id == project_id,
-                Incident.monitor_id.in_(monitor_ids),
+                or_(Incident.monitor_id.in_(monitor_ids), placed) if monitor_ids else placed,
                 or_(Incident.resolved_at.is_(None), Incident.resolved_at >= resolved_since),
             )
             .order_by(Incident.started_at.desc(), Incident.id)

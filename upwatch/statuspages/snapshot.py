@@ -137,13 +137,26 @@ async def build(
                 days=bars,
             )
         )
+    incidents = await _incidents(session, page, components, monitors, now)
+    # Open incidents show on what they affect: their impact on their components, and on the
+    # banner (a page with an open incident never says all is well).
+    impacts: dict[str, list[rules.Impact]] = defaultdict(list)
+    for incident in incidents:
+        if incident.impact is not None:
+            for component_id in incident.componentIds:
+                impacts[component_id].append(incident.impact)
+    for item in shown:
+        if item.id in impacts:
+            item.status = rules.with_incidents(item.status, impacts[item.id])
     message = (await repository.current_messages([page.id])).get(page.id)
     return PublicStatusPage(
         name=page.name,
         slug=page.slug,
         description=page.description,
         theme=page.theme,
-        overallStatus=rules.overall_status(c.status for c in shown),
+        overallStatus=rules.overall_status(
+            (c.status for c in shown), (i.impact for i in incidents if i.impact is not None)
+        ),
         message=None
         if message is None
         else PublicMessage(
@@ -152,7 +165,7 @@ async def build(
             createdAt=message.created_at,
         ),
         components=shown,
-        incidents=await _incidents(session, page, components, monitors, now),
+        incidents=incidents,
         maintenance=planned,
         updatedAt=now,
     )
@@ -209,10 +222,20 @@ async def _incidents(
     incidents = await StatusPageRepository(session).incidents(
         page.project_id, list(by_monitor), now - RESOLVED_INCIDENTS_SHOWN
     )
+    own = {c.id: c for c in components}
+    placed: dict[str, list[StatusPageComponent]] = {}
+    for incident in incidents:
+        # Its monitor's components and those it was placed on; an incident placed on the
+        # page as a whole (or on nothing of it that still exists) affects none in particular.
+        on = [*by_monitor.get(incident.monitor_id or "", [])]
+        on += [own[i] for i in incident.component_ids if i in own and own[i] not in on]
+        if on or page.id in incident.status_page_ids:
+            placed[incident.id] = on
+    incidents = [i for i in incidents if i.id in placed]
     timeline = await IncidentRepository(session).updates_of([i.id for i in incidents], public=True)
     shown = []
     for incident in incidents:
-        on = by_monitor.get(incident.monitor_id or "", [])
+        on = placed[incident.id]
         names = ", ".join(c.name for c in on) or page.name
         monitor = monitors.get(incident.monitor_id or "")
         machine = automatic_title(monitor) if incident.automatic and monitor else None
@@ -222,6 +245,9 @@ async def _incidents(
                 title=rules.public_title(incident.title, machine, names),
                 status=incident.status,
                 severity=incident.severity,
+                impact=None
+                if incident.status == "resolved"
+                else rules.incident_impact(incident.severity),
                 componentIds=[c.id for c in on],
                 startedAt=incident.started_at,
                 resolvedAt=incident.resolved_at,
