@@ -174,6 +174,30 @@ class StatusPageRepository(ProjectScopedRepository[StatusPage]):
     async def monitors(self, monitor_ids: Sequence[str]) -> dict[str, Monitor]:
         return await self.by_ids(Monitor, monitor_ids)
 
+    async def change_marks(
+        self, page_id: str
+    ) -> tuple[StatusPage | None, list[tuple[str, Monitor]], tuple[int, datetime | None]]:
+        """What tells whether a page's public answer may be out of date, read without building
+        it: the page, its components' monitors, and the count and newest change of its
+        project's incidents (an incident opened, changed, resolved or deleted moves them)."""
+        page = await self.session.get(StatusPage, page_id, populate_existing=True)
+        if page is None:
+            return None, [], (0, None)
+        rows = await self.session.execute(
+            select(StatusPageComponent.id, Monitor)
+            .join(Monitor, Monitor.id == StatusPageComponent.monitor_id)
+            .where(StatusPageComponent.status_page_id == page_id)
+            .order_by(StatusPageComponent.id)
+        )
+        counted = (
+            await self.session.execute(
+                select(func.count(Incident.id), func.max(Incident.updated_at)).where(
+                    Incident.project_id == page.project_id
+                )
+            )
+        ).one()
+        return page, [(c, m) for c, m in rows.all()], (int(counted[0]), counted[1])
+
     async def day_counts(
         self, monitor_ids: Sequence[str], first_day: str
     ) -> list[tuple[str, str, int, int, int, int]]:
