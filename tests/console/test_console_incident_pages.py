@@ -224,3 +224,62 @@ async def test_changing_opening_or_deleting_an_incident_without_the_csrf_token_i
         refused = await client.post(action, data=fields)
         assert refused.status_code == 403, action
     assert (await client.get(path)).status_code == 200
+
+
+async def test_an_incident_is_placed_on_a_status_page_or_its_components_from_its_forms(
+    client: httpx.AsyncClient, cast: Cast, as_alice: InProject
+) -> None:
+    status_page = await as_alice.page(slug="shop", name="Shop status")
+    monitor = await as_alice.monitor(
+        name="Checkout", type="tcp", host="127.0.0.1", port=9, intervalSeconds=300, url=None
+    )
+    component = await client.post(
+        f"/status-pages/{status_page['id']}/components",
+        headers=cast.alice.headers,
+        json={"monitorId": monitor["id"], "name": "Checkout"},
+    )
+    component_id = component.json()["id"]
+    csrf = await signed_in(client, cast.bob.email)
+    form = await client.get("/app/incidents/new")
+    assert f'name="statusPageIds" value="{status_page["id"]}"' in form.text
+    assert f'name="componentIds" value="{component_id}"' in form.text
+    made = await client.post(
+        "/app/incidents",
+        data={
+            "csrf": csrf,
+            "projectId": cast.project_id,
+            "title": "Database maintenance overrun",
+            "severity": "high",
+            "statusPageIds": status_page["id"],
+        },
+    )
+    assert made.status_code == 303, made.text
+    path = str(made.headers["location"])
+    assert (await _api(client, cast, path)).json()["statusPageIds"] == [status_page["id"]]
+    page = await client.get(path)
+    assert f'name="statusPageIds" value="{status_page["id"]}" checked' in page.text
+
+    # The change form places it on the component instead.
+    changed = await client.post(
+        f"{path}/edit",
+        data={
+            "csrf": csrf,
+            "status": "identified",
+            "severity": "high",
+            "description": "",
+            "componentIds": [component_id],
+        },
+    )
+    assert changed.status_code == 303, changed.text
+    incident = (await _api(client, cast, path)).json()
+    assert (incident["statusPageIds"], incident["componentIds"]) == ([], [component_id])
+    public = (await client.get("/status-pages/public/slug/shop")).json()
+    assert public["incidents"][0]["componentIds"] == [component_id]
+
+    # A page of another project is refused next to the field.
+    refused = await client.post(
+        f"{path}/edit",
+        data={"csrf": csrf, "status": "identified", "severity": "high", "statusPageIds": "nope"},
+    )
+    assert refused.status_code == 422
+    assert "no such status page in the incident&#39;s project" in refused.text

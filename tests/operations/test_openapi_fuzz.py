@@ -74,8 +74,11 @@ SEMANTIC_REJECTIONS: dict[tuple[str, str], str] = {
     ("POST", "/projects/{id}/api-keys"): "expiresAt must be in the future (docs/api.md, API keys)",
     ("POST", "/incidents/{id}/acknowledge"): "a resolved or already acknowledged incident "
     "answers 409 (docs/api.md, Escalation)",
+    ("POST", "/incidents"): "monitorId must be a monitor of the incident's project (contract "
+    "§8); statusPageIds and componentIds pages and components of it (docs/api.md, Incidents)",
     ("PATCH", "/incidents/{id}"): "monitorId must be a monitor of the incident's project "
-    "(contract §8)",
+    "(contract §8); statusPageIds and componentIds pages and components of it (docs/api.md, "
+    "Incidents)",
     ("POST", "/notification-providers"): "URLs at internal addresses, or whose host is no "
     "domain name, are refused; quiet hours need both ends: one null or left out while the "
     "other is set is a 422 (contract §9)",

@@ -2,13 +2,17 @@
 Selenium) against a real `upwatch serve`: complete without JavaScript, the owner's CSS
 applied, the owner's script run on its page and nowhere else.
 
-Set UPWATCH_SCREENSHOT_DIR to keep the page's screenshot there (docs/status-page.png is
-made so)."""
+Set UPWATCH_SCREENSHOT_DIR to keep the page's screenshots there (docs/status-page.png, the page
+with an open incident, and docs/status-page-<state>.png, a page in each state of its banner,
+are made so)."""
 
 from __future__ import annotations
 
 import os
+import threading
+import time
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -30,10 +34,35 @@ CUSTOM_JS = (
 )
 
 
+class _Healthy(BaseHTTPRequestHandler):
+    """A target that is up: 200 to every check."""
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"ok")
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def target() -> Iterator[str]:
+    """The address of a real local server that answers every check with 200."""
+    served = ThreadingHTTPServer(("127.0.0.1", 0), _Healthy)
+    thread = threading.Thread(target=served.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{served.server_address[1]}/health"
+    served.shutdown()
+    served.server_close()
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     require_browser()
-    live = LiveServer(Path(tmp_path_factory.mktemp("browser")), clean_env()).start()
+    env = clean_env(UPWATCH_ALLOW_PRIVATE_TARGETS="true")
+    live = LiveServer(Path(tmp_path_factory.mktemp("browser")), env).start()
     yield live
     live.stop()
 
@@ -119,7 +148,13 @@ def test_the_page_is_complete_in_a_browser_without_javascript(
         browser.get(f"{server.url}/s/shop")
         assert browser.find_element(By.TAG_NAME, "h1").text == "Shop"
         banner = browser.find_element(By.CSS_SELECTOR, "[role=status]")
-        assert banner.text == "All systems operational"  # paused monitors are not counted
+        # The open high incident on Checkout, though no monitor was checked (both paused).
+        assert banner.text.splitlines() == [
+            "Partial outage",
+            "Card payments fail: affects Checkout",
+        ]
+        states = [e.text for e in browser.find_elements(By.CSS_SELECTOR, ".component .state")]
+        assert states == ["Partial outage", "No data"]
         names = [e.text for e in browser.find_elements(By.CSS_SELECTOR, ".component h3")]
         assert names == ["Checkout", "Catalogue"]
         for bars in browser.find_elements(By.CSS_SELECTOR, "svg.bars"):
@@ -168,5 +203,88 @@ def test_the_owners_css_applies_and_script_runs_on_its_page_and_not_on_the_api_d
         )
         assert browser.find_elements(By.ID, "custom-note") == []
         assert browser.find_element(By.TAG_NAME, "body").get_attribute("data-custom") is None
+    finally:
+        browser.quit()
+
+
+def _page_of(api: httpx.Client, headers: dict[str, str], project: str, slug: str) -> str:
+    created = api.post(
+        "/status-pages",
+        headers=headers,
+        json={"projectId": project, "name": "Shop", "slug": slug},
+    )
+    assert created.status_code == 201, created.text
+    return str(created.json()["id"])
+
+
+def _component(
+    api: httpx.Client, headers: dict[str, str], project: str, page_id: str, **monitor: Any
+) -> None:
+    made = api.post(
+        "/monitors",
+        headers=headers,
+        json={"projectId": project, "type": "http", "intervalSeconds": 300, **monitor},
+    )
+    assert made.status_code == 201, made.text
+    added = api.post(
+        f"/status-pages/{page_id}/components",
+        headers=headers,
+        json={"monitorId": made.json()["id"]},
+    )
+    assert added.status_code == 201, added.text
+
+
+@pytest.fixture(scope="module")
+def pages_in_each_state(server: LiveServer, page: dict[str, Any], target: str) -> None:
+    """Beside the page with an open incident: one whose checked components are all up
+    (``calm``) and one whose components were never checked (``new``)."""
+    with httpx.Client(base_url=server.url) as api:
+        signed = api.post("/auth/login", json={"email": "owner@example.com", "password": PASSWORD})
+        headers = bearer(signed)
+        assert api.post("/subscriptions/upgrade", headers=headers, json={}).status_code == 200
+        project = page["projectId"]
+        calm = _page_of(api, headers, project, "calm")
+        for name in ("Checkout", "Catalogue"):
+            _component(api, headers, project, calm, name=name, url=target)
+        new = _page_of(api, headers, project, "new")
+        for name in ("Checkout", "Catalogue"):
+            _component(api, headers, project, new, name=name, url=target, isActive=False)
+        # A new monitor is checked within seconds of its creation.
+        deadline = time.monotonic() + BROWSER_SECONDS
+        while api.get("/status-pages/public/slug/calm").json()["overallStatus"] != "operational":
+            assert time.monotonic() < deadline, "the calm page's monitors were never checked"
+            time.sleep(0.2)
+
+
+@pytest.mark.parametrize(
+    ("slug", "state", "banner", "component_states"),
+    [
+        ("calm", "operational", "All systems operational", ["Operational", "Operational"]),
+        (
+            "shop",
+            "partial-outage",
+            "Partial outage\nCard payments fail: affects Checkout",
+            ["Partial outage", "No data"],
+        ),
+        ("new", "no-data", "No data yet", ["No data", "No data"]),
+    ],
+)
+def test_each_state_of_the_banner_reads_right_in_a_browser(
+    server: LiveServer,
+    pages_in_each_state: None,
+    slug: str,
+    state: str,
+    banner: str,
+    component_states: list[str],
+) -> None:
+    browser = start_browser(javascript=False)
+    try:
+        browser.get(f"{server.url}/s/{slug}")
+        assert browser.find_element(By.CSS_SELECTOR, "[role=status]").text == banner
+        states = [e.text for e in browser.find_elements(By.CSS_SELECTOR, ".component .state")]
+        assert states == component_states
+        shots = os.environ.get("UPWATCH_SCREENSHOT_DIR")
+        if shots:
+            browser.save_screenshot(str(Path(shots) / f"status-page-{state}.png"))
     finally:
         browser.quit()

@@ -7,10 +7,15 @@ from hypothesis import strategies as st
 
 from upwatch.statuspages.rules import (
     ComponentStatus,
+    Impact,
     component_status,
     day_status,
     day_uptime,
+    headline_incident,
+    incident_impact,
     overall_status,
+    with_incidents,
+    worst,
 )
 
 statuses = st.sampled_from(
@@ -32,9 +37,10 @@ def test_a_monitor_up_while_a_region_fails_is_a_partial_outage() -> None:
     assert component_status("up", ["up", "pending"]) == "operational"
 
 
-def test_an_empty_or_unknown_page_is_operational() -> None:
-    assert overall_status([]) == "operational"
-    assert overall_status(["unknown", "unknown"]) == "operational"
+def test_an_empty_or_all_unknown_page_says_it_has_no_data() -> None:
+    assert overall_status([]) == "unknown"
+    assert overall_status(["unknown", "unknown"]) == "unknown"
+    assert overall_status(["unknown", "operational"]) == "operational"
 
 
 def test_the_banner_ranks_outage_above_degraded_above_maintenance() -> None:
@@ -46,11 +52,18 @@ def test_the_banner_ranks_outage_above_degraded_above_maintenance() -> None:
 
 
 @given(pages)
-def test_the_banner_is_operational_exactly_when_no_known_component_is_anything_else(
+def test_the_banner_is_operational_exactly_when_some_component_is_and_none_is_worse(
     page: list[ComponentStatus],
 ) -> None:
-    calm = all(s in {"operational", "unknown"} for s in page)
+    calm = "operational" in page and all(s in {"operational", "unknown"} for s in page)
     assert (overall_status(page) == "operational") == calm
+
+
+@given(pages)
+def test_the_banner_says_no_data_exactly_when_nothing_is_known(
+    page: list[ComponentStatus],
+) -> None:
+    assert (overall_status(page) == "unknown") == all(s == "unknown" for s in page)
 
 
 @given(pages)
@@ -102,3 +115,84 @@ def test_a_day_is_operational_or_degraded_exactly_when_nothing_failed(
         uptime = day_uptime(total, up, degraded)
         assert uptime is not None
         assert 0 <= uptime <= 100
+
+
+impacts = st.sampled_from(["degraded", "partial_outage", "major_outage"])
+severities = st.sampled_from(["low", "medium", "high", "critical"])
+_ORDER = ["unknown", "operational", "maintenance", "degraded", "partial_outage", "major_outage"]
+
+
+def test_an_incidents_severity_says_its_impact() -> None:
+    assert incident_impact("low") == "degraded"
+    assert incident_impact("medium") == "degraded"
+    assert incident_impact("high") == "partial_outage"
+    assert incident_impact("critical") == "major_outage"
+
+
+@given(pages, st.lists(severities, min_size=1, max_size=5))
+def test_a_page_with_an_open_incident_never_says_operational_or_no_data(
+    page: list[ComponentStatus], open_severities: list[str]
+) -> None:
+    said = overall_status(page, [incident_impact(s) for s in open_severities])
+    assert said not in {"operational", "unknown", "maintenance"}
+
+
+@given(pages, st.lists(impacts, max_size=5))
+def test_the_banner_is_at_least_the_worst_open_incidents_impact_and_the_components_say(
+    page: list[ComponentStatus], opened: list[Impact]
+) -> None:
+    said = _ORDER.index(overall_status(page, opened))
+    assert said >= _ORDER.index(overall_status(page))
+    assert all(said >= _ORDER.index(impact) for impact in opened)
+
+
+@given(pages, st.lists(impacts, max_size=5))
+def test_the_banner_is_exactly_the_worse_of_components_and_incidents(
+    page: list[ComponentStatus], opened: list[Impact]
+) -> None:
+    expected = max([overall_status(page), *opened], key=_ORDER.index)
+    assert overall_status(page, opened) == expected
+
+
+def test_a_high_incident_on_a_healthy_page_is_a_partial_outage_unless_components_say_worse() -> (
+    None
+):
+    assert overall_status(["operational"], ["partial_outage"]) == "partial_outage"
+    assert overall_status(["unknown"], ["degraded"]) == "degraded"
+    assert overall_status(["major_outage"], ["degraded"]) == "major_outage"
+    assert overall_status([], ["major_outage"]) == "major_outage"
+
+
+@given(pages)
+def test_the_worst_of_a_group_is_one_of_its_members_and_none_is_worse(
+    page: list[ComponentStatus],
+) -> None:
+    found = worst(page)
+    if not page:
+        assert found == "unknown"
+    else:
+        assert found in page
+        assert all(_ORDER.index(s) <= _ORDER.index(found) for s in page)
+
+
+@given(statuses, st.lists(impacts, max_size=4))
+def test_a_component_under_an_open_incident_shows_at_least_its_impact(
+    status: ComponentStatus, opened: list[Impact]
+) -> None:
+    shown = with_incidents(status, opened)
+    assert _ORDER.index(shown) >= _ORDER.index(status)
+    assert all(_ORDER.index(shown) >= _ORDER.index(i) for i in opened)
+    if not opened:
+        assert shown == status
+
+
+@given(st.lists(st.tuples(impacts, st.integers()), max_size=8))
+def test_the_banner_names_the_newest_of_the_worst_open_incidents(
+    opened: list[tuple[Impact, int]],
+) -> None:
+    named = headline_incident(opened)
+    if not opened:
+        assert named is None
+        return
+    top = max(_ORDER.index(i) for i, _ in opened)
+    assert named == next(n for i, n in opened if _ORDER.index(i) == top)

@@ -61,7 +61,10 @@ async def create_incident(
 ) -> IncidentOut:
     """Open an incident in a project the caller belongs to. `status` defaults to
     `investigating`, `severity` to `medium`, `startedAt` to now; `monitorId` must be a monitor
-    of the same project (422). The first timeline entry records the opening."""
+    of the same project (422). `statusPageIds` and `componentIds` place it on the whole of
+    status pages or on chosen components (of the same project, 422 otherwise), besides the
+    components of its monitor: that is how an incident without a monitor shows on a page. The
+    first timeline entry records the opening."""
     incident = await IncidentService(session, runtime).create(user, body)
     return await _with_timeline(session, incident)
 
@@ -103,8 +106,9 @@ async def update_incident(
 ) -> IncidentOut:
     """Change an incident; fields left out stay as they are, and only `monitorId` may be
     null (it unlinks the monitor). `monitorId` must be a monitor of the incident's project
-    (422, contract §8). A new `status` adds a timeline entry; moving to `resolved` sets
-    `resolvedAt`, moving away from it clears it."""
+    (422, contract §8). `statusPageIds` and `componentIds` each replace the list before
+    (`[]` takes the incident off), with the rule of `createIncident`. A new `status` adds a
+    timeline entry; moving to `resolved` sets `resolvedAt`, moving away from it clears it."""
     incident = await IncidentService(session, runtime).update(user, id, body)
     return await _with_timeline(session, incident)
 

@@ -9,7 +9,14 @@ from typing import Any
 from sqlalchemy import ColumnElement, and_, func, or_, select, update
 
 from upwatch.callers.access import ProjectScopedRepository
-from upwatch.models import CheckResult, Incident, IncidentUpdate, Monitor
+from upwatch.models import (
+    CheckResult,
+    Incident,
+    IncidentUpdate,
+    Monitor,
+    StatusPage,
+    StatusPageComponent,
+)
 
 # How far back the start of an outage is looked for.
 OUTAGE_LOOKBACK = timedelta(days=7)
@@ -123,6 +130,29 @@ class IncidentRepository(ProjectScopedRepository[Incident]):
             )
             .execution_options(synchronize_session=False)
         )
+
+    async def pages_in(self, project_id: str, page_ids: Sequence[str]) -> set[str]:
+        """Which of ``page_ids`` are status pages of the project."""
+        if not page_ids:
+            return set()
+        rows = await self.session.scalars(
+            select(StatusPage.id).where(
+                StatusPage.id.in_(page_ids), StatusPage.project_id == project_id
+            )
+        )
+        return set(rows.all())
+
+    async def components_in(self, project_id: str, component_ids: Sequence[str]) -> dict[str, str]:
+        """Which of ``component_ids`` are components of the project's status pages, each
+        with its page."""
+        if not component_ids:
+            return {}
+        rows = await self.session.execute(
+            select(StatusPageComponent.id, StatusPageComponent.status_page_id)
+            .join(StatusPage, StatusPage.id == StatusPageComponent.status_page_id)
+            .where(StatusPageComponent.id.in_(component_ids), StatusPage.project_id == project_id)
+        )
+        return {str(component_id): str(page_id) for component_id, page_id in rows.all()}
 
     async def add_update(self, update: IncidentUpdate) -> None:
         self.session.add(update)

@@ -16,6 +16,15 @@ Severity = Literal["low", "medium", "high", "critical"]
 Title = Annotated[str, Field(min_length=1, max_length=200, pattern=SINGLE_LINE_PATTERN)]
 Description = Annotated[str, Field(max_length=10_000)]
 Id = Annotated[str, Field(max_length=32)]
+PlacedOn = Annotated[list[Id], Field(max_length=100)]
+PAGES_HELP = (
+    "Status pages of the incident's project that show it as a whole, besides the components "
+    "of its monitor (an incident without a monitor shows on no page otherwise)"
+)
+COMPONENTS_HELP = (
+    "Status-page components (of pages of the incident's project) the incident affects: their "
+    "pages show it, and those components show its impact"
+)
 
 
 class IncidentCreate(Input):
@@ -26,6 +35,8 @@ class IncidentCreate(Input):
     description: Description = ""
     monitorId: Id | None = Field(default=None, description="A monitor of the same project")
     startedAt: Instant | None = Field(default=None, description="Default: now")
+    statusPageIds: PlacedOn = Field(default_factory=list, description=PAGES_HELP)
+    componentIds: PlacedOn = Field(default_factory=list, description=COMPONENTS_HELP)
 
 
 class IncidentUpdateCreate(Input):
@@ -65,6 +76,8 @@ class IncidentOut(RowOut):
         description="Monitors depending on this incident's monitor that went down meanwhile: "
         "their failures opened no incident of their own"
     )
+    status_page_ids: list[str] = Field(description=PAGES_HELP)
+    component_ids: list[str] = Field(description=COMPONENTS_HELP)
     escalation_step: int = Field(
         description="Steps of the monitor's escalation policy paged so far"
     )
@@ -102,3 +115,5 @@ class IncidentPatch(Input):
     description: Omittable[Description] = None
     monitorId: Id | None = Field(default=None, description="null unlinks the monitor")
     startedAt: Omittable[Instant] = None
+    statusPageIds: Omittable[PlacedOn] = Field(default=None, description=PAGES_HELP)
+    componentIds: Omittable[PlacedOn] = Field(default=None, description=COMPONENTS_HELP)

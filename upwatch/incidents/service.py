@@ -99,6 +99,38 @@ class IncidentService(DomainService):
         for page_id in pages:
             after_commit(self.session, partial(self.runtime.status_pages.changed, page_id))
 
+    async def _placed_on(
+        self, project_id: str, page_ids: list[str], component_ids: list[str]
+    ) -> set[str]:
+        """The pages that show an incident placed on ``page_ids`` and ``component_ids``,
+        which must be of its project (422 naming the first that is not, like ``monitorId``)."""
+        pages = await self.incidents.pages_in(project_id, page_ids)
+        for page_id in page_ids:
+            if page_id not in pages:
+                raise ValidationFailed.on(
+                    "statusPageIds", f"no such status page in the incident's project: {page_id}"
+                )
+        components = await self.incidents.components_in(project_id, component_ids)
+        for component_id in component_ids:
+            if component_id not in components:
+                raise ValidationFailed.on(
+                    "componentIds",
+                    f"no such status-page component in the incident's project: {component_id}",
+                )
+        return pages | set(components.values())
+
+    async def _pages_placed_on(self, incident: Incident) -> set[str]:
+        """The pages an incident is placed on (ids of deleted pages and components drop out)."""
+        pages = await self.incidents.pages_in(incident.project_id, incident.status_page_ids)
+        components = await self.incidents.components_in(incident.project_id, incident.component_ids)
+        return pages | set(components.values())
+
+    async def _placements_changed(self, incident: Incident, also: set[str] | None = None) -> None:
+        """The pages the incident is placed on (and ``also``, those it was) show the change
+        at their next visit after the commit."""
+        for page_id in (also or set()) | await self._pages_placed_on(incident):
+            after_commit(self.session, partial(self.runtime.status_pages.changed, page_id))
+
     async def _monitor_of(self, project_id: str, monitor_id: str) -> Monitor:
         monitor = await self.session.get(Monitor, monitor_id)
         if monitor is None or monitor.project_id != project_id:
@@ -109,6 +141,7 @@ class IncidentService(DomainService):
         await self.projects.get_visible(caller, body.projectId)
         if body.monitorId is not None:
             await self._monitor_of(body.projectId, body.monitorId)
+        await self._placed_on(body.projectId, body.statusPageIds, body.componentIds)
         now = self.runtime.clock.now()
         incident = await self.incidents.add(
             Incident(
@@ -121,6 +154,8 @@ class IncidentService(DomainService):
                 automatic=False,
                 started_at=body.startedAt or now,
                 resolved_at=now if body.status == "resolved" else None,
+                status_page_ids=list(dict.fromkeys(body.statusPageIds)),
+                component_ids=list(dict.fromkeys(body.componentIds)),
             )
         )
         opened = IncidentUpdate(
@@ -131,6 +166,7 @@ class IncidentService(DomainService):
         )
         await self.incidents.add_update(opened)
         await self._tell_subscribers(incident, opened, "opened")
+        await self._placements_changed(incident)
         after_commit(self.session, partial(_log_change, incident, caller, None))
         return incident
 
@@ -145,6 +181,17 @@ class IncidentService(DomainService):
             if body.monitorId is not None:
                 await self._monitor_of(incident.project_id, body.monitorId)
             incident.monitor_id = body.monitorId
+        # Pages it leaves show that too.
+        was_on: set[str] = set()
+        if body.statusPageIds is not None or body.componentIds is not None:
+            was_on = await self._pages_placed_on(incident)
+            if body.statusPageIds is not None:
+                incident.status_page_ids = list(dict.fromkeys(body.statusPageIds))
+            if body.componentIds is not None:
+                incident.component_ids = list(dict.fromkeys(body.componentIds))
+            await self._placed_on(
+                incident.project_id, body.statusPageIds or [], body.componentIds or []
+            )
         if body.status is not None:
             now = self.runtime.clock.now()
             was = incident.status
@@ -159,6 +206,7 @@ class IncidentService(DomainService):
                 )
                 await self.incidents.add_update(changed)
                 await self._tell_subscribers(incident, changed, _change(incident))
+        await self._placements_changed(incident, was_on)
         await self.session.flush()
         await self.session.refresh(incident)
         return incident
@@ -180,6 +228,7 @@ class IncidentService(DomainService):
         )
         await self.incidents.add_update(posted)
         await self._tell_subscribers(incident, posted, _change(incident))
+        await self._placements_changed(incident)
         incident.updated_at = now
         await self.session.flush()
         return incident
@@ -207,7 +256,9 @@ class IncidentService(DomainService):
         return incident
 
     async def delete(self, caller: User, incident_id: str) -> None:
-        await self.incidents.delete(await self.incidents.get_visible(caller, incident_id))
+        incident = await self.incidents.get_visible(caller, incident_id)
+        await self._placements_changed(incident)
+        await self.incidents.delete(incident)
 
     async def alerts(
         self, caller: User, incident_id: str

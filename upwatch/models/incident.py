@@ -33,6 +33,11 @@ class Incident(IdMixin, TimestampMixin, Base):
     )
     # Monitors depending on this one that went down while it was down (no incident of their own).
     dependents: Mapped[list[str]] = mapped_column(JSON, default=list)
+    # Where status pages show it besides the components of its monitor: the whole of these
+    # pages, and these components (of pages of the same project). Ids that no longer exist
+    # (a page or component deleted) are ignored by the pages.
+    status_page_ids: Mapped[list[str]] = mapped_column(JSON, default=list)
+    component_ids: Mapped[list[str]] = mapped_column(JSON, default=list)
     # When the status machine opened it (the confirming check): escalation delays count from
     # here. None for incidents people open, which page no one.
     opened_at: Mapped[datetime | None]

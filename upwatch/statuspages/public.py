@@ -60,9 +60,15 @@ async def get_public_status_page(
     """What the public sees of a page (seed 11); no token needed. A private page is 404
     exactly like a missing one. Never shows a monitor's address, headers, body or any
     secret. `days` are 90 UTC days per component from the daily aggregates; `incidents` are
-    the project's incidents on the page's monitors, open or resolved in the last 14 days.
-    Answers carry an `ETag` and `Cache-Control`; the page is built at most once per
-    `UPWATCH_STATUS_PAGE_MAX_AGE_SECONDS`."""
+    the project's incidents on the page's monitors or placed on the page or its components
+    (`statusPageIds`, `componentIds` of an incident), open or resolved in the last 14 days.
+    `overallStatus` is the worse of what the components say and the `impact` of each open
+    incident (low, medium: `degraded`; high: `partial_outage`; critical: `major_outage`), so a
+    page with an open incident is never `operational`; `unknown` when no component has been
+    checked and nothing is open (a client should read a value it does not know as not
+    operational). Answers carry an `ETag` and `Cache-Control`; the page is built at most once
+    per `UPWATCH_STATUS_PAGE_MAX_AGE_SECONDS`, and no answer is older than the newest state
+    change it shows plus that age."""
     snapshot = await visible_snapshot(snapshots, slug)
     return answered(answer(snapshot, False, "", snapshots.max_age, if_none_match))
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup, escape
 
+from upwatch.statuspages import rules
 from upwatch.statuspages.schemas import (
     PublicComponent,
     PublicDay,
@@ -31,16 +32,17 @@ WORDS = {
     "partial_outage": "Partial outage",
     "major_outage": "Major outage",
     "maintenance": "Under maintenance",
-    "unknown": "Not checked",
+    "unknown": "No data yet",
     "no_data": "No data",
 }
-COMPONENT_WORDS = {**WORDS, "operational": "Operational"}
+COMPONENT_WORDS = {**WORDS, "operational": "Operational", "unknown": "No data"}
 BADGE_COLORS = {
     "operational": "#2ea043",
     "degraded": "#bf8700",
     "partial_outage": "#d1640a",
     "major_outage": "#cf222e",
     "maintenance": "#0969da",
+    "unknown": "#9f9f9f",
 }
 
 
@@ -136,6 +138,19 @@ def bars(component: PublicComponent) -> Markup:
     )
 
 
+def banner(page: PublicStatusPage) -> str:
+    """The banner's words: the overall status, but "all systems" only when every component
+    has been checked."""
+    if page.overallStatus == "operational" and any(c.status == "unknown" for c in page.components):
+        return "All checked systems operational"
+    return WORDS[page.overallStatus]
+
+
+def headline(page: PublicStatusPage) -> PublicIncident | None:
+    """The open incident the banner names (``rules.headline_incident``)."""
+    return rules.headline_incident([(i.impact, i) for i in page.incidents if i.impact is not None])
+
+
 def last_change(incident: PublicIncident) -> datetime:
     return max([incident.startedAt, *(u.createdAt for u in incident.updates)])
 
@@ -167,6 +182,8 @@ def templates_in(folder: Path) -> Environment:
 _environment = templates_in(TEMPLATES)
 _environment.globals.update(
     words=WORDS,
+    banner=banner,
+    headline=headline,
     state_words=COMPONENT_WORDS,
     iso=iso,
     human=human,

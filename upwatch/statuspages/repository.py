@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from sqlalchemy import func, or_, select, update
+from sqlalchemy import String, cast, func, or_, select, update
 
 from upwatch.callers.access import ProjectScopedRepository
 from upwatch.kit.repository import Listed
@@ -221,6 +221,30 @@ class StatusPageRepository(ProjectScopedRepository[StatusPage]):
     async def monitors(self, monitor_ids: Sequence[str]) -> dict[str, Monitor]:
         return await self.by_ids(Monitor, monitor_ids)
 
+    async def change_marks(
+        self, page_id: str
+    ) -> tuple[StatusPage | None, list[tuple[str, Monitor]], tuple[int, datetime | None]]:
+        """What tells whether a page's public answer may be out of date, read without building
+        it: the page, its components' monitors, and the count and newest change of its
+        project's incidents (an incident opened, changed, resolved or deleted moves them)."""
+        page = await self.session.get(StatusPage, page_id, populate_existing=True)
+        if page is None:
+            return None, [], (0, None)
+        rows = await self.session.execute(
+            select(StatusPageComponent.id, Monitor)
+            .join(Monitor, Monitor.id == StatusPageComponent.monitor_id)
+            .where(StatusPageComponent.status_page_id == page_id)
+            .order_by(StatusPageComponent.id)
+        )
+        counted = (
+            await self.session.execute(
+                select(func.count(Incident.id), func.max(Incident.updated_at)).where(
+                    Incident.project_id == page.project_id
+                )
+            )
+        ).one()
+        return page, [(c, m) for c, m in rows.all()], (int(counted[0]), counted[1])
+
     async def day_counts(
         self, monitor_ids: Sequence[str], first_day: str
     ) -> list[tuple[str, str, int, int, int, int]]:
@@ -245,15 +269,18 @@ class StatusPageRepository(ProjectScopedRepository[StatusPage]):
     async def incidents(
         self, project_id: str, monitor_ids: Sequence[str], resolved_since: datetime
     ) -> Sequence[Incident]:
-        """The project's incidents on these monitors that are open or resolved since
-        ``resolved_since``, newest first."""
-        if not monitor_ids:
-            return []
+        """The project's incidents that are open or resolved since ``resolved_since``, newest
+        first: those on these monitors and those placed on status pages (which page and
+        component they are placed on, the caller sorts out)."""
+        placed = or_(
+            cast(Incident.status_page_ids, String) != "[]",
+            cast(Incident.component_ids, String) != "[]",
+        )
         rows = await self.session.scalars(
             select(Incident)
             .where(
                 Incident.project_id == project_id,
-                Incident.monitor_id.in_(monitor_ids),
+                or_(Incident.monitor_id.in_(monitor_ids), placed) if monitor_ids else placed,
                 or_(Incident.resolved_at.is_(None), Incident.resolved_at >= resolved_since),
             )
             .order_by(Incident.started_at.desc(), Incident.id)

@@ -1,25 +1,48 @@
-"""What a status page says, as pure functions of monitor states and day counts: a component's
-status, a day's status, and the page's overall status (docs/status-pages.md)."""
+"""What a status page says, as pure functions of monitor states, open incidents and day
+counts: a component's status, a day's status, and the page's overall status
+(docs/status-pages.md)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Literal
+from collections.abc import Iterable, Sequence
+from typing import Literal, TypeVar
+
+T = TypeVar("T")
 
 ComponentStatus = Literal[
     "operational", "degraded", "partial_outage", "major_outage", "maintenance", "unknown"
 ]
-OverallStatus = Literal["operational", "degraded", "partial_outage", "major_outage", "maintenance"]
+OverallStatus = Literal[
+    "operational", "degraded", "partial_outage", "major_outage", "maintenance", "unknown"
+]
+Impact = Literal["degraded", "partial_outage", "major_outage"]
 DayStatus = Literal["operational", "degraded", "partial_outage", "major_outage", "no_data"]
 
 # A day with at least this uptime (and some downtime) is a partial outage; below, a major one.
 PARTIAL_OUTAGE_UPTIME = 95.0
 
+# What an open incident says about what it affects, from its severity.
+SEVERITY_IMPACT: dict[str, Impact] = {
+    "low": "degraded",
+    "medium": "degraded",
+    "high": "partial_outage",
+    "critical": "major_outage",
+}
+# From calm to worst; ``unknown`` is below everything: any knowledge beats none.
+_RANK: dict[str, int] = {
+    "unknown": 0,
+    "operational": 1,
+    "maintenance": 2,
+    "degraded": 3,
+    "partial_outage": 4,
+    "major_outage": 5,
+}
+
 
 def component_status(monitor_status: str, region_statuses: Iterable[str] = ()) -> ComponentStatus:
     """A component shows its monitor's status. A monitor that is up while some of its regions
     fail (too few to make it down) is a partial outage; one that is paused or has no result
-    yet is unknown, which the overall status leaves out."""
+    yet is unknown ("no data"), which the overall status leaves out."""
     if monitor_status == "down":
         return "major_outage"
     if monitor_status == "degraded":
@@ -31,21 +54,57 @@ def component_status(monitor_status: str, region_statuses: Iterable[str] = ()) -
     return "unknown"
 
 
-def overall_status(statuses: Iterable[ComponentStatus]) -> OverallStatus:
-    """The page's banner: every known component down is a major outage, some down (or
-    partly down) a partial outage, then degraded, then maintenance, else operational. Unknown
-    components (paused, not checked yet) and an empty page count as operational."""
+def incident_impact(severity: str) -> Impact:
+    """An open incident's impact on what it affects; an unknown severity counts as medium."""
+    return SEVERITY_IMPACT.get(severity, "degraded")
+
+
+def worst(statuses: Iterable[ComponentStatus]) -> ComponentStatus:
+    """The worst of ``statuses`` (a group of components, or a component and the incidents
+    open on it): ``unknown`` only when nothing is known, and for none at all."""
+    return max(statuses, key=_RANK.__getitem__, default="unknown")
+
+
+def with_incidents(status: ComponentStatus, impacts: Iterable[Impact]) -> ComponentStatus:
+    """A component under open incidents shows the worst of its checks and their impacts: a
+    person who opened a high incident on it knows something its checks do not."""
+    return worst([status, *impacts])
+
+
+def overall_status(
+    statuses: Iterable[ComponentStatus], impacts: Iterable[Impact] = ()
+) -> OverallStatus:
+    """The page's banner from its components' statuses and the impacts of the incidents open
+    on the page: every known component down is a major outage, some down (or partly down) a
+    partial outage, then degraded, then maintenance, else operational; an open incident's
+    impact raises it to at least that impact. Unknown components are left out; a page where
+    nothing is known and nothing is open is ``unknown`` ("no data yet")."""
     known = [s for s in statuses if s != "unknown"]
+    opened = list(impacts)
     down = known.count("major_outage")
+    found: OverallStatus
     if known and down == len(known):
-        return "major_outage"
-    if down or "partial_outage" in known:
-        return "partial_outage"
-    if "degraded" in known:
-        return "degraded"
-    if "maintenance" in known:
-        return "maintenance"
-    return "operational"
+        found = "major_outage"
+    elif down or "partial_outage" in known:
+        found = "partial_outage"
+    elif "degraded" in known:
+        found = "degraded"
+    elif "maintenance" in known:
+        found = "maintenance"
+    elif known:
+        found = "operational"
+    else:
+        found = "unknown"
+    return worst([found, *opened])
+
+
+def headline_incident(impacts: Sequence[tuple[Impact, T]]) -> T | None:
+    """Of the open incidents on a page (with their impacts, newest first), the one the
+    banner names: the worst, the newest of equals."""
+    if not impacts:
+        return None
+    top = max(_RANK[impact] for impact, _ in impacts)
+    return next(item for impact, item in impacts if _RANK[impact] == top)
 
 
 def day_uptime(total: int, up: int, degraded: int) -> float | None:

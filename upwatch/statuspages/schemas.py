@@ -12,7 +12,13 @@ from upwatch.kit.declared import DeclaredKey
 from upwatch.kit.inputs import SINGLE_LINE_PATTERN, Input, TimeZone, worded
 from upwatch.kit.partial import Omittable
 from upwatch.kit.schemas import Email, RowOut
-from upwatch.statuspages.rules import ComponentStatus, DayStatus, OverallStatus, group_status
+from upwatch.statuspages.rules import (
+    ComponentStatus,
+    DayStatus,
+    Impact,
+    OverallStatus,
+    group_status,
+)
 
 Theme = Literal["light", "dark"]
 Name = Annotated[str, Field(min_length=1, max_length=100, pattern=SINGLE_LINE_PATTERN)]
@@ -286,7 +292,15 @@ class PublicIncident(PublicModel):
     title: str
     status: str
     severity: str
-    componentIds: list[str]
+    impact: Impact | None = Field(
+        description="While open, what it means for what it affects, from its severity: "
+        "`degraded` (low, medium), `partial_outage` (high), `major_outage` (critical); null "
+        "once resolved"
+    )
+    componentIds: list[str] = Field(
+        description="The components it affects (its monitor's, and those it was placed on); "
+        "empty for an incident placed on the page as a whole"
+    )
     startedAt: datetime
     resolvedAt: datetime | None
     updates: list[PublicIncidentUpdate] = Field(description="Oldest first")

@@ -3,10 +3,13 @@ or maximum age, whatever the number of visitors, and served as ready bytes with 
 
 A status page is read hardest during an outage, exactly when the database is busiest: a
 flood of visitors costs one build per page and age, not one per request. Changes made through
-this process's API (page, components, message) drop the snapshot at once, and no snapshot whose
-build began before such a change is served after it (a page made private is private from the
-moment its change commits); monitor states and incidents, which other processes change, show
-within the maximum age.
+this process's API (page, components, message, incidents placed on it) drop the snapshot at
+once, and no snapshot whose build began before such a change is served after it (a page made
+private is private from the moment its change commits). Monitor states and incidents, which
+other processes change, are caught by the page's marks of change: the first visit past the
+maximum age reads them (one small query), and when they moved it waits for a rebuild instead
+of being served the old snapshot, so no visitor sees a state that changed more than a maximum
+age ago.
 """
 
 from __future__ import annotations
@@ -138,13 +141,26 @@ async def build(
         )
         public_component._order = component.position
         shown.append(public_component)
+    incidents = await _incidents(session, page, components, monitors, now)
+    # Open incidents show on what they affect: their impact on their components, and on the
+    # banner (a page with an open incident never says all is well).
+    impacts: dict[str, list[rules.Impact]] = defaultdict(list)
+    for incident in incidents:
+        if incident.impact is not None:
+            for component_id in incident.componentIds:
+                impacts[component_id].append(incident.impact)
+    for item in shown:
+        if item.id in impacts:
+            item.status = rules.with_incidents(item.status, impacts[item.id])
     message = (await repository.current_messages([page.id])).get(page.id)
     return PublicStatusPage(
         name=page.name,
         slug=page.slug,
         description=page.description,
         theme=page.theme,
-        overallStatus=rules.overall_status(c.status for c in shown),
+        overallStatus=rules.overall_status(
+            (c.status for c in shown), (i.impact for i in incidents if i.impact is not None)
+        ),
         message=None
         if message is None
         else PublicMessage(
@@ -153,7 +169,7 @@ async def build(
             createdAt=message.created_at,
         ),
         components=shown,
-        incidents=await _incidents(session, page, components, monitors, now),
+        incidents=incidents,
         maintenance=planned,
         groups=_groups((await repository.groups([page.id]))[page.id], components, shown),
         timeZone=page.time_zone,
@@ -234,10 +250,20 @@ async def _incidents(
     incidents = await StatusPageRepository(session).incidents(
         page.project_id, list(by_monitor), now - RESOLVED_INCIDENTS_SHOWN
     )
+    own = {c.id: c for c in components}
+    placed: dict[str, list[StatusPageComponent]] = {}
+    for incident in incidents:
+        # Its monitor's components and those it was placed on; an incident placed on the
+        # page as a whole (or on nothing of it that still exists) affects none in particular.
+        on = [*by_monitor.get(incident.monitor_id or "", [])]
+        on += [own[i] for i in incident.component_ids if i in own and own[i] not in on]
+        if on or page.id in incident.status_page_ids:
+            placed[incident.id] = on
+    incidents = [i for i in incidents if i.id in placed]
     timeline = await IncidentRepository(session).updates_of([i.id for i in incidents], public=True)
     shown = []
     for incident in incidents:
-        on = by_monitor.get(incident.monitor_id or "", [])
+        on = placed[incident.id]
         names = ", ".join(c.name for c in on) or page.name
         monitor = monitors.get(incident.monitor_id or "")
         machine = automatic_title(monitor) if incident.automatic and monitor else None
@@ -247,6 +273,9 @@ async def _incidents(
                 title=rules.public_title(incident.title, machine, names),
                 status=incident.status,
                 severity=incident.severity,
+                impact=None
+                if incident.status == "resolved"
+                else rules.incident_impact(incident.severity),
                 componentIds=[c.id for c in on],
                 startedAt=incident.started_at,
                 resolvedAt=incident.resolved_at,
@@ -261,6 +290,18 @@ async def _incidents(
             )
         )
     return shown
+
+
+async def change_marks(session: AsyncSession, page_id: str) -> tuple[Any, ...]:
+    """A page's marks of change: equal marks, nothing a visitor must see at once has changed
+    (the page, its components and their statuses, its project's incidents), whichever
+    process changed it. Day bars and uptime figures are not in them: those may lag by one
+    maximum age."""
+    page, monitors, incidents = await StatusPageRepository(session).change_marks(page_id)
+    if page is None:
+        return ()
+    statuses = tuple((c, monitor_component_status(m)) for c, m in monitors)
+    return (page.updated_at, page.is_public, page.slug, statuses, incidents)
 
 
 @dataclass(frozen=True)
@@ -280,6 +321,8 @@ class Snapshot:
     built_at: float  # monotonic seconds
     # ``Snapshots``' change count when its build began: what it read is no older.
     generation: int
+    # ``change_marks`` read as its build began.
+    marks: tuple[Any, ...] = ()
     # Response headers made for it, by form and origin (statuspages/serving.py).
     answers: dict[tuple[bool, str], Any] = field(default_factory=dict, compare=False)
 
@@ -309,6 +352,10 @@ class Snapshots:
         self._building: dict[str, asyncio.Future[Snapshot | None]] = {}
         # Rebuilds of stale snapshots running beside the visits (held so none is collected).
         self._refreshing: set[asyncio.Task[Snapshot | None]] = set()
+        # Looks at stale snapshots' marks of change in flight, and the slugs whose rebuild
+        # runs because they moved (their visitors wait for it).
+        self._looking: dict[str, asyncio.Future[bool]] = {}
+        self._urgent: set[str] = set()
         self._bars: dict[str, DayBars] = {}
         self._read_all_at: dict[str, float] = {}
         # Counts changes, and the count at each page's last one: a snapshot whose build
@@ -377,18 +424,52 @@ class Snapshots:
             if time.monotonic() - snapshot.built_at < self.max_age:
                 return snapshot
             if self.max_age > 0:
-                # Stale: visitors keep getting it while one rebuild runs beside them.
-                if slug not in self._building:
-                    # Registered before the task runs, so the visits until then start none.
-                    future = self._start(slug)
-                    task = asyncio.create_task(self._rebuild(slug, snapshot, future))
-                    self._refreshing.add(task)
-                    task.add_done_callback(self._refreshing.discard)
-                return snapshot
+                return await self._stale(slug, snapshot)
         pending = self._building.get(slug)
         if pending is not None:
             return await asyncio.shield(pending)
         return await self._rebuild(slug, None, self._start(slug))
+
+    async def _stale(self, slug: str, snapshot: Snapshot) -> Snapshot | None:
+        """A snapshot past its maximum age. When its marks of change moved (a monitor's
+        state or an incident, perhaps changed by another process during a quiet spell), the
+        visitors wait for one rebuild: none is shown what changed more than a maximum age
+        ago. Otherwise they keep getting it while one rebuild runs beside them. One look at
+        the marks per page at a time, so a flood past the age costs one query and one build."""
+        pending = self._building.get(slug)
+        if pending is not None:
+            return await asyncio.shield(pending) if slug in self._urgent else snapshot
+        looking = self._looking.get(slug)
+        if looking is None:
+            looking = self._looking[slug] = asyncio.get_running_loop().create_future()
+            moved = False
+            try:
+                async with self.sessions() as session:
+                    moved = await change_marks(session, snapshot.page_id) != snapshot.marks
+            except Exception as exc:
+                # The database cannot answer: the rebuild below keeps the last snapshot.
+                log.warning("status page %s: its marks of change unread: %s", slug, exc)
+            finally:
+                del self._looking[slug]
+                looking.set_result(moved)
+        else:
+            moved = await asyncio.shield(looking)
+        pending = self._building.get(slug)
+        if moved:
+            if pending is None:
+                self._urgent.add(slug)
+                try:
+                    return await self._rebuild(slug, snapshot, self._start(slug))
+                finally:
+                    self._urgent.discard(slug)
+            return await asyncio.shield(pending)
+        if pending is None:
+            # Registered before the task runs, so the visits until then start none.
+            future = self._start(slug)
+            task = asyncio.create_task(self._rebuild(slug, snapshot, future))
+            self._refreshing.add(task)
+            task.add_done_callback(self._refreshing.discard)
+        return snapshot
 
     def _start(self, slug: str) -> asyncio.Future[Snapshot | None]:
         future: asyncio.Future[Snapshot | None] = asyncio.get_running_loop().create_future()
@@ -465,6 +546,8 @@ class Snapshots:
             if page is None or not page.is_public:
                 self._pages.pop(slug, None)
                 return None
+            # Read before the page: a change committed during the build moves them again.
+            marks = await change_marks(session, page.id)
             public = await self._public(session, page)
         self.builds += 1
         body = public.model_dump_json().encode()
@@ -487,5 +570,6 @@ class Snapshots:
             custom_domain=page.custom_domain,
             built_at=time.monotonic(),
             generation=generation,
+            marks=marks,
         )
         return snapshot

@@ -25,9 +25,10 @@ from upwatch.incidents.schemas import (
 )
 from upwatch.incidents.service import IncidentService
 from upwatch.kit.errors import ProblemError
-from upwatch.models import Incident
+from upwatch.models import Incident, StatusPage, StatusPageComponent
 from upwatch.monitors.repository import MonitorRepository
 from upwatch.notifications.schemas import AlertOut
+from upwatch.statuspages.repository import StatusPageRepository
 
 router = APIRouter(prefix="/app")
 
@@ -78,6 +79,32 @@ async def _names(page: Page) -> dict[str, Any]:
     }
 
 
+# Where an incident may be placed: the form lists at most this many status pages.
+PAGES_LISTED: Final = 200
+
+
+async def _placements(
+    page: Page, project_id: str | None
+) -> list[tuple[StatusPage, list[StatusPageComponent]]]:
+    """The status pages the visitor may place an incident on (those of ``project_id`` when
+    given), each with its components: the choices of the form's "Status pages" box."""
+    repository = StatusPageRepository(page.session)
+    pages = list(
+        (await repository.list_visible(page.user, PAGES_LISTED, 0, project_id=project_id)).rows
+    )
+    components = await repository.components([p.id for p in pages])
+    return [(p, components[p.id]) for p in pages]
+
+
+async def _placed(page: Page) -> dict[str, list[str]]:
+    """The pages and components ticked in the posted form (none ticked: none)."""
+    posted = await page.request.form()
+    return {
+        name: list(dict.fromkeys(str(v) for v in posted.getlist(name) if v))
+        for name in ("statusPageIds", "componentIds")
+    }
+
+
 @router.get("/incidents", openapi_extra=offers("listIncidents"))
 async def incidents_page(page: SignedInPage) -> Response:
     chosen = _filter_of(page)
@@ -105,6 +132,7 @@ async def incident_rows(page: FragmentPage) -> Response:
 
 async def _new_page(page: Page, status: int = 200, **context: Any) -> Response:
     context.setdefault("form", {"status": "investigating", "severity": "medium"})
+    context.setdefault("placed", {})
     return page.html(
         "incident_form.html",
         status,
@@ -112,6 +140,7 @@ async def _new_page(page: Page, status: int = 200, **context: Any) -> Response:
         section="incidents",
         status_choices=STATUS_CHOICES,
         severity_choices=SEVERITY_CHOICES,
+        placements=await _placements(page, None),
         **await _names(page),
         **context,
     )
@@ -125,14 +154,17 @@ async def new_incident(page: SignedInPage) -> Response:
 @router.post("/incidents", openapi_extra=offers("createIncident"))
 async def create_incident(page: SignedInPage) -> Response:
     form = await page.form()
+    placed = await _placed(page)
     try:
         # A field left out takes the API's default (a status, a severity).
         given = {name: form[name] for name in CREATED if name in form}
-        body = IncidentCreate.model_validate({**given, "monitorId": form.get("monitorId") or None})
+        body = IncidentCreate.model_validate(
+            {**given, **placed, "monitorId": form.get("monitorId") or None}
+        )
         made = await IncidentService(page.session, page.runtime).create(page.user, body)
     except (ProblemError, ValidationError) as exc:
         status, errors = page.refused(exc, "project")
-        return await _new_page(page, status, form=form, errors=errors)
+        return await _new_page(page, status, form=form, errors=errors, placed=placed)
     return page.redirect(f"/app/incidents/{made.id}", f"Incident {made.title} opened.")
 
 
@@ -168,6 +200,10 @@ async def _incident_page(
     updates = await repository.updates_of([incident.id])
     evidence = await repository.evidence_of([incident])
     context.setdefault("settings", _settings_of(incident))
+    context.setdefault(
+        "placed",
+        {"statusPageIds": incident.status_page_ids, "componentIds": incident.component_ids},
+    )
     return page.html(
         "incident.html",
         status,
@@ -177,6 +213,7 @@ async def _incident_page(
         updates=updates.get(incident.id, []),
         evidence=evidence.get(incident.id),
         alerts=await _alerts(page, incident.id),
+        placements=await _placements(page, incident.project_id),
         status_choices=STATUS_CHOICES,
         severity_choices=SEVERITY_CHOICES,
         **await _names(page),
@@ -226,17 +263,20 @@ async def post_update(incident_id: str, page: SignedInPage) -> Response:
 
 @router.post("/incidents/{incident_id}/edit", openapi_extra=offers("updateIncident"))
 async def change_incident(incident_id: str, page: SignedInPage) -> Response:
-    """Status, severity and description as the API's patch; a new status goes on the
-    timeline (the service's rule)."""
+    """Status, severity, description and the status pages it is placed on, as the API's
+    patch; a new status goes on the timeline (the service's rule)."""
     form = await page.form()
+    placed = await _placed(page)
     try:
         body = IncidentPatch.model_validate(
-            {name: form.get(name, "") for name in ("status", "severity", "description")}
+            {name: form.get(name, "") for name in ("status", "severity", "description")} | placed
         )
         await IncidentService(page.session, page.runtime).update(page.user, incident_id, body)
     except (ProblemError, ValidationError) as exc:
         status, errors = page.refused(exc, "incident")
-        return await _incident_page(page, incident_id, status, settings=form, errors=errors)
+        return await _incident_page(
+            page, incident_id, status, settings=form, errors=errors, placed=placed
+        )
     return page.redirect(f"/app/incidents/{incident_id}", "Incident saved.")
 
 

@@ -1,7 +1,7 @@
 """Component groups on status pages, and each page's time zone
 
 Revision ID: 0023
-Revises: 0021
+Revises: 0022
 Create Date: 2026-11-27 04:00:00.000000
 """
 
@@ -13,7 +13,7 @@ from alembic import op
 import upwatch.kit.db
 
 revision: str = "0023"
-down_revision: str | None = "0021"
+down_revision: str | None = "0022"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
