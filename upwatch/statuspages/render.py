@@ -153,6 +153,11 @@ def message(title: str, text: str, slug: str | None = None, theme: str = "light"
     return template.render(title=title, text=text, slug=slug, theme=theme).encode()
 
 
+def password_form(slug: str, wrong: bool) -> bytes:
+    """The form of a password page, naming nothing of it (statuspages/access.py)."""
+    return _environment.get_template("password.html").render(slug=slug, wrong=wrong).encode()
+
+
 def rss(page: PublicStatusPage, link: str) -> bytes:
     return _environment.get_template("feed.rss").render(page=page, link=link).encode()
 

@@ -31,6 +31,7 @@ from upwatch.maintenance.rules import next_start, occurrence_at
 from upwatch.maintenance.service import schedule_of
 from upwatch.models import Monitor, StatusPage, StatusPageComponent
 from upwatch.statuspages import render, rules
+from upwatch.statuspages.access import Gate
 from upwatch.statuspages.repository import StatusPageRepository
 from upwatch.statuspages.schemas import (
     PublicComponent,
@@ -257,12 +258,15 @@ class Snapshot:
     generation: int
     # Response headers made for it, by form and origin (statuspages/serving.py).
     answers: dict[tuple[bool, str], Any] = field(default_factory=dict, compare=False)
+    # Who may read it (statuspages/access.py); checked on every route before any byte of it.
+    gate: Gate = field(default_factory=Gate)
 
 
 class Snapshots:
-    """Public snapshots by slug, each rebuilt after ``max_age`` seconds or a change. One build
+    """Snapshots by slug, each rebuilt after ``max_age`` seconds or a change, with who may
+    read them (``Snapshot.gate``; every route checks it). One build
     at a time per slug: visitors arriving during a build wait for it instead of starting
-    their own. Unknown and private slugs are not remembered (a flood of random slugs must not
+    their own. Unknown slugs are not remembered (a flood of random slugs must not
     grow memory); each costs one indexed lookup."""
 
     def __init__(
@@ -437,7 +441,7 @@ class Snapshots:
         generation = self._changes
         async with self.sessions() as session:
             page = await StatusPageRepository(session).by_slug(slug)
-            if page is None or not page.is_public:
+            if page is None:
                 self._pages.pop(slug, None)
                 return None
             public = await self._public(session, page)
@@ -462,5 +466,10 @@ class Snapshots:
             custom_domain=page.custom_domain,
             built_at=time.monotonic(),
             generation=generation,
+            gate=gate_of(page),
         )
         return snapshot
+
+
+def gate_of(page: StatusPage) -> Gate:
+    return Gate(page.project_id, page.visibility, page.password_hash, tuple(page.allowed_networks))
