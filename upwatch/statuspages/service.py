@@ -13,7 +13,6 @@ from upwatch.engine.status import decode_state, region_status, settings_of
 from upwatch.kit.db import after_commit
 from upwatch.kit.declared import require_free_key
 from upwatch.kit.errors import Conflict, NotFound, ValidationFailed
-from upwatch.kit.security import SECRET_MASK
 from upwatch.models import (
     Monitor,
     StatusMessage,
@@ -96,9 +95,9 @@ class StatusPageService(DomainService):
 
     async def _set_access(self, page: StatusPage, visibility: str, password: str | None) -> None:
         """The visibility, with ``is_public`` (the seed's view of it) following, and a new
-        password hashed (the mask sent back keeps the stored one); a password page needs
+        password hashed (never returned, so never sent back masked); a password page needs
         one."""
-        if password is not None and password != SECRET_MASK:
+        if password is not None:
             page.password_hash = await self.runtime.passwords.hash(password)
         if visibility == "password" and page.password_hash is None:
             raise ValidationFailed.on("password", "a password page needs a password")
