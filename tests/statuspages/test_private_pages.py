@@ -374,3 +374,35 @@ async def test_a_bad_access_setting_is_a_422_naming_its_field(
         await owner("PATCH", f"/status-pages/{made.json()['id']}", **body), 422
     )
     assert field in str(problem), problem
+
+
+async def test_the_pass_is_a_secure_cookie_over_https_and_opens_the_page_there(
+    app: FastAPI, client: httpx.AsyncClient, cast: Cast
+) -> None:
+    await _secret_page(client, cast, visibility="password", password=PASSWORD)
+    transport = httpx.ASGITransport(app=app, client=("203.0.113.7", 40000))
+    async with httpx.AsyncClient(transport=transport, base_url="https://upwatch.test") as https:
+        unlocked = await https.post(
+            "/status-pages/public/slug/vault/unlock", json={"password": PASSWORD}
+        )
+        assert unlocked.status_code == 204
+        assert "Secure" in unlocked.headers["set-cookie"]
+        page = await https.get("/status-pages/public/slug/vault")
+        assert page.json()["name"] == "Vault shop"
+
+
+async def test_an_api_key_of_the_project_reads_a_members_page_and_one_of_another_does_not(
+    client: httpx.AsyncClient, cast: Cast
+) -> None:
+    await _secret_page(client, cast, visibility="members")
+    made = await client.post(
+        f"/projects/{cast.project_id}/api-keys",
+        headers=cast.alice.headers,
+        json={"name": "wall screen", "scope": "read"},
+    )
+    assert made.status_code == 201, made.text
+    key = {"Authorization": f"Bearer {made.json()['key']}"}
+    answer = await client.get("/status-pages/public/slug/vault", headers=key)
+    assert answer.json()["name"] == "Vault shop"
+    forged = {"Authorization": "Bearer upw_" + "x" * 40}
+    assert_problem(await client.get("/status-pages/public/slug/vault", headers=forged), 404)
