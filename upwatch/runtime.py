@@ -45,6 +45,8 @@ class Throttles:
     provider_test: Window
     subscribe_client: Window
     subscribe_address: Window
+    # Wrong status page passwords, per client address (statuspages/access.py).
+    page_password: Window
 
     @classmethod
     def from_settings(
@@ -74,6 +76,7 @@ class Throttles:
             ),
             # Confirmation e-mails to one address for one page: three an hour.
             subscribe_address=window("subscribe-address", 3, 60 * 60),
+            page_password=window("page-password", *login),
         )
 
 

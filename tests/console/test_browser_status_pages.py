@@ -113,7 +113,7 @@ def change_every_setting(visit: Visit, slug: str) -> str:
         name="Shop status",
         slug=slug,
         description="Checkout and catalogue, live.",
-        isPublic=False,
+        visibility="members",
         theme="dark",
         customDomain="status.shop.example",
         customCss=CUSTOM_CSS,
@@ -139,7 +139,7 @@ def see_it_as_visitors_do(visit: Visit, editor: str, slug: str) -> None:
     assert browser.find_element(By.TAG_NAME, "html").get_attribute("data-theme") == "dark"
 
     browser.get(editor)
-    visit.fill("#settings", isPublic=True)
+    visit.fill("#settings", visibility="public")
     visit.send("#settings", "Settings of Shop status saved.")
     assert "Public at" in browser.find_element(By.CSS_SELECTOR, "p.target").text
     browser.find_element(By.LINK_TEXT, f"/s/{slug}").click()

@@ -31,7 +31,9 @@ SETTINGS = {
     "name": "Shop status",
     "slug": "shop-live",
     "description": "Checkout and catalogue, live.",
-    "isPublic": "true",
+    "visibility": "public",
+    "password": "",
+    "allowedNetworks": "",
     "theme": "dark",
     "customDomain": "Status.Shop.Example",
     "customCss": "h1 { letter-spacing: 3px; }",
@@ -104,7 +106,7 @@ async def test_every_setting_of_a_status_page_is_changed_from_its_editor_and_see
     )
     assert "Checkout and catalogue, live." in by_domain.text
 
-    private = {**SETTINGS, "isPublic": "false", "customDomain": "", "key": ""}
+    private = {**SETTINGS, "visibility": "members", "customDomain": "", "key": ""}
     assert (
         await submit(client, f"/app/status-pages/{page['id']}/settings", csrf, **private)
     ).status_code == 303
@@ -121,7 +123,8 @@ async def test_the_settings_form_sends_every_field_of_the_apis_update(
     editor = await client.get(f"/app/status-pages/{page['id']}")
     fields = FieldNames(f"/app/status-pages/{page['id']}/settings")
     fields.feed(editor.text)
-    assert fields.names == {"csrf", *StatusPageUpdate.model_fields}
+    # The seed's isPublic is what visibility says (the form's select).
+    assert fields.names == {"csrf", *StatusPageUpdate.model_fields} - {"isPublic"}
 
 
 async def test_refused_settings_come_back_with_each_error_next_to_its_field(
@@ -389,3 +392,37 @@ async def test_a_project_is_deleted_after_a_confirmation_by_its_owner_only(
     assert "Project deleted" in (await client.get("/app/projects")).text
     gone = await client.get(f"/projects/{cast.project_id}", headers=cast.alice.headers)
     assert gone.status_code == 404
+
+
+async def test_the_settings_form_makes_a_password_page_behind_an_allowlist_and_keeps_its_password(
+    client: httpx.AsyncClient, cast: Cast, as_alice: InProject
+) -> None:
+    page = await as_alice.page()
+    csrf = await signed_in(client, cast.alice.email)
+    path = f"/app/status-pages/{page['id']}/settings"
+    bad = {**SETTINGS, "allowedNetworks": "203.0.113.0/24\nnot a network"}
+    refused = await submit(client, path, csrf, **bad)
+    assert refused.status_code == 422
+    assert 'id="e-allowedNetworks' in refused.text
+    locked = {
+        **SETTINGS,
+        "visibility": "password",
+        "password": "vault door 2026",
+        "allowedNetworks": "203.0.113.0/24\n\n 2001:db8::/32 ",
+    }
+    assert (await submit(client, path, csrf, **locked)).status_code == 303
+    editor = await client.get(f"/app/status-pages/{page['id']}")
+    assert "vault door 2026" not in editor.text
+    assert "Password-protected" in editor.text
+    # Saved again with the password box left empty: the password stays.
+    assert (await submit(client, path, csrf, **{**locked, "password": ""})).status_code == 303
+    api = (await client.get(f"/status-pages/{page['id']}", headers=cast.alice.headers)).json()
+    assert (api["visibility"], api["hasPassword"], api["allowedNetworks"]) == (
+        "password",
+        True,
+        ["203.0.113.0/24", "2001:db8::/32"],
+    )
+    unlocked = await client.post(
+        "/status-pages/public/slug/shop-live/unlock", json={"password": "vault door 2026"}
+    )
+    assert unlocked.status_code == 204

@@ -238,6 +238,8 @@ PAGE_FIELDS: Final = [
     "slug",
     "description",
     "isPublic",
+    "visibility",
+    "allowedNetworks",
     "theme",
     "customDomain",
     "customCss",

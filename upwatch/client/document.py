@@ -186,7 +186,9 @@ ComponentEntry = create_model(  # type: ignore[call-overload]
 StatusPageEntry = _entry(
     StatusPageCreate,
     "StatusPageEntry",
-    {"projectId"},
+    # A page password is set in the console or the API: a file holds no password (and the
+    # service returns none to compare with).
+    {"projectId", "password"},
     components=(
         Annotated[list[ComponentEntry], Field(max_length=500)] | None,
         Field(default=None, description="In their order; left out: the page's are kept"),

@@ -39,6 +39,15 @@ class StatusPage(IdMixin, TimestampMixin, Base):
     # The IANA zone the HTML page and feeds show times in; the JSON keeps UTC.
     time_zone: Mapped[str] = mapped_column(String(64), default="UTC", server_default="UTC")
 
+    # Who may read it (statuspages/access.py): "public", "password" or "members".
+    # ``is_public`` stays as the seed's field and follows it: true exactly when "public".
+    visibility: Mapped[str] = mapped_column(String(10), default="public", server_default="public")
+    # Argon2id; set exactly when the visibility is (or was) "password". Its text signs the
+    # visitors' cookies, so a new password voids them.
+    password_hash: Mapped[str | None] = mapped_column(String(200))
+    # CIDRs the client address must be in; empty: any address.
+    allowed_networks: Mapped[list[str]] = mapped_column(JSON, default=list, server_default="[]")
+
 
 class StatusPageGroup(IdMixin, TimestampMixin, Base):
     """A named group of a page's components, shown under one header with its worst

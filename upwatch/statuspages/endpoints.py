@@ -94,8 +94,11 @@ async def create_status_page(
     body: StatusPageCreate, user: CurrentUser, session: Session, runtime: RuntimeDep
 ) -> StatusPageOut:
     """Create a status page in a project the caller belongs to (limit `statusPageCount`).
-    `slug` and `customDomain` are unique across the service (409). A page is public unless
-    `isPublic` is false; its address is `publicUrl`."""
+    `slug` and `customDomain` are unique across the service (409). Who may read it is its
+    `visibility` (`public`, `password` with a write-only `password`, or `members`; default
+    `public`, or `members` when `isPublic` is false) within its `allowedNetworks`; everyone
+    else gets 404 as for a missing page. Its address is `publicUrl`. Every plan has private
+    pages."""
     page = await StatusPageService(session, runtime).create(user, body)
     return await page_out(session, runtime, page)
 
@@ -126,7 +129,10 @@ async def update_status_page(
     id: str, body: StatusPageUpdate, user: CurrentUser, session: Session, runtime: RuntimeDep
 ) -> StatusPageOut:
     """Change a page (seed 7); fields left out stay as they are. A new `slug` or
-    `customDomain` another page has is a 409; the old address stops answering at once."""
+    `customDomain` another page has is a 409; the old address stops answering at once.
+    `isPublic: true` makes the page `public`, `false` makes a public page `members`; a new
+    `password` signs out every visitor who gave the old one; a change of visibility or
+    allowlist holds from the moment it answers."""
     page = await StatusPageService(session, runtime).update(user, id, body)
     return await page_out(session, runtime, page)
 

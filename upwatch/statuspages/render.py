@@ -226,6 +226,11 @@ def _feed(name: str, page: PublicStatusPage, link: str) -> bytes:
     )
 
 
+def password_form(slug: str, wrong: bool) -> bytes:
+    """The form of a password page, naming nothing of it (statuspages/access.py)."""
+    return _environment.get_template("password.html").render(slug=slug, wrong=wrong).encode()
+
+
 def rss(page: PublicStatusPage, link: str) -> bytes:
     return _feed("feed.rss", page, link)
 

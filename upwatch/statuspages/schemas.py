@@ -12,6 +12,7 @@ from upwatch.kit.declared import DeclaredKey
 from upwatch.kit.inputs import SINGLE_LINE_PATTERN, Input, TimeZone, worded
 from upwatch.kit.partial import Omittable
 from upwatch.kit.schemas import Email, RowOut
+from upwatch.statuspages.access import Visibility, normal_network
 from upwatch.statuspages.rules import (
     ComponentStatus,
     DayStatus,
@@ -71,6 +72,36 @@ CustomJs = Annotated[
         "that status page only",
     ),
 ]
+PageVisibility = Annotated[
+    Visibility,
+    Field(
+        description="Who may read the page: `public` (anyone), `password` (whoever gives its "
+        "`password` on the page's form or `POST /status-pages/public/slug/{slug}/unlock`; "
+        "members of its project too) or `members` (members of its project only: a bearer "
+        "token for the JSON, the console's preview for the HTML). Everyone else gets 404 "
+        "as for a missing page. `isPublic` is true exactly when this is `public`."
+    ),
+]
+PagePassword = Annotated[
+    str,
+    Field(
+        min_length=8,
+        max_length=200,
+        description="Write-only: stored as an Argon2id hash and never returned "
+        "(`hasPassword` says one is set). A new one signs every visitor out. Required "
+        "to make a page `password` that has none yet.",
+    ),
+]
+AllowedNetworks = Annotated[
+    list[Annotated[str, Field(max_length=49), AfterValidator(normal_network)]],
+    Field(
+        max_length=100,
+        description="CIDRs (IPv4 or IPv6, e.g. `203.0.113.0/24`, `2001:db8::/32`; a bare "
+        "address is one host) the client address must be in, whatever the visibility; "
+        "outside them every route of the page is 404, for members too. Empty: any "
+        "address. Behind a reverse proxy, set `UPWATCH_FORWARDED_ALLOW_IPS`.",
+    ),
+]
 Id = Annotated[str, Field(max_length=32)]
 Order = Annotated[int, Field(ge=0, le=1_000_000)]
 PageTimeZone = Annotated[
@@ -88,7 +119,16 @@ class StatusPageCreate(Input):
     name: Name
     slug: Slug
     description: Description = ""
-    isPublic: bool = Field(default=True, description="A private page answers 404 to the public")
+    isPublic: bool = Field(
+        default=True,
+        description="The seed's switch: false makes a `members` page (404 to the public) "
+        "unless `visibility` says otherwise",
+    )
+    visibility: PageVisibility | None = Field(
+        default=None, description="Default: `public`, or `members` when `isPublic` is false"
+    )
+    password: PagePassword | None = None
+    allowedNetworks: AllowedNetworks = Field(default_factory=list)
     theme: Theme = "light"
     customDomain: CustomDomain | None = None
     customCss: CustomCss = ""
@@ -148,6 +188,11 @@ class StatusPageOut(RowOut):
     slug: str
     description: str
     is_public: bool
+    visibility: Visibility = Field(description="Who may read it (see the create operation)")
+    has_password: bool = Field(description="A page password is set (it is never returned)")
+    allowed_networks: list[str] = Field(
+        description="CIDRs a visitor's address must be in; empty: any"
+    )
     theme: Theme
     custom_domain: str | None
     custom_css: str
@@ -172,6 +217,7 @@ class StatusPageOut(RowOut):
             "components": context["components"],
             "groups": context.get("groups", []),
             "public_url": f"{context['base_url']}/s/{row.slug}",
+            "has_password": row.password_hash is not None,
         }
 
 
@@ -184,7 +230,13 @@ class StatusPageUpdate(Input):
     name: Omittable[Name] = None
     slug: Omittable[Slug] = None
     description: Omittable[Description] = None
-    isPublic: Omittable[bool] = None
+    isPublic: Omittable[bool] = Field(
+        default=None,
+        description="true makes the page `public`; false makes a public page `members`",
+    )
+    visibility: Omittable[PageVisibility] = None
+    password: Omittable[PagePassword] = None
+    allowedNetworks: Omittable[AllowedNetworks] = None
     theme: Omittable[Theme] = None
     customDomain: CustomDomain | None = Field(default=None, description="null removes it")
     customCss: Omittable[CustomCss] = None
@@ -364,3 +416,7 @@ class SubscriberOut(RowOut):
     email: str
     created_at: datetime
     confirmed_at: datetime | None
+
+
+class UnlockIn(Input):
+    password: Annotated[str, Field(min_length=1, max_length=200)]

@@ -82,12 +82,18 @@ class StatusPageService(DomainService):
         )
         await self._require_free(body.slug, body.customDomain)
         await require_free_key(self.session, StatusPage, "status page", body.projectId, body.key)
+        visibility = body.visibility or ("public" if body.isPublic else "members")
+        if "isPublic" in body.model_fields_set and body.isPublic != (visibility == "public"):
+            raise ValidationFailed.on("isPublic", f"contradicts visibility {visibility}")
         page = StatusPage(
             project_id=body.projectId,
             name=body.name,
             slug=body.slug,
             description=body.description,
-            is_public=body.isPublic,
+            is_public=visibility == "public",
+            visibility=visibility,
+            password_hash=None,
+            allowed_networks=list(body.allowedNetworks),
             theme=body.theme,
             custom_domain=body.customDomain,
             custom_css=body.customCss,
@@ -95,9 +101,21 @@ class StatusPageService(DomainService):
             key=body.key,
             time_zone=body.timeZone,
         )
+        await self._set_access(page, visibility, body.password)
         await self.pages.add(page)
         self._touch(page)  # its domain may have been asked for before it existed
         return page
+
+    async def _set_access(self, page: StatusPage, visibility: str, password: str | None) -> None:
+        """The visibility, with ``is_public`` (the seed's view of it) following, and a new
+        password hashed (never returned, so never sent back masked); a password page needs
+        one."""
+        if password is not None:
+            page.password_hash = await self.runtime.passwords.hash(password)
+        if visibility == "password" and page.password_hash is None:
+            raise ValidationFailed.on("password", "a password page needs a password")
+        page.visibility = visibility
+        page.is_public = visibility == "public"
 
     async def update(self, caller: User, page_id: str, body: StatusPageUpdate) -> StatusPage:
         page = await self.pages.get_visible(caller, page_id)
@@ -113,6 +131,16 @@ class StatusPageService(DomainService):
             await require_free_key(
                 self.session, StatusPage, "status page", page.project_id, body.key, page.id
             )
+        visibility = given.pop("visibility", None)
+        public = given.pop("isPublic", None)
+        if visibility is None and public is not None:
+            if public:
+                visibility = "public"
+            elif page.visibility == "public":
+                visibility = "members"
+        elif visibility is not None and public is not None and public != (visibility == "public"):
+            raise ValidationFailed.on("isPublic", f"contradicts visibility {visibility}")
+        await self._set_access(page, visibility or page.visibility, given.pop("password", None))
         for field, value in given.items():
             setattr(page, to_snake(field), value)
         self._touch(page)

@@ -4,7 +4,8 @@ without routing, dependency injection or the request guard (nothing of the reque
 but its path and two headers). Measured in bench/statuspage.py: through FastAPI's routing a
 visit cost about nine times what the bytes themselves cost to send.
 
-Only hits are served here; a page that is missing, private or cannot be built goes on to the
+Only hits of pages open to everyone are served here (``Gate.open``); a page that is missing,
+restricted (statuspages/access.py) or cannot be built goes on to the
 routes in ``public.py`` and ``site.py``, which answer it as every other error is answered (a
 problem document). The answers are the routes' answers: the same bytes, ETag, Cache-Control and
 Content-Security-Policy, and a request counted in the metrics under the route's template.
@@ -101,6 +102,21 @@ def _headers(
     return etag, headers, full
 
 
+# A restricted page's answers are for this visitor alone: no shared cache keeps them, and
+# no tag lets a 304 confirm to someone else that a copy is current.
+RESTRICTED_CACHE = b"private, no-store"
+
+
+def restricted(reply: Answer) -> Answer:
+    """``reply`` (a 200 of ``answer`` asked without ``If-None-Match``) as a restricted page's."""
+    headers = [
+        (name, RESTRICTED_CACHE if name == b"cache-control" else value)
+        for name, value in reply.headers
+        if name not in (b"etag", b"access-control-allow-origin")
+    ]
+    return Answer(reply.status, headers, reply.body)
+
+
 @dataclass(frozen=True)
 class _Route:
     """What the metrics middleware reads of a matched route: its template."""
@@ -140,7 +156,7 @@ class PublicPages:
                 snapshot = await snapshots.for_domain(host.rsplit(":", 1)[0])
         except Exception:  # the route below answers it, as a problem document
             snapshot = None
-        if snapshot is None:
+        if snapshot is None or not snapshot.gate.open:
             await self.app(scope, receive, send)
             return
         scope["route"] = _Route(route)

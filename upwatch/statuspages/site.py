@@ -14,11 +14,18 @@ from fastapi.responses import RedirectResponse
 from starlette.requests import Request
 
 from upwatch.dependencies import ClientAddress, RuntimeDep, Session, WritingSession
-from upwatch.kit.errors import NotFound
+from upwatch.kit.errors import NotFound, ProblemError
 from upwatch.kit.schemas import normalize_email
 from upwatch.statuspages import render
-from upwatch.statuspages.public import IfNoneMatch, SnapshotsDep, answered, visible_snapshot
-from upwatch.statuspages.serving import answer, script_origin
+from upwatch.statuspages.access import VisitorDep, give_pass, unlock
+from upwatch.statuspages.public import (
+    IfNoneMatch,
+    SnapshotsDep,
+    gated_snapshot,
+    page_answer,
+    visible_snapshot,
+)
+from upwatch.statuspages.serving import script_origin
 from upwatch.statuspages.snapshot import Snapshot, Snapshots
 from upwatch.statuspages.subscribers import VisitorSubscriptions
 
@@ -35,42 +42,118 @@ async def status_page_html(
     slug: Annotated[str, Path(max_length=63)],
     request: Request,
     snapshots: SnapshotsDep,
+    visitor: VisitorDep,
     if_none_match: IfNoneMatch = None,
 ) -> Response:
-    snapshot = await visible_snapshot(snapshots, slug)
+    snapshot, verdict = await gated_snapshot(snapshots, slug, visitor)
+    if snapshot is None or verdict == "hidden":
+        raise NotFound("no such status page")
+    if verdict == "password":
+        return _password_form(slug)
     origin = _origin(request, snapshots, snapshot)
-    return answered(answer(snapshot, True, origin, snapshots.max_age, if_none_match))
+    return page_answer(snapshot, True, origin, snapshots.max_age, if_none_match)
+
+
+# The form names nothing of the page: whoever sees it has not shown they may read it.
+_FORM_POLICY = (
+    "default-src 'none'; style-src 'self'; base-uri 'none'; form-action 'self'; "
+    "frame-ancestors 'none'"
+)
+
+
+def _password_form(
+    slug: str, wrong: bool = False, status_code: int = status.HTTP_401_UNAUTHORIZED
+) -> Response:
+    return Response(
+        content=render.password_form(slug, wrong),
+        status_code=status_code,
+        media_type="text/html; charset=utf-8",
+        headers={"Cache-Control": "no-store", "Content-Security-Policy": _FORM_POLICY},
+    )
+
+
+@site.post("/s/{slug}/unlock")
+async def unlock_form(
+    slug: Annotated[str, Path(max_length=63)],
+    request: Request,
+    snapshots: SnapshotsDep,
+    visitor: VisitorDep,
+) -> Response:
+    """The password form's answer: the pass cookie and back to the page (on its custom
+    domain when asked there), or the form again saying the password was wrong."""
+    snapshot = await snapshots.get(slug)
+    if snapshot is None:
+        raise NotFound("no such status page")
+    fields = parse_qs((await request.body()).decode("utf-8", "replace"))
+    password = (fields.get("password") or [""])[0][:200]
+    try:
+        value = await unlock(visitor, snapshot.page_id, snapshot.gate, password)
+    except ProblemError as exc:
+        if exc.status == status.HTTP_404_NOT_FOUND:
+            raise
+        if exc.status == status.HTTP_429_TOO_MANY_REQUESTS:
+            return _message(
+                "Too many attempts",
+                "Too many wrong passwords from your address; try again later.",
+                slug,
+                exc.status,
+            )
+        return _password_form(slug, wrong=True)
+    host = (request.headers.get("host") or "").rsplit(":", 1)[0].lower()
+    back = "/" if host and host == snapshot.custom_domain else f"/s/{slug}"
+    response = RedirectResponse(back, status_code=status.HTTP_303_SEE_OTHER)
+    give_pass(request, response, snapshot.page_id, value)
+    return response
 
 
 @site.get("/")
 async def custom_domain_root(
-    request: Request, snapshots: SnapshotsDep, if_none_match: IfNoneMatch = None
+    request: Request,
+    snapshots: SnapshotsDep,
+    visitor: VisitorDep,
+    if_none_match: IfNoneMatch = None,
 ) -> Response:
-    """A request to `/` whose Host is a page's custom domain gets that page; otherwise a
-    browser goes to the console."""
+    """A request to `/` whose Host is a page's custom domain gets that page (if the visitor
+    may read it: otherwise as if the domain were no page's); otherwise a browser goes to
+    the console."""
     host = (request.headers.get("host") or "").rsplit(":", 1)[0]
     snapshot = await snapshots.for_domain(host) if host else None
-    if snapshot is None:
+    verdict = "hidden"
+    if snapshot is not None:
+        verdict = await visitor.verdict(snapshot.page_id, snapshot.gate)
+        if verdict == "password":
+            return _password_form(snapshot.page.slug)
+    if snapshot is None or verdict != "show":
         # A person's browser is led into the console; an API client keeps the JSON 404.
         if "text/html" in request.headers.get("accept", ""):
             return RedirectResponse("/app", status_code=303)
         raise NotFound("nothing here: the API is described at /docs")
     origin = _origin(request, snapshots, snapshot)
-    return answered(answer(snapshot, True, origin, snapshots.max_age, if_none_match))
+    return page_answer(snapshot, True, origin, snapshots.max_age, if_none_match)
 
 
 OWNER_FILES = {"css": "text/css", "js": "text/javascript"}
 
 
-async def _owner_file(snapshots: Snapshots, slug: str, kind: Literal["css", "js"]) -> Response:
+def cache_control(snapshot: Snapshot, max_age: float) -> str:
+    """Shared caches may keep an open page's answers as long as this process does; a
+    restricted page's are the visitor's alone."""
+    if not snapshot.gate.open:
+        return "private, no-store"
+    return f"public, max-age={int(max_age)}"
+
+
+async def _owner_file(
+    snapshots: Snapshots, slug: str, kind: Literal["css", "js"], visitor: VisitorDep
+) -> Response:
     """The owner's stylesheet or script of the page."""
-    snapshot = await visible_snapshot(snapshots, slug)
+    snapshot = await visible_snapshot(snapshots, slug, visitor)
     # nosniff: a browser runs it only as what it is labelled.
     return Response(
         content=snapshot.custom_css if kind == "css" else snapshot.custom_js,
         media_type=f"{OWNER_FILES[kind]}; charset=utf-8",
         headers={
-            "Cache-Control": f"public, max-age={int(snapshots.max_age)}",
+            "Cache-Control": cache_control(snapshot, snapshots.max_age),
             "X-Content-Type-Options": "nosniff",
         },
     )
@@ -78,16 +161,16 @@ async def _owner_file(snapshots: Snapshots, slug: str, kind: Literal["css", "js"
 
 @site.get("/s/{slug}/custom.css")
 async def status_page_css(
-    slug: Annotated[str, Path(max_length=63)], snapshots: SnapshotsDep
+    slug: Annotated[str, Path(max_length=63)], snapshots: SnapshotsDep, visitor: VisitorDep
 ) -> Response:
-    return await _owner_file(snapshots, slug, "css")
+    return await _owner_file(snapshots, slug, "css", visitor)
 
 
 @site.get("/s/{slug}/custom.js")
 async def status_page_js(
-    slug: Annotated[str, Path(max_length=63)], snapshots: SnapshotsDep
+    slug: Annotated[str, Path(max_length=63)], snapshots: SnapshotsDep, visitor: VisitorDep
 ) -> Response:
-    return await _owner_file(snapshots, slug, "js")
+    return await _owner_file(snapshots, slug, "js", visitor)
 
 
 @site.get("/assets/status-page.css")
@@ -127,10 +210,18 @@ async def status_page_feed(
     slug: Annotated[str, Path(max_length=63)],
     kind: Literal["rss", "atom"],
     snapshots: SnapshotsDep,
+    visitor: VisitorDep,
     if_none_match: IfNoneMatch = None,
 ) -> Response:
-    """RSS 2.0 (`feed.rss`) or Atom 1.0 (`feed.atom`)."""
-    snapshot = await visible_snapshot(snapshots, slug)
+    """RSS 2.0 (`feed.rss`) or Atom 1.0 (`feed.atom`). A restricted page's feed is read
+    like its page (a feed reader holds no pass: 404), never cached by others."""
+    snapshot = await visible_snapshot(snapshots, slug, visitor)
+    if not snapshot.gate.open:
+        return Response(
+            content=snapshot.rss if kind == "rss" else snapshot.atom,
+            media_type=f"{FEEDS[kind]}; charset=utf-8",
+            headers={"Cache-Control": cache_control(snapshot, snapshots.max_age)},
+        )
     return cached_answer(
         snapshot.rss if kind == "rss" else snapshot.atom,
         f"{FEEDS[kind]}; charset=utf-8",
@@ -140,20 +231,20 @@ async def status_page_feed(
     )
 
 
-def _badge(content: bytes, max_age: float) -> Response:
+def _badge(content: bytes, snapshot: Snapshot, max_age: float) -> Response:
     return Response(
         content=content,
         media_type="image/svg+xml",
-        headers={"Cache-Control": f"public, max-age={int(max_age)}"},
+        headers={"Cache-Control": cache_control(snapshot, max_age)},
     )
 
 
 @site.get("/s/{slug}/badge.svg")
 async def status_badge(
-    slug: Annotated[str, Path(max_length=63)], snapshots: SnapshotsDep
+    slug: Annotated[str, Path(max_length=63)], snapshots: SnapshotsDep, visitor: VisitorDep
 ) -> Response:
-    snapshot = await visible_snapshot(snapshots, slug)
-    return _badge(render.status_badge(snapshot.page), snapshots.max_age)
+    snapshot = await visible_snapshot(snapshots, slug, visitor)
+    return _badge(render.status_badge(snapshot.page), snapshot, snapshots.max_age)
 
 
 @site.get("/s/{slug}/components/{componentId}/uptime.svg")
@@ -161,12 +252,13 @@ async def uptime_badge(
     slug: Annotated[str, Path(max_length=63)],
     componentId: Annotated[str, Path(max_length=32)],  # noqa: N803  (named as in the URL)
     snapshots: SnapshotsDep,
+    visitor: VisitorDep,
 ) -> Response:
-    snapshot = await visible_snapshot(snapshots, slug)
+    snapshot = await visible_snapshot(snapshots, slug, visitor)
     component = next((c for c in snapshot.page.components if c.id == componentId), None)
     if component is None:
         raise NotFound("no such component on this status page")
-    return _badge(render.uptime_badge(component), snapshots.max_age)
+    return _badge(render.uptime_badge(component), snapshot, snapshots.max_age)
 
 
 def _message(
@@ -191,9 +283,12 @@ async def subscribe_form(
     session: Session,
     runtime: RuntimeDep,
     client: ClientAddress,
+    snapshots: SnapshotsDep,
+    visitor: VisitorDep,
 ) -> Response:
     """The page's own form (no JavaScript): the same as the JSON operation, answered in
     HTML."""
+    await visible_snapshot(snapshots, slug, visitor)
     fields = parse_qs((await request.body()).decode("utf-8", "replace"))
     try:
         email = normalize_email((fields.get("email") or [""])[0])
@@ -235,8 +330,16 @@ EmailedLinkDep = Annotated[EmailedLink, Depends(_emailed_link)]
 
 @site.get("/s/{slug}/confirm")
 async def confirm_subscription(
-    link: EmailedLinkDep, session: WritingSession, runtime: RuntimeDep
+    link: EmailedLinkDep,
+    session: WritingSession,
+    runtime: RuntimeDep,
+    snapshots: SnapshotsDep,
+    visitor: VisitorDep,
 ) -> Response:
+    snapshot, verdict = await gated_snapshot(snapshots, link.slug, visitor)
+    if snapshot is None or verdict != "show":
+        # Worded as every other bad link is: it tells nothing of the page.
+        raise NotFound("this link is not valid")
     page = await VisitorSubscriptions(session, runtime).confirm(
         link.slug, link.subscriber_id, link.token
     )
@@ -252,7 +355,10 @@ async def confirm_subscription(
 async def unsubscribe(
     link: EmailedLinkDep, session: WritingSession, runtime: RuntimeDep
 ) -> Response:
-    """One click from the e-mail (GET), or the mail client's one-click POST (RFC 8058)."""
+    """One click from the e-mail (GET), or the mail client's one-click POST (RFC 8058).
+    Not behind the page's gate: the link's token is the proof, the one-click POST comes
+    from the mail provider's servers (outside any allowlist), and leaving must always work;
+    a link without a valid token is 404 like a missing page."""
     page = await VisitorSubscriptions(session, runtime).unsubscribe(
         link.slug, link.subscriber_id, link.token
     )

@@ -34,6 +34,7 @@ from upwatch.maintenance.rules import next_start, occurrence_at
 from upwatch.maintenance.service import schedule_of
 from upwatch.models import Monitor, StatusPage, StatusPageComponent, StatusPageGroup
 from upwatch.statuspages import render, rules
+from upwatch.statuspages.access import Gate
 from upwatch.statuspages.repository import StatusPageRepository
 from upwatch.statuspages.schemas import (
     PublicComponent,
@@ -325,12 +326,15 @@ class Snapshot:
     marks: tuple[Any, ...] = ()
     # Response headers made for it, by form and origin (statuspages/serving.py).
     answers: dict[tuple[bool, str], Any] = field(default_factory=dict, compare=False)
+    # Who may read it (statuspages/access.py); checked on every route before any byte of it.
+    gate: Gate = field(default_factory=Gate)
 
 
 class Snapshots:
-    """Public snapshots by slug, each rebuilt after ``max_age`` seconds or a change. One build
+    """Snapshots by slug, each rebuilt after ``max_age`` seconds or a change, with who may
+    read them (``Snapshot.gate``; every route checks it). One build
     at a time per slug: visitors arriving during a build wait for it instead of starting
-    their own. Unknown and private slugs are not remembered (a flood of random slugs must not
+    their own. Unknown slugs are not remembered (a flood of random slugs must not
     grow memory); each costs one indexed lookup."""
 
     def __init__(
@@ -543,7 +547,7 @@ class Snapshots:
         generation = self._changes
         async with self.sessions() as session:
             page = await StatusPageRepository(session).by_slug(slug)
-            if page is None or not page.is_public:
+            if page is None:
                 self._pages.pop(slug, None)
                 return None
             # Read before the page: a change committed during the build moves them again.
@@ -571,5 +575,10 @@ class Snapshots:
             built_at=time.monotonic(),
             generation=generation,
             marks=marks,
+            gate=gate_of(page),
         )
         return snapshot
+
+
+def gate_of(page: StatusPage) -> Gate:
+    return Gate(page.project_id, page.visibility, page.password_hash, tuple(page.allowed_networks))

@@ -35,6 +35,11 @@ from upwatch.statuspages.service import StatusPageService
 router = APIRouter(prefix="/app")
 
 THEMES: Final = tuple((theme, theme.capitalize()) for theme in get_args(Theme))
+VISIBILITIES: Final = (
+    ("public", "Public: anyone"),
+    ("password", "Password: whoever has the page's password, and the project's members"),
+    ("members", "Members: only the project's members (others get “not found”)"),
+)
 # The editor shows the newest messages; the API pages through all of them.
 MESSAGES_SHOWN: Final = 20
 SUBSCRIBERS_PER_PAGE: Final = 50
@@ -90,7 +95,9 @@ def _settings_of(status_page: StatusPage) -> dict[str, str]:
         "name": status_page.name,
         "slug": status_page.slug,
         "description": status_page.description,
-        "isPublic": "true" if status_page.is_public else "false",
+        "visibility": status_page.visibility,
+        # Never the password: an empty box keeps it.
+        "allowedNetworks": "\n".join(status_page.allowed_networks),
         "theme": status_page.theme,
         "customDomain": status_page.custom_domain or "",
         "customCss": status_page.custom_css,
@@ -102,13 +109,23 @@ def _settings_of(status_page: StatusPage) -> dict[str, str]:
 
 def _update_of(form: dict[str, str]) -> StatusPageUpdate:
     """The settings form as the API's update: every field sent, an empty domain or key
-    removing it (the API's null)."""
+    removing it (the API's null), an empty password keeping the page's, the allowlist one
+    network a line. ``visibility`` says what the seed's ``isPublic`` would (a form without
+    it, posted before it existed, still sends ``isPublic``)."""
+    lines = (line.strip() for line in form.get("allowedNetworks", "").splitlines())
+    access: dict[str, object] = {"allowedNetworks": [line for line in lines if line]}
+    if form.get("visibility"):
+        access["visibility"] = form["visibility"]
+    else:
+        access["isPublic"] = form.get("isPublic") == "true"
+    if form.get("password"):
+        access["password"] = form["password"]
     return StatusPageUpdate.model_validate(
         {
             "name": form.get("name", ""),
             "slug": form.get("slug", ""),
             "description": form.get("description", ""),
-            "isPublic": form.get("isPublic") == "true",
+            **access,
             "theme": form.get("theme", ""),
             "customDomain": form.get("customDomain") or None,
             "customCss": form.get("customCss", ""),
@@ -176,6 +193,7 @@ async def _editor(page: Page, page_id: str, status: int = 200, **context: Any) -
         posted=posted,
         subscribers=subscribers,
         themes=THEMES,
+        visibilities=VISIBILITIES,
         addable=[m for m in monitors if m.id not in on_page],
         **context,
     )
@@ -340,6 +358,8 @@ async def save_settings(page_id: str, page: SignedInPage) -> Response:
         saved = await StatusPageService(page.session, page.runtime).update(page.user, page_id, body)
     except (ProblemError, ValidationError) as exc:
         status, errors = page.refused(exc, "status page")
+        # The allowlist is one box: a line's error ("allowedNetworks.1") goes next to it.
+        errors = {k.split(".", 1)[0]: v for k, v in errors.items()}
         return await _editor(page, page_id, status, settings=form, errors=errors)
     return page.redirect(f"/app/status-pages/{page_id}", f"Settings of {saved.name} saved.")
 
