@@ -220,6 +220,41 @@ async def test_subscribers_are_listed_by_pages_and_one_is_removed_after_a_confir
     assert again.status_code == 404
 
 
+# The Slack hook is on loopback, which the guard allows only when told to.
+@pytest.mark.parametrize("settings_overrides", [{"allow_private_targets": True}])
+async def test_the_subscriber_list_shows_each_kind_and_the_components_followed(
+    client: httpx.AsyncClient, cast: Cast, as_alice: InProject
+) -> None:
+    page = await as_alice.page()
+    monitor = await as_alice.monitor(url="https://shop.example/", intervalSeconds=300)
+    component = await add_component(client, cast.alice, page["id"], monitor["id"], name="Cart")
+    answer = await client.post(
+        f"/status-pages/{page['id']}/subscribers",
+        headers=cast.alice.headers,
+        json={
+            "kind": "slack",
+            "url": "http://127.0.0.1:9/services/T0/B0/secretpart",
+            "componentIds": [component["id"]],
+        },
+    )
+    assert answer.status_code == 201, answer.text
+    await subscribe(client, "shop-status", "reader@example.com")
+    await signed_in(client, cast.alice.email)
+    listed = await client.get(f"/app/status-pages/{page['id']}/subscribers")
+    rows = [re.sub(r"<[^>]+>", "|", row) for row in listed.text.split("<tr>")[2:]]
+    slack = next(row for row in rows if "Slack" in row)
+    assert "http://127.0.0.1:9/****" in slack
+    assert "Cart" in slack
+    assert "secretpart" not in listed.text
+    email = next(row for row in rows if "reader@example.com" in row)
+    assert "E-mail" in email
+    assert "|all|" in email
+    removing = await client.get(
+        f"/app/status-pages/{page['id']}/subscribers/{answer.json()['id']}/remove"
+    )
+    assert "Remove this slack subscriber?" in removing.text
+
+
 async def test_deleting_a_status_page_asks_first(
     client: httpx.AsyncClient, cast: Cast, as_alice: InProject
 ) -> None:

@@ -80,10 +80,13 @@ async def subscribe(
     runtime: RuntimeDep,
     client: ClientAddress,
 ) -> SubscribeOut:
-    """Ask for e-mail about the page's incidents; no token needed. A confirmation link is
+    """Ask for e-mail about the page's incidents and maintenance (of the chosen components,
+    `componentIds`, or all); no token needed. A confirmation link is
     mailed first (double opt-in), and every notice carries a one-click unsubscribe link. The
     answer is the same whether or not the address was subscribed already. Throttled per client
     address (`UPWATCH_SUBSCRIBE_REQUESTS_ALLOWED` per `UPWATCH_SUBSCRIBE_WINDOW_SECONDS`) and
     to three confirmation e-mails an hour per address and page (429)."""
-    await VisitorSubscriptions(session, runtime).subscribe(slug, body.email, client)
+    await VisitorSubscriptions(session, runtime).subscribe(
+        slug, body.email, client, body.componentIds
+    )
     return SubscribeOut()

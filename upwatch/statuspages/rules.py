@@ -80,3 +80,17 @@ def public_title(title: str, machine_title: str | None, names: str) -> str:
     """The status machine names the monitor, which the page may show under another name; a
     title a person wrote (anything but ``machine_title``) stays."""
     return f"{names} is down" if machine_title is not None and title == machine_title else title
+
+
+# ---- subscribers ----
+
+SubscriberKind = Literal["email", "webhook", "slack"]
+SUBSCRIBER_KINDS: tuple[SubscriberKind, ...] = ("email", "webhook", "slack")
+
+
+def follows(chosen: Iterable[str] | None, touched: Iterable[str] | None) -> bool:
+    """Whether a subscriber of the ``chosen`` components (None: all of them) hears of a
+    change to the ``touched`` ones (None: the whole page, e.g. maintenance of every monitor)."""
+    if chosen is None or touched is None:
+        return True
+    return not set(chosen).isdisjoint(touched)

@@ -17,6 +17,7 @@ from upwatch.console.render import POLICY
 from upwatch.kit.errors import ProblemError
 from upwatch.models import StatusPage, StatusPageSubscriber
 from upwatch.monitors.repository import MonitorRepository
+from upwatch.notifications.channels import mask_value
 from upwatch.statuspages.repository import StatusPageRepository
 from upwatch.statuspages.schemas import (
     ComponentCreate,
@@ -270,8 +271,12 @@ async def subscribers_page(page_id: str, page: SignedInPage) -> Response:
     status_page = await _visible(page, service, page_id)
     offset = _offset(page)
     subscribers, total = await service.subscribers(page.user, page_id, SUBSCRIBERS_PER_PAGE, offset)
+    components = (await service.pages.components([status_page.id]))[status_page.id]
     return page.html(
         "status_page_subscribers.html",
+        component_names={c.id: c.name for c in components},
+        # A Slack URL is a credential: scheme and host only, as the API shows it.
+        masked=mask_value,
         title=f"Subscribers of {status_page.name}",
         section="status-pages",
         status_page=status_page,
@@ -300,7 +305,7 @@ async def confirm_remove_subscriber(
     status_page, subscriber = await _subscriber(page, page_id, subscriber_id)
     return page.html(
         "status_page_subscriber_remove.html",
-        title=f"Remove {subscriber.email}?",
+        title=f"Remove {subscriber.email or f'this {subscriber.kind} subscriber'}?",
         section="status-pages",
         status_page=status_page,
         subscriber=subscriber,
@@ -317,7 +322,7 @@ async def remove_subscriber(page_id: str, subscriber_id: str, page: SignedInPage
         await StatusPageService(page.session, page.runtime).delete_subscriber(
             page.user, page_id, subscriber_id
         )
-    return page.redirect(back, "Subscriber removed: no further e-mail goes to them.")
+    return page.redirect(back, "Subscriber removed: no further notice goes to them.")
 
 
 @router.get("/status-pages/{page_id}/preview")
