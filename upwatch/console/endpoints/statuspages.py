@@ -25,6 +25,8 @@ from upwatch.statuspages.schemas import (
     StatusMessageIn,
     StatusPageCreate,
     StatusPageUpdate,
+    SubscriberCreate,
+    SubscriberUpdate,
     Theme,
 )
 from upwatch.statuspages.service import StatusPageService
@@ -267,6 +269,12 @@ def _offset(page: Page) -> int:
     "/status-pages/{page_id}/subscribers", openapi_extra=offers("listStatusPageSubscribers")
 )
 async def subscribers_page(page_id: str, page: SignedInPage) -> Response:
+    return await _subscribers_page(page, page_id)
+
+
+async def _subscribers_page(
+    page: Page, page_id: str, status: int = 200, **context: Any
+) -> Response:
     service = StatusPageService(page.session, page.runtime)
     status_page = await _visible(page, service, page_id)
     offset = _offset(page)
@@ -274,6 +282,8 @@ async def subscribers_page(page_id: str, page: SignedInPage) -> Response:
     components = (await service.pages.components([status_page.id]))[status_page.id]
     return page.html(
         "status_page_subscribers.html",
+        status,
+        components=components,
         component_names={c.id: c.name for c in components},
         # A Slack URL is a credential: scheme and host only, as the API shows it.
         masked=mask_value,
@@ -284,6 +294,35 @@ async def subscribers_page(page_id: str, page: SignedInPage) -> Response:
         total=total,
         offset=offset,
         per_page=SUBSCRIBERS_PER_PAGE,
+        kinds=(("webhook", "Webhook (signed JSON)"), ("slack", "Slack incoming webhook")),
+        **context,
+    )
+
+
+@router.post("/status-pages/{page_id}/subscribers", openapi_extra=offers("addStatusPageSubscriber"))
+async def add_subscriber(page_id: str, page: SignedInPage) -> Response:
+    """A webhook or Slack subscriber; the answer shows a webhook's signing secret, once."""
+    form = await page.form()
+    chosen = [str(v) for v in (await page.request.form()).getlist("componentIds")]
+    service = StatusPageService(page.session, page.runtime)
+    try:
+        body = SubscriberCreate(
+            kind=form.get("kind", ""),
+            url=form.get("url", ""),
+            componentIds=chosen or None,
+        )
+        subscriber, secret = await service.add_subscriber(page.user, page_id, body)
+    except (ProblemError, ValidationError) as exc:
+        status, errors = page.refused(exc, "status page")
+        return await _subscribers_page(page, page_id, status, form=form, errors=errors)
+    status_page = await _visible(page, service, page_id)
+    return page.html(
+        "status_page_subscriber_added.html",
+        title="Subscriber added",
+        section="status-pages",
+        status_page=status_page,
+        subscriber=subscriber,
+        secret=secret,
     )
 
 
@@ -296,6 +335,53 @@ async def _subscriber(
     if subscriber is None:
         page.not_found("subscriber")
     return status_page, subscriber
+
+
+async def _subscriber_form(
+    page: Page, page_id: str, subscriber_id: str, status: int = 200, **context: Any
+) -> Response:
+    status_page, subscriber = await _subscriber(page, page_id, subscriber_id)
+    service = StatusPageService(page.session, page.runtime)
+    components = (await service.pages.components([status_page.id]))[status_page.id]
+    return page.html(
+        "status_page_subscriber_edit.html",
+        status,
+        title="Change a subscriber",
+        section="status-pages",
+        status_page=status_page,
+        subscriber=subscriber,
+        components=components,
+        masked_url=mask_value(subscriber.url) if subscriber.url else "",
+        **context,
+    )
+
+
+@router.get("/status-pages/{page_id}/subscribers/{subscriber_id}")
+async def subscriber_form(page_id: str, subscriber_id: str, page: SignedInPage) -> Response:
+    return await _subscriber_form(page, page_id, subscriber_id)
+
+
+@router.post(
+    "/status-pages/{page_id}/subscribers/{subscriber_id}",
+    openapi_extra=offers("updateStatusPageSubscriber"),
+)
+async def change_subscriber(page_id: str, subscriber_id: str, page: SignedInPage) -> Response:
+    """The components a subscriber follows, and a hook's URL (left masked: kept)."""
+    form = await page.form()
+    chosen = [str(v) for v in (await page.request.form()).getlist("componentIds")]
+    fields: dict[str, Any] = {"componentIds": chosen or None}
+    if form.get("url"):
+        fields["url"] = form["url"]
+    try:
+        await StatusPageService(page.session, page.runtime).update_subscriber(
+            page.user, page_id, subscriber_id, SubscriberUpdate(**fields)
+        )
+    except (ProblemError, ValidationError) as exc:
+        status, errors = page.refused(exc, "subscriber")
+        return await _subscriber_form(
+            page, page_id, subscriber_id, status, form=form, errors=errors
+        )
+    return page.redirect(f"/app/status-pages/{page_id}/subscribers", "Subscriber changed.")
 
 
 @router.get("/status-pages/{page_id}/subscribers/{subscriber_id}/remove")
