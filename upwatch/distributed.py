@@ -8,8 +8,10 @@
 - ``upwatch ingester``: stores results from the broker (several may run: each batch locks
   its monitors, and a result delivered twice is stored once), opens and resolves incidents
   and writes their alerts to the outbox;
-- ``upwatch sender``: delivers alerts and e-mail from the outbox, and pages escalation steps
-  and reminders as they come due (several may run: each page is claimed on its incident);
+- ``upwatch sender``: delivers alerts and e-mail from the outbox, expands status-page
+  subscriber notices and delivers their webhook and Slack ones, and pages escalation steps
+  and reminders as they come due (several may run: each page is claimed on its incident,
+  each notice and delivery by a lease);
 - ``upwatch retention``: the daily expiry of old data.
 
 Each is supervised like the embedded roles and stops on SIGTERM or SIGINT. They need
