@@ -6,11 +6,13 @@ is announced, started and ended. Real HTTP to local receivers."""
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from datetime import timedelta
 from typing import Any
 
 import httpx
 import pytest
+from aiohttp import web
 from sqlalchemy import func, select
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
@@ -238,3 +240,66 @@ async def test_a_visitor_may_choose_components_of_the_page_only(
     assert [(s["kind"], s["componentIds"]) for s in listed.json()] == [("email", chosen)]
     wrong = await client.post(url, json={"email": "w@example.org", "componentIds": ["x" * 32]})
     assert assert_problem(wrong, 422)["errors"][0]["field"] == "componentIds"
+
+
+class AskingReceiver(Receiver):
+    """A receiver whose 503 asks for two minutes (Retry-After)."""
+
+    async def handle(self, request: web.Request) -> web.Response:
+        answer = await super().handle(request)
+        if answer.status == 503:
+            answer.headers["Retry-After"] = "120"
+        return answer
+
+
+@pytest.fixture
+async def asking() -> AsyncIterator[AskingReceiver]:
+    server = AskingReceiver()
+    await server.start()
+    yield server
+    await server.stop()
+
+
+# Back-off from 0.1 s: only the receiver's Retry-After can make the wait two minutes.
+@pytest.mark.parametrize(
+    "settings_overrides",
+    [{**QUICK_ALERTS, "allow_private_targets": True, "alert_retry_max_seconds": 600.0}],
+)
+async def test_a_webhook_refused_with_503_is_retried_after_its_retry_after_with_the_same_id(
+    client: httpx.AsyncClient,
+    cast: Cast,
+    as_alice: InProject,
+    asking: AskingReceiver,
+    runtime: Runtime,
+    clock: ManualClock,
+) -> None:
+    page = await shop_page(client, cast, as_alice)
+    await add_subscriber(client, cast, page["id"], kind="webhook", url=asking.url())
+    asking.status = 503
+    await create_incident(
+        client, cast.alice, cast.project_id, monitorId=page["Checkout"]["monitor"]
+    )
+
+    async def delivery() -> SubscriberDelivery | None:
+        async with runtime.db.workreader() as session:
+            return await session.scalar(select(SubscriberDelivery))
+
+    async def attempted(count: int) -> bool:
+        found = await delivery()
+        return found is not None and found.attempts == count
+
+    await eventually(lambda: attempted(1))
+    first = await delivery()
+    assert first is not None
+    assert (first.status, first.last_error) == ("pending", "HTTP 503")
+    assert first.next_attempt_at - clock.now() >= timedelta(seconds=119)
+
+    asking.status = 200
+    clock.advance(timedelta(seconds=121))
+    await eventually(lambda: attempted(2))
+    sent = await delivery()
+    assert sent is not None
+    assert sent.status == "sent"
+    ids = {r.headers["webhook-id"] for r in asking.to("/hook")}
+    assert len(asking.to("/hook")) == 2
+    assert ids == {first.message_id}

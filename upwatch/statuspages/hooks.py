@@ -6,7 +6,8 @@ timestamp and body with the subscription's secret), so a receiver can check it w
 reference libraries and refuse a replayed delivery; a Slack subscriber a message to its
 incoming webhook. Every request goes through the network guard without following redirects.
 A delivery is claimed by moving its due time (as alerts are), retried with back-off on a
-network failure, 408, 429 and 5xx, up to ``UPWATCH_ALERT_MAX_ATTEMPTS`` times.
+network failure, 408, 425, 429 and 5xx with back-off and jitter, waiting at least what a
+429 or 503 asks in ``Retry-After``, up to ``UPWATCH_ALERT_MAX_ATTEMPTS`` times.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import logging
 import random
 from collections.abc import Mapping
 from datetime import datetime, timedelta
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 import aiohttp
@@ -37,10 +39,27 @@ MAX_ANSWER_BYTES = 64 * 1024
 
 
 class Failed(Exception):
-    def __init__(self, message: str, *, retryable: bool) -> None:
+    def __init__(self, message: str, *, retryable: bool, retry_after: float | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.retryable = retryable
+        # What a 429 or 503 asked for (Retry-After), in seconds.
+        self.retry_after = retry_after
+
+
+def retry_after_seconds(value: str | None, now: datetime) -> float | None:
+    """A Retry-After header's delay: seconds, or an HTTP date (RFC 9110 10.2.3)."""
+    if not value:
+        return None
+    if value.strip().isdigit():
+        return float(value.strip())
+    try:
+        moment = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if moment.tzinfo is None:
+        return None
+    return max(0.0, (moment - now).total_seconds())
 
 
 def webhook_body(notice: SubscriberNotice) -> bytes:
@@ -124,7 +143,12 @@ class SubscriberHooks:
                 attempts, self.settings.alert_retry_seconds, self.settings.alert_retry_max_seconds
             )
             # Jitter: the subscribers of one page do not all come back at the same moment.
-            values.update(next_attempt_at=now + wait * random.uniform(0.5, 1.0))  # noqa: S311
+            wait = wait * random.uniform(0.5, 1.0)  # noqa: S311
+            if error.retry_after is not None:
+                # The receiver's own word, up to the longest back-off.
+                asked = min(error.retry_after, self.settings.alert_retry_max_seconds)
+                wait = max(wait, timedelta(seconds=asked))
+            values.update(next_attempt_at=now + wait)
             values.update(last_error=error.message)
         async with self.db.worksession() as session:
             await NoticeRepository(session).record(delivery.id, values)
@@ -152,6 +176,7 @@ class SubscriberHooks:
                 url, data=body, headers=headers, timeout=timeout, allow_redirects=False
             ) as answer:
                 status = answer.status
+                asked = answer.headers.get("Retry-After") if status in (429, 503) else None
                 await answer.content.read(MAX_ANSWER_BYTES)
         except TargetRefused as exc:
             raise Failed(f"the address is refused ({exc})", retryable=False) from None
@@ -162,4 +187,5 @@ class SubscriberHooks:
         if 200 <= status < 300:
             return
         retryable = status in (408, 425, 429) or status >= 500
-        raise Failed(f"HTTP {status}", retryable=retryable)
+        delay = retry_after_seconds(asked, self.clock.now())
+        raise Failed(f"HTTP {status}", retryable=retryable, retry_after=delay)
