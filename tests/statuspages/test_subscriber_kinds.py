@@ -303,3 +303,57 @@ async def test_a_webhook_refused_with_503_is_retried_after_its_retry_after_with_
     ids = {r.headers["webhook-id"] for r in asking.to("/hook")}
     assert len(asking.to("/hook")) == 2
     assert ids == {first.message_id}
+
+
+async def test_moving_a_window_moves_its_start_and_end_notices_and_deleting_it_drops_them(
+    client: httpx.AsyncClient,
+    cast: Cast,
+    as_alice: InProject,
+    receiver: Receiver,
+    runtime: Runtime,
+    clock: ManualClock,
+) -> None:
+    page = await shop_page(client, cast, as_alice)
+    await add_subscriber(client, cast, page["id"], kind="webhook", url=receiver.url())
+    start = clock.now().replace(microsecond=0) + timedelta(hours=1)
+    created = await client.post(
+        "/maintenance-windows",
+        headers=cast.alice.headers,
+        json={
+            "projectId": cast.project_id,
+            "title": "Database upgrade",
+            "startsAt": start.isoformat(),
+            "endsAt": (start + timedelta(hours=1)).isoformat(),
+        },
+    )
+    assert created.status_code == 201, created.text
+    window = created.json()["id"]
+    await eventually(lambda: len(receiver.to("/hook")) == 1)
+
+    async def notices() -> list[tuple[str, Any, bool]]:
+        async with runtime.db.workreader() as session:
+            rows = await session.execute(
+                select(SubscriberNotice.event, SubscriberNotice.due_at, SubscriberNotice.done)
+                .where(SubscriberNotice.maintenance_window_id == window)
+                .order_by(SubscriberNotice.event)
+            )
+            return [tuple(row) for row in rows.all()]
+
+    later = start + timedelta(hours=2)
+    moved = await client.patch(
+        f"/maintenance-windows/{window}",
+        headers=cast.alice.headers,
+        json={"startsAt": later.isoformat(), "endsAt": (later + timedelta(hours=1)).isoformat()},
+    )
+    assert moved.status_code == 200, moved.text
+    pending = [(event, due) for event, due, done in await notices() if not done]
+    assert pending == [
+        ("maintenance.ended", later + timedelta(hours=1)),
+        ("maintenance.started", later),
+    ]
+    # Announced once: an edit is not a second announcement.
+    assert [event for event, _, _ in await notices()].count("maintenance.announced") == 1
+
+    gone = await client.delete(f"/maintenance-windows/{window}", headers=cast.alice.headers)
+    assert gone.status_code == 200, gone.text
+    assert await notices() == []
