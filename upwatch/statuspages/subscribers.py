@@ -93,7 +93,7 @@ class IncidentNotices:
         # The fan-out of this process, woken after the commit (others find the row by polling).
         self.wake = wake
 
-    def _notice(
+    async def _notice(
         self,
         session: AsyncSession,
         page: StatusPage,
@@ -121,7 +121,7 @@ class IncidentNotices:
             delivered=0,
             created_at=due_at,
         )
-        session.add(notice)
+        await NoticeRepository(session).add(notice)
         after_commit(session, self.wake)
         return notice
 
@@ -171,7 +171,7 @@ class IncidentNotices:
                     "resolvedAt": iso(incident.resolved_at) if incident.resolved_at else None,
                 }
             }
-            self._notice(
+            await self._notice(
                 session,
                 page,
                 f"incident.{change}",
@@ -229,7 +229,7 @@ class IncidentNotices:
                 if step != "announced" and due < now:
                     continue  # past already: nobody is told late
                 text = f"{window.title}\nMaintenance {step}\n{when}\nAffects: {names}\n\n{link}"
-                self._notice(
+                await self._notice(
                     session,
                     page,
                     f"maintenance.{step}",
