@@ -357,3 +357,34 @@ async def test_moving_a_window_moves_its_start_and_end_notices_and_deleting_it_d
     gone = await client.delete(f"/maintenance-windows/{window}", headers=cast.alice.headers)
     assert gone.status_code == 200, gone.text
     assert await notices() == []
+
+
+async def test_the_pages_own_form_offers_the_components_and_keeps_the_choice(
+    client: httpx.AsyncClient, cast: Cast, as_alice: InProject
+) -> None:
+    page = await shop_page(client, cast, as_alice)
+    shown = await client.get("/s/shop")
+    search = page["Search"]["component"]
+    assert f'name="componentIds" value="{search}"' in shown.text
+    form = {"Content-Type": "application/x-www-form-urlencoded"}
+    sent = await client.post(
+        "/s/shop/subscribe-form",
+        content=f"email=v%40example.org&componentIds={search}".encode(),
+        headers=form,
+    )
+    assert sent.status_code == 200, sent.text
+    assert "Check your inbox" in sent.text
+    everything = await client.post(
+        "/s/shop/subscribe-form", content=b"email=w%40example.org", headers=form
+    )
+    assert everything.status_code == 200
+    listed = await client.get(f"/status-pages/{page['id']}/subscribers", headers=cast.bob.headers)
+    chosen = {s["email"]: s["componentIds"] for s in listed.json()}
+    assert chosen == {"v@example.org": [search], "w@example.org": None}
+    stale = await client.post(
+        "/s/shop/subscribe-form",
+        content=b"email=x%40example.org&componentIds=gone",
+        headers=form,
+    )
+    assert stale.status_code == 422
+    assert "Not subscribed" in stale.text
