@@ -62,6 +62,8 @@ from upwatch.retention.endpoints import router as retention_router
 from upwatch.retention.job import RetentionJob
 from upwatch.runtime import PlanCache, Runtime, Throttles
 from upwatch.statuspages.endpoints import router as status_pages_router
+from upwatch.statuspages.fanout import Fanout, start_subscriber_roles
+from upwatch.statuspages.hooks import SubscriberHooks
 from upwatch.statuspages.public import public as public_status_router
 from upwatch.statuspages.serving import PublicPages
 from upwatch.statuspages.site import site as status_site_router
@@ -163,7 +165,9 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
         alerts.start()
         engine: Engine | None = None
         everything = settings.roles == "all"
-        followers = IncidentNotices(mailer, settings)
+        hooks = SubscriberHooks(settings, db, clock, guard)
+        fanout = Fanout(settings, db, clock, mailer, hooks.wake)
+        followers = IncidentNotices(settings, fanout.wake)
         automation = IncidentAutomation(
             AlertOutbox(catalog, alerts.wake),
             public_url=settings.public_url,
@@ -242,6 +246,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
                 alerts.run,
                 settings.alert_poll_seconds + settings.alert_timeout_seconds,
             )
+            start_subscriber_roles(supervisor, settings, fanout, hooks)
             pager = Pager(db, clock, automation, settings.pager_poll_seconds)
             app.state.pager = pager  # for tests with a controlled clock
             supervisor.start("pager", pager.run, settings.pager_poll_seconds * 2)
@@ -271,6 +276,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
             yield
         finally:
             await stop_tasks(supervisor.tasks)
+            await hooks.close()
             if engine is not None:
                 await engine.close()
             if changes is not None:

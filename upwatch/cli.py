@@ -302,7 +302,7 @@ def parser() -> argparse.ArgumentParser:
     for role, text in (
         ("scheduler", "lead the scheduling of checks (others stand by)"),
         ("ingester", "store results from the broker, open and resolve incidents"),
-        ("sender", "deliver alerts and e-mail from the outbox"),
+        ("sender", "deliver alerts, e-mail and status-page subscriber notices"),
         ("retention", "expire old data by plan, with notice"),
     ):
         command = commands.add_parser(role, help=f"distributed mode: {text} (PostgreSQL and Redis)")

@@ -234,6 +234,10 @@ class Settings(BaseSettings):
     alert_max_attempts: int = Field(default=12, ge=1)
     alert_timeout_seconds: float = Field(default=10.0, gt=0)
     alert_poll_seconds: float = Field(default=5.0, gt=0)
+    # Status-page subscriber fan-out: subscribers expanded per transaction, and how long a
+    # claimed notice is hidden from other processes (a fan-out that died is taken over then).
+    subscriber_fanout_batch: int = Field(default=1000, ge=1, le=10_000)
+    subscriber_fanout_claim_seconds: float = Field(default=60.0, gt=0)
     # How often the pager looks for escalation steps and reminders that came due.
     pager_poll_seconds: float = Field(default=15.0, gt=0)
     # A claimed alert is hidden this long: if the sender dies mid-send, it is retried after it.

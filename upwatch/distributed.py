@@ -8,8 +8,10 @@
 - ``upwatch ingester``: stores results from the broker (several may run: each batch locks
   its monitors, and a result delivered twice is stored once), opens and resolves incidents
   and writes their alerts to the outbox;
-- ``upwatch sender``: delivers alerts and e-mail from the outbox, and pages escalation steps
-  and reminders as they come due (several may run: each page is claimed on its incident);
+- ``upwatch sender``: delivers alerts and e-mail from the outbox, expands status-page
+  subscriber notices and delivers their webhook and Slack ones, and pages escalation steps
+  and reminders as they come due (several may run: each page is claimed on its incident,
+  each notice and delivery by a lease);
 - ``upwatch retention``: the daily expiry of old data.
 
 Each is supervised like the embedded roles and stops on SIGTERM or SIGINT. They need
@@ -55,6 +57,8 @@ from upwatch.maintenance.calendar import WindowCalendar
 from upwatch.notifications.channels import plan_channels
 from upwatch.notifications.delivery import AlertOutbox, AlertSender
 from upwatch.retention.job import RetentionJob
+from upwatch.statuspages.fanout import Fanout, start_subscriber_roles
+from upwatch.statuspages.hooks import SubscriberHooks
 from upwatch.statuspages.subscribers import IncidentNotices
 
 log = logging.getLogger(__name__)
@@ -160,7 +164,6 @@ def _scheduler(process: RoleProcess) -> None:
 def _ingester(process: RoleProcess) -> None:
     settings = process.settings
     catalog = PlanCatalog.load(settings.plans_file, settings.edition, channels=plan_channels())
-    mailer = Mailer(settings, process.db, process.clock, process.metrics)
     feed = ChangeFeed(process.redis, settings.broker_prefix)
 
     def gone(monitor_id: str) -> None:
@@ -177,7 +180,7 @@ def _ingester(process: RoleProcess) -> None:
         automation=IncidentAutomation(
             AlertOutbox(catalog, lambda: None),
             public_url=settings.public_url,
-            notices=IncidentNotices(mailer, settings),
+            notices=IncidentNotices(settings),
             escalation=PolicyPaging(),
         ),
         metrics=process.metrics,
@@ -211,10 +214,14 @@ def _sender(process: RoleProcess) -> None:
     start = process.supervisor.start
     start("mail-sender", mailer.run, settings.mail_poll_seconds + settings.smtp_timeout_seconds)
     start("alert-sender", alerts.run, settings.alert_poll_seconds + settings.alert_timeout_seconds)
+    hooks = SubscriberHooks(settings, process.db, process.clock, guard)
+    process.closing.append(hooks.close)
+    fanout = Fanout(settings, process.db, process.clock, mailer, hooks.wake)
+    start_subscriber_roles(process.supervisor, settings, fanout, hooks)
     automation = IncidentAutomation(
         AlertOutbox(catalog, alerts.wake),
         public_url=settings.public_url,
-        notices=IncidentNotices(mailer, settings),
+        notices=IncidentNotices(settings),
         escalation=PolicyPaging(),
     )
     pager = Pager(process.db, process.clock, automation, settings.pager_poll_seconds)

@@ -18,6 +18,7 @@ from upwatch.models import (
     CheckResult,
     Incident,
     IncidentUpdate,
+    MaintenanceWindow,
     Monitor,
     NotificationProvider,
     StatusPage,
@@ -63,8 +64,9 @@ class AlertSending(Protocol):
 
 
 class IncidentFollowers(Protocol):
-    """Who follows incidents from outside their project: status-page subscribers. The
-    incidents domain tells them of each change; it does not know who they are."""
+    """Who follows incidents and maintenance from outside their project: status-page
+    subscribers. The incidents and maintenance domains tell them of each change; they do not
+    know who they are."""
 
     async def incident_changed(
         self,
@@ -76,6 +78,19 @@ class IncidentFollowers(Protocol):
     ) -> list[str]:
         """Enqueue what the followers hear, in the caller's transaction; the ids of the status
         pages that show the incident (their snapshots are stale once it commits)."""
+
+    async def maintenance_changed(
+        self,
+        session: AsyncSession,
+        window: MaintenanceWindow,
+        monitor_ids: list[str] | None,
+        occurrence: tuple[datetime, datetime] | None,
+        announce: bool,
+        now: datetime,
+    ) -> None:
+        """A maintenance window was created (``announce``) or changed: write what the
+        followers hear when it is announced, starts and ends (``occurrence``: the current or
+        next one), in the caller's transaction."""
 
 
 class Escalation(Protocol):

@@ -19,6 +19,8 @@ from tests.conftest import Cast, InProject, Mailbox
 from tests.console.forms import signed_in, submit
 from tests.factories import add_component
 from upwatch.console.endpoints import statuspages
+from upwatch.models import StatusPageSubscriber
+from upwatch.runtime import Runtime
 from upwatch.statuspages.schemas import StatusPageUpdate
 
 # Room for a second page (a taken slug) and for a monitor on a page.
@@ -221,6 +223,66 @@ async def test_subscribers_are_listed_by_pages_and_one_is_removed_after_a_confir
     assert [s["email"] for s in api.json()] == [on_first]
     again = await submit(client, f"{path}/{subscriber.group(1)}/remove", csrf)
     assert again.status_code == 404
+
+
+# The hooks are on loopback, which the guard allows only when told to.
+@pytest.mark.parametrize("settings_overrides", [{"allow_private_targets": True}])
+async def test_hook_subscribers_are_added_in_the_console_and_listed_with_kind_and_components(
+    client: httpx.AsyncClient, cast: Cast, as_alice: InProject, runtime: Runtime
+) -> None:
+    page = await as_alice.page()
+    monitor = await as_alice.monitor(url="https://shop.example/", intervalSeconds=300)
+    component = await add_component(client, cast.alice, page["id"], monitor["id"], name="Cart")
+    await subscribe(client, "shop-status", "reader@example.com")
+    csrf = await signed_in(client, cast.alice.email)
+    path = f"/app/status-pages/{page['id']}/subscribers"
+    refused = await submit(client, path, csrf, kind="slack", url="ftp://example.com/")
+    assert refused.status_code == 422
+    assert 'aria-describedby="e-url"' in refused.text
+    slack = await client.post(
+        path,
+        data={
+            "csrf": csrf,
+            "kind": "slack",
+            "url": "http://127.0.0.1:9/services/T0/B0/secretpart",
+            "componentIds": component["id"],
+        },
+    )
+    assert slack.status_code == 200, slack.text
+    assert "whsec_" not in slack.text
+    webhook = await submit(client, path, csrf, kind="webhook", url="http://127.0.0.1:9/hook")
+    secret = re.search(r"whsec_[A-Za-z0-9+/=]+", webhook.text)
+    assert secret  # shown once, here
+    listed = await client.get(path)
+    assert secret.group(0) not in listed.text
+    assert "secretpart" not in listed.text
+    rows = [re.sub(r"<[^>]+>", "|", row) for row in listed.text.split("<tr>")[2:]]
+    slack_row = next(row for row in rows if "Slack" in row)
+    assert "http://127.0.0.1:9/****" in slack_row
+    assert "|Cart|" in slack_row
+    email_row = next(row for row in rows if "reader@example.com" in row)
+    assert "E-mail" in email_row
+    assert "|all|" in email_row
+    api = await client.get(f"/status-pages/{page['id']}/subscribers", headers=cast.alice.headers)
+    # Added at the same instant of the test's clock: sorted by kind here.
+    hooks = sorted((s for s in api.json() if s["kind"] != "email"), key=lambda s: s["kind"])
+    assert [(s["kind"], s["componentIds"]) for s in hooks] == [
+        ("slack", [component["id"]]),
+        ("webhook", None),
+    ]
+    # The change form shows the URL masked; saved as shown, the stored one stays.
+    form = await client.get(f"{path}/{hooks[0]['id']}")
+    assert 'value="http://127.0.0.1:9/****"' in form.text
+    changed = await submit(client, f"{path}/{hooks[0]['id']}", csrf, url="http://127.0.0.1:9/****")
+    assert changed.status_code == 303, changed.text
+    api = await client.get(f"/status-pages/{page['id']}/subscribers", headers=cast.alice.headers)
+    assert [s["componentIds"] for s in api.json() if s["kind"] == "slack"] == [None]
+    async with runtime.db.workreader() as session:
+        stored = await session.get(StatusPageSubscriber, hooks[0]["id"])
+        assert stored is not None
+        assert stored.url == "http://127.0.0.1:9/services/T0/B0/secretpart"
+    removing = await client.get(f"{path}/{hooks[0]['id']}/remove")
+    assert "Remove this slack subscriber?" in removing.text
 
 
 async def test_deleting_a_status_page_asks_first(

@@ -18,6 +18,7 @@ from typing import Any
 
 import httpx
 import pytest
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -168,7 +169,9 @@ def test_the_page_is_complete_in_a_browser_without_javascript(
         # The page's own form works without JavaScript under the page's sandboxing policy.
         browser.find_element(By.ID, "subscribe-email").send_keys("visitor@example.org")
         browser.find_element(By.CSS_SELECTOR, ".subscribe button").click()
-        WebDriverWait(browser, BROWSER_SECONDS).until(
+        # The old page's heading may go stale between finding and reading it.
+        ignored = (StaleElementReferenceException,)
+        WebDriverWait(browser, BROWSER_SECONDS, ignored_exceptions=ignored).until(
             lambda b: (
                 b.find_elements(By.TAG_NAME, "h1")
                 and b.find_element(By.TAG_NAME, "h1").text == "Check your inbox"

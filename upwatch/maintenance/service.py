@@ -11,7 +11,14 @@ from datetime import datetime
 from upwatch.kit.declared import require_free_key
 from upwatch.kit.errors import ValidationFailed
 from upwatch.maintenance.repository import MaintenanceRepository
-from upwatch.maintenance.rules import BadSchedule, Schedule, active, next_start, validate
+from upwatch.maintenance.rules import (
+    BadSchedule,
+    Schedule,
+    active,
+    next_start,
+    occurrence_at,
+    validate,
+)
 from upwatch.maintenance.schemas import MaintenanceWindowCreate, MaintenanceWindowPatch
 from upwatch.models import MaintenanceWindow, User
 from upwatch.projects.repository import ProjectRepository
@@ -22,6 +29,14 @@ WINDOW = "maintenance window"
 
 def schedule_of(window: MaintenanceWindow) -> Schedule:
     return Schedule(window.starts_at, window.ends_at, window.rrule, window.timezone)
+
+
+def _current_or_next(schedule: Schedule, now: datetime) -> tuple[datetime, datetime] | None:
+    current = occurrence_at(schedule, now)
+    if current is not None:
+        return current
+    start = next_start(schedule, now)
+    return None if start is None else (start, start + schedule.duration)
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +70,7 @@ class MaintenanceService(DomainService):
         await self.windows.add(window)
         if body.monitorIds is not None:
             await self.windows.set_monitors(window.id, body.monitorIds)
+        await self._tell_followers(window, body.monitorIds, announce=True)
         return window
 
     async def update(
@@ -84,6 +100,11 @@ class MaintenanceService(DomainService):
             await self.windows.set_monitors(window.id, body.monitorIds or [])
         window.updated_at = self.runtime.clock.now()
         await self.session.flush()
+        if given & {"startsAt", "endsAt", "rrule", "timezone", "monitorIds", "title"}:
+            monitor_ids = None
+            if not window.whole_project:
+                monitor_ids = (await self.windows.monitors_of([window.id]))[window.id]
+            await self._tell_followers(window, monitor_ids, announce=False)
         return window
 
     async def delete(self, caller: User, window_id: str) -> None:
@@ -102,6 +123,18 @@ class MaintenanceService(DomainService):
             )
             for window in windows
         ]
+
+    async def _tell_followers(
+        self, window: MaintenanceWindow, monitor_ids: list[str] | None, announce: bool
+    ) -> None:
+        """Status-page subscribers hear of the window when it is created, and when its
+        current or next occurrence starts and ends (written now, due then; an edit writes
+        them again)."""
+        now = self.runtime.clock.now()
+        occurrence = await asyncio.to_thread(_current_or_next, schedule_of(window), now)
+        await self.runtime.incident_followers.maintenance_changed(
+            self.session, window, monitor_ids, occurrence, announce, now
+        )
 
     @staticmethod
     async def _check(window: MaintenanceWindow) -> None:

@@ -3,6 +3,7 @@
 from upwatch.models.apikey import ApiKey
 from upwatch.models.contact import ContactSubmission
 from upwatch.models.escalation import EscalationPolicy
+from upwatch.models.fanout import SubscriberDelivery, SubscriberNotice
 from upwatch.models.incident import Incident, IncidentUpdate
 from upwatch.models.mail import MailMessage
 from upwatch.models.maintenance import MaintenanceWindow, MaintenanceWindowMonitor
@@ -66,6 +67,8 @@ __all__ = [
     "StatusPageComponent",
     "StatusPageGroup",
     "StatusPageSubscriber",
+    "SubscriberDelivery",
+    "SubscriberNotice",
     "Subscription",
     "User",
 ]

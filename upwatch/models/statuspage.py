@@ -7,6 +7,7 @@ from sqlalchemy import (
     BigInteger,
     Boolean,
     ForeignKey,
+    Index,
     Integer,
     String,
     Text,
@@ -110,16 +111,30 @@ class StatusMessage(Base):
 
 
 class StatusPageSubscriber(IdMixin, Base):
-    """A visitor who asked for a page's incident e-mails; mailed only once ``confirmed_at``
-    is set (double opt-in). The links in their mail carry tokens derived from the id and the
-    service's secret, so nothing secret is stored, and deleting the row voids them."""
+    """Who follows a page from outside its project: an e-mail address (a visitor, mailed
+    only once ``confirmed_at`` is set: double opt-in), a webhook or a Slack incoming webhook
+    (added by a project member, confirmed on creation). The links in the e-mails carry tokens
+    derived from the id and the service's secret, so nothing secret is stored for them, and
+    deleting the row voids them."""
 
     __tablename__ = "status_page_subscribers"
-    __table_args__ = (UniqueConstraint("status_page_id", "email"),)
+    __table_args__ = (
+        UniqueConstraint("status_page_id", "email"),
+        # The fan-out walks a page's subscribers by id (keyset pagination).
+        Index("ix_status_page_subscribers_page_id", "status_page_id", "id"),
+    )
 
     status_page_id: Mapped[str] = mapped_column(
         String(32), ForeignKey("status_pages.id", ondelete="CASCADE")
     )
-    email: Mapped[str] = mapped_column(String(320))
+    # email, webhook or slack (statuspages/rules.SUBSCRIBER_KINDS).
+    kind: Mapped[str] = mapped_column(String(10), default="email", server_default="email")
+    email: Mapped[str | None] = mapped_column(String(320))
+    # Where a webhook or Slack notice is posted; a Slack URL is itself a secret (masked).
+    url: Mapped[str | None] = mapped_column(Text)
+    # The Standard Webhooks signing secret of a webhook subscriber (whsec_...), shown once.
+    secret: Mapped[str | None] = mapped_column(String(100))
+    # The page's component ids the subscriber follows; null: all of them.
+    component_ids: Mapped[list[str] | None] = mapped_column(JSON)
     created_at: Mapped[datetime]
     confirmed_at: Mapped[datetime | None]

@@ -31,7 +31,10 @@ from upwatch.statuspages.schemas import (
     StatusPageCreate,
     StatusPageOut,
     StatusPageUpdate,
+    SubscriberCreate,
+    SubscriberCreated,
     SubscriberOut,
+    SubscriberUpdate,
 )
 from upwatch.statuspages.service import StatusPageService, members_of
 
@@ -230,8 +233,9 @@ async def list_status_messages(
 async def list_subscribers(
     id: str, user: CurrentUser, pages: Pages, page: PageParams
 ) -> list[SubscriberOut]:
-    """Visitors subscribed to the page's incident e-mails, oldest first; `confirmedAt` is null
-    until they followed the link mailed to them (only confirmed ones are mailed)."""
+    """The page's subscribers, oldest first: e-mail visitors (`confirmedAt` is null until they
+    followed the link mailed to them; only confirmed ones are told), webhooks and Slack
+    channels (URLs masked), each with the components it follows."""
     items, total = await pages.subscribers(user, id, page.limit, page.offset)
     page.total(total)
     return [SubscriberOut.model_validate(s) for s in items]
@@ -241,6 +245,28 @@ async def list_subscribers(
 async def delete_subscriber(
     id: str, subscriberId: str, user: CurrentUser, pages: Pages
 ) -> DeletedOut:
-    """Remove a subscriber: no further e-mail goes to them."""
+    """Remove a subscriber: no further notice goes to them."""
     await pages.delete_subscriber(user, id, subscriberId)
     return DeletedOut(id=subscriberId)
+
+
+@router.creates("addStatusPageSubscriber", path="/{id}/subscribers")
+async def add_subscriber(
+    id: str, body: SubscriberCreate, user: CurrentUser, pages: Pages
+) -> SubscriberCreated:
+    """Add a webhook or Slack subscriber (a member of the page's project; confirmed at once).
+    A webhook subscriber's `secret` signs its notices (Standard Webhooks) and is shown in this
+    answer only. E-mail subscribers subscribe themselves on the public page (double opt-in)."""
+    subscriber, secret = await pages.add_subscriber(user, id, body)
+    out = SubscriberOut.model_validate(subscriber)
+    return SubscriberCreated(**out.model_dump(), secret=secret)
+
+
+@router.updates("updateStatusPageSubscriber", path="/{id}/subscribers/{subscriberId}")
+async def update_subscriber(
+    id: str, subscriberId: str, body: SubscriberUpdate, user: CurrentUser, pages: Pages
+) -> SubscriberOut:
+    """Change a subscriber's components, or a webhook or Slack subscriber's URL (sent back
+    masked, the stored one stays)."""
+    subscriber = await pages.update_subscriber(user, id, subscriberId, body)
+    return SubscriberOut.model_validate(subscriber)

@@ -143,12 +143,15 @@ async def subscribe(
     snapshots: SnapshotsDep,
     visitor: VisitorDep,
 ) -> SubscribeOut:
-    """Ask for e-mail about the page's incidents; no token needed. A confirmation link is
+    """Ask for e-mail about the page's incidents and maintenance (of the chosen components,
+    `componentIds`, or all); no token needed. A confirmation link is
     mailed first (double opt-in), and every notice carries a one-click unsubscribe link. The
     answer is the same whether or not the address was subscribed already. Throttled per client
     address (`UPWATCH_SUBSCRIBE_REQUESTS_ALLOWED` per `UPWATCH_SUBSCRIBE_WINDOW_SECONDS`) and
     to three confirmation e-mails an hour per address and page (429). Only a `public` page
     takes subscribers (e-mail leaves the page's walls); any other is 404."""
     await visible_snapshot(snapshots, slug, visitor)
-    await VisitorSubscriptions(session, runtime).subscribe(slug, body.email, client)
+    await VisitorSubscriptions(session, runtime).subscribe(
+        slug, body.email, client, body.componentIds
+    )
     return SubscribeOut()

@@ -191,18 +191,6 @@ class StatusPageRepository(ProjectScopedRepository[StatusPage]):
             )
         )
 
-    async def confirmed_subscribers(self, page_id: str) -> list[tuple[str, str]]:
-        """(id, e-mail) of the page's confirmed subscribers."""
-        rows = await self.session.execute(
-            select(StatusPageSubscriber.id, StatusPageSubscriber.email)
-            .where(
-                StatusPageSubscriber.status_page_id == page_id,
-                StatusPageSubscriber.confirmed_at.is_not(None),
-            )
-            .order_by(StatusPageSubscriber.created_at, StatusPageSubscriber.id)
-        )
-        return [(subscriber_id, email) for subscriber_id, email in rows.all()]
-
     async def public_pages_showing(self, monitor_id: str) -> list[tuple[StatusPage, str]]:
         """Public pages with a component of the monitor, each with those components' names."""
         rows = await self.session.execute(

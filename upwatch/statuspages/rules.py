@@ -160,3 +160,17 @@ def group_status(statuses: Iterable[ComponentStatus]) -> ComponentStatus:
         if _GROUP_RANK.get(status, 0) > _GROUP_RANK.get(worst, 0):
             worst = status
     return worst
+
+
+# ---- subscribers ----
+
+SubscriberKind = Literal["email", "webhook", "slack"]
+SUBSCRIBER_KINDS: tuple[SubscriberKind, ...] = ("email", "webhook", "slack")
+
+
+def follows(chosen: Iterable[str] | None, touched: Iterable[str] | None) -> bool:
+    """Whether a subscriber of the ``chosen`` components (None: all of them) hears of a
+    change to the ``touched`` ones (None: the whole page, e.g. maintenance of every monitor)."""
+    if chosen is None or touched is None:
+        return True
+    return not set(chosen).isdisjoint(touched)

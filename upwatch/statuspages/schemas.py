@@ -9,9 +9,10 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr
 
 from upwatch.kit.declared import DeclaredKey
-from upwatch.kit.inputs import SINGLE_LINE_PATTERN, Input, TimeZone, worded
+from upwatch.kit.inputs import HTTP_URL_PATTERN, SINGLE_LINE_PATTERN, Input, TimeZone, worded
 from upwatch.kit.partial import Omittable
 from upwatch.kit.schemas import Email, RowOut
+from upwatch.notifications.channels import mask_value
 from upwatch.statuspages.access import Visibility, normal_network
 from upwatch.statuspages.rules import (
     ComponentStatus,
@@ -400,8 +401,19 @@ class PublicStatusPage(PublicModel):
     updatedAt: datetime = Field(description="When this answer was built")
 
 
+ChosenComponents = Annotated[
+    list[Id] | None,
+    Field(
+        max_length=500,
+        description="Components of the page to hear about (incidents and maintenance that "
+        "touch one of them; changes to the whole page always); null or left out: all",
+    ),
+]
+
+
 class SubscribeIn(Input):
     email: Email
+    componentIds: ChosenComponents = None
 
 
 class SubscribeOut(PublicModel):
@@ -411,11 +423,52 @@ class SubscribeOut(PublicModel):
     )
 
 
+HookKind = Literal["webhook", "slack"]
+HookUrl = Annotated[str, Field(min_length=1, max_length=2048, pattern=HTTP_URL_PATTERN)]
+
+
+class SubscriberCreate(Input):
+    """A webhook or Slack subscriber, added by a member of the page's project (so confirmed at
+    once: e-mail subscribers confirm themselves through the public form's link instead)."""
+
+    kind: HookKind = Field(
+        description="webhook: a JSON POST signed per Standard Webhooks; slack: a message to "
+        "a Slack incoming webhook"
+    )
+    url: HookUrl = Field(description="Where notices are posted; checked by the address guard")
+    componentIds: ChosenComponents = None
+
+
 class SubscriberOut(RowOut):
     id: str
-    email: str
+    kind: str = Field(description="email, webhook or slack")
+    email: str | None = Field(description="An e-mail subscriber's address; null for the others")
+    url: str | None = Field(
+        description="A webhook or Slack subscriber's URL, masked (scheme and host only)"
+    )
+    component_ids: list[str] | None = Field(description="The components followed; null: all")
     created_at: datetime
     confirmed_at: datetime | None
+
+    @classmethod
+    def derived(cls, row: Any, context: Any) -> dict[str, Any]:
+        return {"url": mask_value(row.url) if row.url else None}
+
+
+class SubscriberCreated(SubscriberOut):
+    secret: str | None = Field(
+        description="A webhook subscriber's signing secret (`whsec_...`), shown only in this "
+        "answer; null for Slack"
+    )
+
+
+class SubscriberUpdate(Input):
+    """Fields left out stay; `url` sent back masked keeps the stored one."""
+
+    resource = SubscriberOut
+
+    url: Omittable[HookUrl] = None
+    componentIds: ChosenComponents = None
 
 
 class UnlockIn(Input):

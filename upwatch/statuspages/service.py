@@ -3,6 +3,8 @@ page limit, components of the page's own project, and the message history."""
 
 from __future__ import annotations
 
+import base64
+import secrets
 from collections.abc import Iterable, Sequence
 
 from pydantic.alias_generators import to_snake
@@ -13,6 +15,8 @@ from upwatch.engine.status import decode_state, region_status, settings_of
 from upwatch.kit.db import after_commit
 from upwatch.kit.declared import require_free_key
 from upwatch.kit.errors import Conflict, NotFound, ValidationFailed
+from upwatch.kit.net import TargetRefused
+from upwatch.kit.security import SECRET_MASK
 from upwatch.models import (
     Monitor,
     StatusMessage,
@@ -34,6 +38,8 @@ from upwatch.statuspages.schemas import (
     StatusMessageIn,
     StatusPageCreate,
     StatusPageUpdate,
+    SubscriberCreate,
+    SubscriberUpdate,
 )
 
 
@@ -351,3 +357,75 @@ class StatusPageService(DomainService):
         if subscriber is None:
             raise NotFound("no such subscriber of this status page")
         await self.pages.delete(subscriber)
+
+    async def add_subscriber(
+        self, caller: User, page_id: str, body: SubscriberCreate
+    ) -> tuple[StatusPageSubscriber, str | None]:
+        """A webhook or Slack subscriber, confirmed at once (a member of the project adds it;
+        nobody outside can make the page post to an address); a webhook's signing secret,
+        which only this answer shows."""
+        page = await self.pages.get_visible(caller, page_id)
+        chosen = await chosen_components(self.pages, page.id, body.componentIds)
+        self._guarded(body.url)
+        secret = new_webhook_secret() if body.kind == "webhook" else None
+        now = self.runtime.clock.now()
+        subscriber = StatusPageSubscriber(
+            status_page_id=page.id,
+            kind=body.kind,
+            url=body.url,
+            secret=secret,
+            component_ids=chosen,
+            created_at=now,
+            confirmed_at=now,
+        )
+        await self.pages.add(subscriber)
+        return subscriber, secret
+
+    async def update_subscriber(
+        self, caller: User, page_id: str, subscriber_id: str, body: SubscriberUpdate
+    ) -> StatusPageSubscriber:
+        page = await self.pages.get_visible(caller, page_id)
+        subscriber = await self.pages.subscriber(page.id, subscriber_id)
+        if subscriber is None:
+            raise NotFound("no such subscriber of this status page")
+        given = body.model_fields_set
+        if body.url is not None and SECRET_MASK not in body.url:
+            if subscriber.kind == "email":
+                raise ValidationFailed.on("url", "an e-mail subscriber has no URL")
+            self._guarded(body.url)
+            subscriber.url = body.url
+        if "componentIds" in given:
+            subscriber.component_ids = await chosen_components(
+                self.pages, page.id, body.componentIds
+            )
+        await self.session.flush()
+        return subscriber
+
+    def _guarded(self, url: str) -> None:
+        """The address guard's verdict now (it checks again at every delivery)."""
+        try:
+            self.runtime.guard.check_url(url)
+        except TargetRefused as exc:
+            raise ValidationFailed.on("url", f"refused address: {exc}") from None
+        except ValueError as exc:
+            raise ValidationFailed.on("url", str(exc)) from None
+
+
+def new_webhook_secret() -> str:
+    """A Standard Webhooks secret: ``whsec_`` and 24 random bytes in base64."""
+    return "whsec_" + base64.b64encode(secrets.token_bytes(24)).decode()
+
+
+async def chosen_components(
+    pages: StatusPageRepository, page_id: str, component_ids: Sequence[str] | None
+) -> list[str] | None:
+    """The page's components a subscriber chose (None: all); another page's is refused."""
+    if component_ids is None:
+        return None
+    known = {c.id for c in (await pages.components([page_id]))[page_id]}
+    unknown = [c for c in component_ids if c not in known]
+    if unknown:
+        raise ValidationFailed.on("componentIds", f"not components of this page: {unknown[0]}")
+    if not component_ids:
+        raise ValidationFailed.on("componentIds", "choose at least one, or leave it out for all")
+    return list(dict.fromkeys(component_ids))

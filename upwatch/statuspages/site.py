@@ -14,7 +14,7 @@ from fastapi.responses import RedirectResponse
 from starlette.requests import Request
 
 from upwatch.dependencies import ClientAddress, RuntimeDep, Session, WritingSession
-from upwatch.kit.errors import NotFound, ProblemError
+from upwatch.kit.errors import NotFound, ProblemError, ValidationFailed
 from upwatch.kit.schemas import normalize_email
 from upwatch.statuspages import render
 from upwatch.statuspages.access import VisitorDep, give_pass, unlock
@@ -299,7 +299,17 @@ async def subscribe_form(
             slug,
             status.HTTP_422_UNPROCESSABLE_CONTENT,
         )
-    await VisitorSubscriptions(session, runtime).subscribe(slug, email, client)
+    # No box ticked: every component (the API's null).
+    chosen = fields.get("componentIds") or None
+    try:
+        await VisitorSubscriptions(session, runtime).subscribe(slug, email, client, chosen)
+    except ValidationFailed:
+        return _message(
+            "Not subscribed",
+            "Those components are not on this page any more; reload it and choose again.",
+            slug,
+            status.HTTP_422_UNPROCESSABLE_CONTENT,
+        )
     return _message(
         "Check your inbox",
         f"If {email} can be subscribed, a confirmation link is on its way. Nothing is sent "

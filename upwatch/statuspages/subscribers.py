@@ -13,17 +13,29 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-from typing import Literal
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any, Literal
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.config import Settings
+from upwatch.kit.db import after_commit
 from upwatch.kit.errors import NotFound, TooManyRequests
-from upwatch.mail.sender import Mailer
-from upwatch.models import Incident, IncidentUpdate, StatusPage, StatusPageSubscriber
+from upwatch.models import (
+    Incident,
+    IncidentUpdate,
+    MaintenanceWindow,
+    StatusPage,
+    StatusPageSubscriber,
+    SubscriberNotice,
+)
 from upwatch.runtime import DomainService, uses
 from upwatch.statuspages import rules
+from upwatch.statuspages.outbox import NoticeRepository
+from upwatch.statuspages.render import human, iso
 from upwatch.statuspages.repository import StatusPageRepository
+from upwatch.statuspages.service import chosen_components
 
 Purpose = Literal["confirm", "unsubscribe"]
 Change = Literal["opened", "updated", "resolved"]
@@ -69,12 +81,49 @@ class Links:
 
 
 class IncidentNotices:
-    """E-mails the confirmed subscribers of every public page that shows an incident's
-    monitor when the incident opens, gets an update or resolves, in the page's words."""
+    """Tells the subscribers of every public page that shows an incident's monitor when the
+    incident opens, gets an update or resolves, and those of the pages that show a
+    maintenance window's monitors when it is announced, starts and ends, in the page's words.
 
-    def __init__(self, mailer: Mailer, settings: Settings) -> None:
-        self.mailer = mailer
+    The change's transaction gets one ``SubscriberNotice`` per page, never a row per
+    subscriber: the fan-out (``fanout.py``) expands it after the commit, in batches."""
+
+    def __init__(self, settings: Settings, wake: Callable[[], None] = lambda: None) -> None:
         self.links = Links(settings)
+        # The fan-out of this process, woken after the commit (others find the row by polling).
+        self.wake = wake
+
+    async def _notice(
+        self,
+        session: AsyncSession,
+        page: StatusPage,
+        event: str,
+        subject: str,
+        text: str,
+        payload: dict[str, Any],
+        component_ids: list[str] | None,
+        due_at: datetime,
+        window_id: str | None = None,
+    ) -> SubscriberNotice:
+        notice = SubscriberNotice(
+            status_page_id=page.id,
+            maintenance_window_id=window_id,
+            event=event,
+            component_ids=component_ids,
+            subject=subject[:300],
+            text=text,
+            payload={
+                "page": {"id": page.id, "name": page.name, "url": self.links.page(page)},
+                **payload,
+            },
+            due_at=due_at,
+            done=False,
+            delivered=0,
+            created_at=due_at,
+        )
+        await NoticeRepository(session).add(notice)
+        after_commit(session, self.wake)
+        return notice
 
     async def incident_changed(
         self,
@@ -84,14 +133,19 @@ class IncidentNotices:
         change: Change,
         machine_title: str | None,
     ) -> list[str]:
-        """Enqueue the notices in the caller's transaction; the ids of the pages that show
-        the incident."""
+        """One notice per page with followers, in the caller's transaction; the ids of the
+        pages that show the incident."""
         if incident.monitor_id is None:
             return []
-        repository = StatusPageRepository(session)
+        notices = NoticeRepository(session)
         shown_on = []
-        for page, names in await repository.public_pages_showing(incident.monitor_id):
+        for page, component_ids, component_names in await notices.public_pages_of_monitors(
+            incident.project_id, [incident.monitor_id]
+        ):
             shown_on.append(page.id)
+            if not await notices.has_followers(page.id):
+                continue
+            names = ", ".join(component_names)
             title = rules.public_title(
                 incident.title, machine_title if incident.automatic else None, names
             )
@@ -103,26 +157,89 @@ class IncidentNotices:
                 "updated": f"{page.name}: update on {title}",
                 "resolved": f"{page.name}: resolved: {title}",
             }[change]
-            for subscriber_id, email in await repository.confirmed_subscribers(page.id):
-                unsubscribe = self.links.of("unsubscribe", page, subscriber_id)
-                body = (
-                    f"{title}\nStatus: {update.status}\n\n{words}\n\n"
-                    f"Follow it on {self.links.page(page)}\n\n"
-                    f"You get this because you subscribed to {page.name} status updates.\n"
-                    f"Unsubscribe with one click: {unsubscribe}\n"
-                )
-                await self.mailer.enqueue(
-                    session,
-                    to=email,
-                    subject=subject,
-                    body=body,
-                    category=NOTICE_CATEGORY,
-                    headers={
-                        "List-Unsubscribe": f"<{unsubscribe}>",
-                        "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
-                    },
-                )
+            link = f"Follow it on {self.links.page(page)}"
+            text = f"{title}\nStatus: {update.status}\n\n{words}\n\n{link}"
+            payload = {
+                "incident": {
+                    "id": incident.id,
+                    "title": title,
+                    "status": update.status,
+                    "severity": incident.severity,
+                    "message": words,
+                    "components": component_names,
+                    "startedAt": iso(incident.started_at),
+                    "resolvedAt": iso(incident.resolved_at) if incident.resolved_at else None,
+                }
+            }
+            await self._notice(
+                session,
+                page,
+                f"incident.{change}",
+                subject,
+                text,
+                payload,
+                component_ids,
+                update.created_at,
+            )
         return shown_on
+
+    async def maintenance_changed(
+        self,
+        session: AsyncSession,
+        window: MaintenanceWindow,
+        monitor_ids: list[str] | None,
+        occurrence: tuple[datetime, datetime] | None,
+        announce: bool,
+        now: datetime,
+    ) -> None:
+        """Write the window's notices: announced now (``announce``), started at its start and
+        ended at its end (due then; one-off windows, and a recurring one's next occurrence).
+        ``occurrence`` is the current or next one (None: none is left). The notices of an
+        earlier version of the window not expanded yet are dropped first."""
+        notices = NoticeRepository(session)
+        await notices.forget_window(window.id)
+        if occurrence is None:
+            return
+        start, end = occurrence
+        for page, component_ids, component_names in await notices.public_pages_of_monitors(
+            window.project_id, None if window.whole_project else monitor_ids
+        ):
+            touched = None if window.whole_project else component_ids
+            names = ", ".join(component_names)
+            facts = {
+                "maintenance": {
+                    "id": window.id,
+                    "title": window.title,
+                    "startsAt": iso(start),
+                    "endsAt": iso(end),
+                    "components": component_names,
+                }
+            }
+            when = f"{human(start)} to {human(end)}"
+            link = f"Follow it on {self.links.page(page)}"
+            steps = [
+                ("started", f"{page.name}: maintenance started: {window.title}", start),
+                ("ended", f"{page.name}: maintenance ended: {window.title}", end),
+            ]
+            if announce:
+                steps.insert(
+                    0, ("announced", f"{page.name}: scheduled maintenance: {window.title}", now)
+                )
+            for step, subject, due in steps:
+                if step != "announced" and due < now:
+                    continue  # past already: nobody is told late
+                text = f"{window.title}\nMaintenance {step}\n{when}\nAffects: {names}\n\n{link}"
+                await self._notice(
+                    session,
+                    page,
+                    f"maintenance.{step}",
+                    subject,
+                    text,
+                    facts,
+                    touched,
+                    max(due, now),
+                    window.id,
+                )
 
 
 class VisitorSubscriptions(DomainService):
@@ -134,9 +251,13 @@ class VisitorSubscriptions(DomainService):
             raise NotFound("no such status page")
         return page
 
-    async def subscribe(self, slug: str, email: str, client: str) -> None:
+    async def subscribe(
+        self, slug: str, email: str, client: str, component_ids: Sequence[str] | None = None
+    ) -> None:
         """Mail a confirmation link, unless the address is confirmed already. The answer is
-        the same either way, so nobody learns who subscribed."""
+        the same either way, so nobody learns who subscribed; the components chosen replace
+        those of an unconfirmed subscription, never a confirmed one's (which only its owner
+        changes, by subscribing again after unsubscribing)."""
         throttles = self.runtime.throttles
         wait = await throttles.subscribe_client.take(client)
         if wait is not None:
@@ -146,14 +267,21 @@ class VisitorSubscriptions(DomainService):
         wait = await throttles.subscribe_address.retry_after(key)
         if wait is not None:
             raise TooManyRequests("too many confirmation e-mails to this address", retry_after=wait)
+        chosen = await chosen_components(self.pages, page.id, component_ids)
         subscriber = await self.pages.subscriber_by_email(page.id, email)
         if subscriber is None:
             subscriber = StatusPageSubscriber(
-                status_page_id=page.id, email=email, created_at=self.runtime.clock.now()
+                status_page_id=page.id,
+                kind="email",
+                email=email,
+                component_ids=chosen,
+                created_at=self.runtime.clock.now(),
             )
             await self.pages.add(subscriber)
         elif subscriber.confirmed_at is not None:
             return
+        else:
+            subscriber.component_ids = chosen
         await throttles.subscribe_address.record(key)
         links = Links(self.runtime.settings)
         await self.runtime.mailer.enqueue(

@@ -18,6 +18,7 @@ from upwatch.console.render import POLICY
 from upwatch.kit.errors import ProblemError
 from upwatch.models import StatusPage, StatusPageComponent, StatusPageGroup, StatusPageSubscriber
 from upwatch.monitors.repository import MonitorRepository
+from upwatch.notifications.channels import mask_value
 from upwatch.statuspages.repository import StatusPageRepository
 from upwatch.statuspages.rules import group_status
 from upwatch.statuspages.schemas import (
@@ -28,6 +29,8 @@ from upwatch.statuspages.schemas import (
     StatusMessageIn,
     StatusPageCreate,
     StatusPageUpdate,
+    SubscriberCreate,
+    SubscriberUpdate,
     Theme,
 )
 from upwatch.statuspages.service import StatusPageService
@@ -392,12 +395,24 @@ def _offset(page: Page) -> int:
     "/status-pages/{page_id}/subscribers", openapi_extra=offers("listStatusPageSubscribers")
 )
 async def subscribers_page(page_id: str, page: SignedInPage) -> Response:
+    return await _subscribers_page(page, page_id)
+
+
+async def _subscribers_page(
+    page: Page, page_id: str, status: int = 200, **context: Any
+) -> Response:
     service = StatusPageService(page.session, page.runtime)
     status_page = await _visible(page, service, page_id)
     offset = _offset(page)
     subscribers, total = await service.subscribers(page.user, page_id, SUBSCRIBERS_PER_PAGE, offset)
+    components = (await service.pages.components([status_page.id]))[status_page.id]
     return page.html(
         "status_page_subscribers.html",
+        status,
+        components=components,
+        component_names={c.id: c.name for c in components},
+        # A Slack URL is a credential: scheme and host only, as the API shows it.
+        masked=mask_value,
         title=f"Subscribers of {status_page.name}",
         section="status-pages",
         status_page=status_page,
@@ -405,6 +420,35 @@ async def subscribers_page(page_id: str, page: SignedInPage) -> Response:
         total=total,
         offset=offset,
         per_page=SUBSCRIBERS_PER_PAGE,
+        kinds=(("webhook", "Webhook (signed JSON)"), ("slack", "Slack incoming webhook")),
+        **context,
+    )
+
+
+@router.post("/status-pages/{page_id}/subscribers", openapi_extra=offers("addStatusPageSubscriber"))
+async def add_subscriber(page_id: str, page: SignedInPage) -> Response:
+    """A webhook or Slack subscriber; the answer shows a webhook's signing secret, once."""
+    form = await page.form()
+    chosen = [str(v) for v in (await page.request.form()).getlist("componentIds")]
+    service = StatusPageService(page.session, page.runtime)
+    try:
+        body = SubscriberCreate(
+            kind=form.get("kind", ""),
+            url=form.get("url", ""),
+            componentIds=chosen or None,
+        )
+        subscriber, secret = await service.add_subscriber(page.user, page_id, body)
+    except (ProblemError, ValidationError) as exc:
+        status, errors = page.refused(exc, "status page")
+        return await _subscribers_page(page, page_id, status, form=form, errors=errors)
+    status_page = await _visible(page, service, page_id)
+    return page.html(
+        "status_page_subscriber_added.html",
+        title="Subscriber added",
+        section="status-pages",
+        status_page=status_page,
+        subscriber=subscriber,
+        secret=secret,
     )
 
 
@@ -419,6 +463,53 @@ async def _subscriber(
     return status_page, subscriber
 
 
+async def _subscriber_form(
+    page: Page, page_id: str, subscriber_id: str, status: int = 200, **context: Any
+) -> Response:
+    status_page, subscriber = await _subscriber(page, page_id, subscriber_id)
+    service = StatusPageService(page.session, page.runtime)
+    components = (await service.pages.components([status_page.id]))[status_page.id]
+    return page.html(
+        "status_page_subscriber_edit.html",
+        status,
+        title="Change a subscriber",
+        section="status-pages",
+        status_page=status_page,
+        subscriber=subscriber,
+        components=components,
+        masked_url=mask_value(subscriber.url) if subscriber.url else "",
+        **context,
+    )
+
+
+@router.get("/status-pages/{page_id}/subscribers/{subscriber_id}")
+async def subscriber_form(page_id: str, subscriber_id: str, page: SignedInPage) -> Response:
+    return await _subscriber_form(page, page_id, subscriber_id)
+
+
+@router.post(
+    "/status-pages/{page_id}/subscribers/{subscriber_id}",
+    openapi_extra=offers("updateStatusPageSubscriber"),
+)
+async def change_subscriber(page_id: str, subscriber_id: str, page: SignedInPage) -> Response:
+    """The components a subscriber follows, and a hook's URL (left masked: kept)."""
+    form = await page.form()
+    chosen = [str(v) for v in (await page.request.form()).getlist("componentIds")]
+    fields: dict[str, Any] = {"componentIds": chosen or None}
+    if form.get("url"):
+        fields["url"] = form["url"]
+    try:
+        await StatusPageService(page.session, page.runtime).update_subscriber(
+            page.user, page_id, subscriber_id, SubscriberUpdate(**fields)
+        )
+    except (ProblemError, ValidationError) as exc:
+        status, errors = page.refused(exc, "subscriber")
+        return await _subscriber_form(
+            page, page_id, subscriber_id, status, form=form, errors=errors
+        )
+    return page.redirect(f"/app/status-pages/{page_id}/subscribers", "Subscriber changed.")
+
+
 @router.get("/status-pages/{page_id}/subscribers/{subscriber_id}/remove")
 async def confirm_remove_subscriber(
     page_id: str, subscriber_id: str, page: SignedInPage
@@ -426,7 +517,7 @@ async def confirm_remove_subscriber(
     status_page, subscriber = await _subscriber(page, page_id, subscriber_id)
     return page.html(
         "status_page_subscriber_remove.html",
-        title=f"Remove {subscriber.email}?",
+        title=f"Remove {subscriber.email or f'this {subscriber.kind} subscriber'}?",
         section="status-pages",
         status_page=status_page,
         subscriber=subscriber,
@@ -443,7 +534,7 @@ async def remove_subscriber(page_id: str, subscriber_id: str, page: SignedInPage
         await StatusPageService(page.session, page.runtime).delete_subscriber(
             page.user, page_id, subscriber_id
         )
-    return page.redirect(back, "Subscriber removed: no further e-mail goes to them.")
+    return page.redirect(back, "Subscriber removed: no further notice goes to them.")
 
 
 @router.get("/status-pages/{page_id}/preview")

@@ -2,7 +2,7 @@
 address allowlist
 
 Revision ID: 0025
-Revises: 0023
+Revises: 0024
 Create Date: 2026-11-27 04:10:00.000000
 """
 
@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0025"
-down_revision: str | None = "0023"
+down_revision: str | None = "0024"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
