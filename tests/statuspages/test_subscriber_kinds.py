@@ -388,3 +388,51 @@ async def test_the_pages_own_form_offers_the_components_and_keeps_the_choice(
     )
     assert stale.status_code == 422
     assert "Not subscribed" in stale.text
+
+
+async def test_an_incident_without_a_monitor_reaches_the_subscribers_of_what_it_was_placed_on(
+    client: httpx.AsyncClient, cast: Cast, as_alice: InProject, receiver: Receiver
+) -> None:
+    page = await shop_page(client, cast, as_alice)
+    await add_subscriber(
+        client,
+        cast,
+        page["id"],
+        kind="webhook",
+        url=receiver.url("/search"),
+        componentIds=[page["Search"]["component"]],
+    )
+    await add_subscriber(
+        client,
+        cast,
+        page["id"],
+        kind="webhook",
+        url=receiver.url("/checkout"),
+        componentIds=[page["Checkout"]["component"]],
+    )
+
+    # Placed on Checkout only: the subscriber of Search hears nothing of it.
+    await create_incident(
+        client,
+        cast.alice,
+        cast.project_id,
+        title="Card payments fail",
+        componentIds=[page["Checkout"]["component"]],
+    )
+    await eventually(lambda: len(receiver.to("/checkout")) == 1)
+    (told,) = receiver.to("/checkout")
+    assert json.loads(told.body)["data"]["incident"]["components"] == ["Checkout"]
+    # Placed on the whole page: it touches every component, so both hear of it.
+    await create_incident(
+        client,
+        cast.alice,
+        cast.project_id,
+        title="Database maintenance overrun",
+        severity="high",
+        statusPageIds=[page["id"]],
+    )
+    await eventually(
+        lambda: len(receiver.to("/checkout")) == 2 and len(receiver.to("/search")) == 1
+    )
+    (whole,) = receiver.to("/search")
+    assert json.loads(whole.body)["data"]["incident"]["title"] == "Database maintenance overrun"

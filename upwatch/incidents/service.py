@@ -87,11 +87,14 @@ class IncidentService(DomainService):
     async def _tell_subscribers(
         self, incident: Incident, update: IncidentUpdate, change: IncidentChange
     ) -> None:
-        """E-mail the subscribers of the status pages that show the incident's monitor; those
-        pages show the change at their next visit after the commit."""
-        if incident.monitor_id is None:
-            return
-        monitor = await self.session.get(Monitor, incident.monitor_id)
+        """Tell the subscribers of the status pages that show the incident (through its
+        monitor, or placed on them); those pages show the change at their next visit after
+        the commit."""
+        monitor = (
+            None
+            if incident.monitor_id is None
+            else await self.session.get(Monitor, incident.monitor_id)
+        )
         machine = automatic_title(monitor) if monitor is not None else None
         pages = await self.runtime.incident_followers.incident_changed(
             self.session, incident, update, change, machine

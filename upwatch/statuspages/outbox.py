@@ -12,6 +12,7 @@ from sqlalchemy import delete, exists, func, insert, select, update
 
 from upwatch.kit.repository import Repository
 from upwatch.models import (
+    Incident,
     MailMessage,
     StatusPage,
     StatusPageComponent,
@@ -63,6 +64,46 @@ class NoticeRepository(Repository):
             entry = found.setdefault(page.id, (page, [], []))
             entry[1].append(component_id)
             entry[2].append(name)
+        return list(found.values())
+
+    async def public_pages_of_incident(
+        self, incident: Incident
+    ) -> list[tuple[StatusPage, list[str] | None, list[str]]]:
+        """The project's public pages that show ``incident``: through its monitor's components,
+        the components it was placed on, or placed on the page as a whole (then it touches
+        every component: None). Each with the components' ids and names in the page's order."""
+        found: dict[str, tuple[StatusPage, list[str] | None, list[str]]] = {}
+        if incident.monitor_id is not None:
+            for page, ids, names in await self.public_pages_of_monitors(
+                incident.project_id, [incident.monitor_id]
+            ):
+                found[page.id] = (page, ids, names)
+        if incident.component_ids:
+            query = (
+                select(StatusPage, StatusPageComponent.id, StatusPageComponent.name)
+                .join(StatusPageComponent, StatusPageComponent.status_page_id == StatusPage.id)
+                .where(
+                    StatusPage.project_id == incident.project_id,
+                    StatusPage.is_public,
+                    StatusPageComponent.id.in_(incident.component_ids),
+                )
+                .order_by(StatusPage.id, StatusPageComponent.position, StatusPageComponent.id)
+            )
+            for page, component_id, name in (await self.session.execute(query)).all():
+                _, placed, placed_names = found.setdefault(page.id, (page, [], []))
+                if placed is not None and component_id not in placed:
+                    placed.append(component_id)
+                    placed_names.append(name)
+        if incident.status_page_ids:
+            pages = await self.session.scalars(
+                select(StatusPage).where(
+                    StatusPage.project_id == incident.project_id,
+                    StatusPage.is_public,
+                    StatusPage.id.in_(incident.status_page_ids),
+                )
+            )
+            for whole in pages:
+                found[whole.id] = (whole, None, found[whole.id][2] if whole.id in found else [])
         return list(found.values())
 
     async def forget_window(self, window_id: str) -> None:

@@ -135,12 +135,10 @@ class IncidentNotices:
     ) -> list[str]:
         """One notice per page with followers, in the caller's transaction; the ids of the
         pages that show the incident."""
-        if incident.monitor_id is None:
-            return []
         notices = NoticeRepository(session)
         shown_on = []
-        for page, component_ids, component_names in await notices.public_pages_of_monitors(
-            incident.project_id, [incident.monitor_id]
+        for page, component_ids, component_names in await notices.public_pages_of_incident(
+            incident
         ):
             shown_on.append(page.id)
             if not await notices.has_followers(page.id):
