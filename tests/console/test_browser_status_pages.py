@@ -167,7 +167,7 @@ def subscribe_and_remove(visit: Visit, editor: str, slug: str, email: str) -> No
     assert email in rows
     assert "not yet" in rows
     visit.check("subscribers")
-    click(browser, "main table tbody a")
+    click(browser, "main table tbody a[href$='/remove']")
     wait_for(browser, lambda b: visit.heading() == f"Remove {email}?")
     visit.check("removing a subscriber")
     visit.send("main form", "Subscriber removed")
