@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aiohttp import web
 from pydantic import ValidationError
 
 from tests.conftest import make_settings
@@ -23,6 +22,7 @@ from tests.notifications.test_transports import (
     Receiver,
     channel_test_event,
     opened_event,
+    receiving,
     resolved_event,
 )
 from upwatch.kit.net import NetworkGuard, guarded_session
@@ -45,17 +45,8 @@ TOKEN_PATH = "/notify/s3cr3t-T0ken-9f8e7d"
 
 @pytest.fixture
 async def receiver() -> AsyncIterator[Receiver]:
-    receiver = Receiver()
-    app = web.Application()
-    app.router.add_route("*", "/{tail:.*}", receiver.handle)
-    runner = web.AppRunner(app, shutdown_timeout=1)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    receiver.url = f"http://127.0.0.1:{runner.addresses[0][1]}"
-    yield receiver
-    receiver.release.set()
-    await runner.cleanup()
+    async with receiving() as served:
+        yield served
 
 
 def kit_for(tmp_path: Path, **settings: Any) -> DeliveryKit:

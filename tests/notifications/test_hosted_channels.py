@@ -22,7 +22,6 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from aiohttp import web
 
 from tests.conftest import make_settings
 from tests.notifications.test_transports import (
@@ -30,6 +29,7 @@ from tests.notifications.test_transports import (
     Receiver,
     channel_test_event,
     opened_event,
+    receiving,
     resolved_event,
 )
 from upwatch.kit.net import NetworkGuard, guarded_session
@@ -44,17 +44,8 @@ GOOGLE_QUERY = "key=AIzaSyDdI0hCZtE6vySjMm-WEfRq3CPzqKqqsHI&token=Zx8Qw1Ab2Cd3Ef
 
 @pytest.fixture
 async def receiver() -> AsyncIterator[Receiver]:
-    receiver = Receiver()
-    app = web.Application()
-    app.router.add_route("*", "/{tail:.*}", receiver.handle)
-    runner = web.AppRunner(app, shutdown_timeout=1)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    receiver.url = f"http://127.0.0.1:{runner.addresses[0][1]}"
-    yield receiver
-    receiver.release.set()
-    await runner.cleanup()
+    async with receiving() as served:
+        yield served
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ import json
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
@@ -27,14 +27,13 @@ from aiohttp import web
 from tests.conftest import Cast, assert_problem, make_settings
 from tests.console.forms import signed_in, submit
 from tests.factories import change_settings, create_provider
+from tests.notifications import test_transports as transports
+from tests.notifications.test_transports import INCIDENT_URL, SINCE, opened_event
 from upwatch.kit.net import NetworkGuard, guarded_session
 from upwatch.mail.sender import SmtpTransport
 from upwatch.notifications.channels import REGISTRY, DeliveryKit, TransportError, deliver
-from upwatch.notifications.events import AlertEvent, EventKind, Failure
+from upwatch.notifications.events import AlertEvent
 from upwatch.runtime import Runtime
-
-SINCE = datetime(2025, 3, 14, 9, 26, 53, tzinfo=UTC)
-INCIDENT_URL = "http://upwatch.test/projects/prj_7/incidents/inc_42"
 
 NTFY_TOKEN = "tk_AgQdq7mVBoFD37zQVN29RhuMzNIz2"
 GOTIFY_TOKEN = "AvKcy9o-yvVhyKd"
@@ -45,36 +44,10 @@ MATRIX_ROOM = "!OGEhHVWSdvArJzumhm:matrix.example.org"
 MATTERMOST_KEY = "xjmzqo3cnbrzxcnk5p1ug8bsko"
 
 
-def opened_event(**changes: Any) -> AlertEvent:
-    event = AlertEvent(
-        kind=EventKind.OPENED,
-        delivery_id="alrt_4f1c9a2e7b",
-        occurred_at=SINCE + timedelta(minutes=1),
-        project_id="prj_7",
-        project_name="Shop",
-        monitor_id="mon_3",
-        monitor_name="Checkout API",
-        monitor_type="http",
-        monitor_target="https://shop.example.com/api/health",
-        incident_id="inc_42",
-        incident_title="Checkout API is down",
-        incident_url=INCIDENT_URL,
-        severity="critical",
-        failure=Failure(kind="status_code", message="expected 200", status_code=503),
-        since=SINCE,
-    )
-    return replace(event, **changes)
-
-
 def resolved_event() -> AlertEvent:
+    """Recovered an hour after it began."""
     recovered = SINCE + timedelta(hours=1)
-    return replace(
-        opened_event(),
-        kind=EventKind.RESOLVED,
-        delivery_id="alrt_9d0e3b5a61",
-        occurred_at=recovered,
-        resolved_at=recovered,
-    )
+    return transports.resolved_event(occurred_at=recovered, resolved_at=recovered)
 
 
 @dataclass

@@ -13,6 +13,7 @@ import hashlib
 import hmac
 import json
 from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -155,8 +156,9 @@ class Receiver:
         )
 
 
-@pytest.fixture
-async def receiver() -> AsyncIterator[Receiver]:
+@asynccontextmanager
+async def receiving() -> AsyncIterator[Receiver]:
+    """A receiver listening on loopback, for the channel tests of this and other modules."""
     receiver = Receiver()
     app = web.Application()
     app.router.add_route("*", "/{tail:.*}", receiver.handle)
@@ -168,6 +170,12 @@ async def receiver() -> AsyncIterator[Receiver]:
     yield receiver
     receiver.release.set()
     await runner.cleanup()
+
+
+@pytest.fixture
+async def receiver() -> AsyncIterator[Receiver]:
+    async with receiving() as served:
+        yield served
 
 
 def settings_for(
