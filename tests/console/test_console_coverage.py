@@ -30,6 +30,7 @@ API_ONLY: Final = {
     "heartbeatReportGet": "pinged by the watched job, not by a person",
     "getPublicStatusPage": "the public JSON for scripts; people read the page at /s/{slug}",
     "subscribeToStatusPage": "visitors subscribe on the public page /s/{slug}, not in the console",
+    "unlockStatusPage": "visitors give a password page's password on its own form at /s/{slug}",
     "submitContact": "the public contact form for people without an account",
     "healthz": "for orchestrators and load balancers",
     "readyz": "for orchestrators and load balancers",
