@@ -3,10 +3,10 @@ version no longer knows (kit/inputs.py)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 
 from upwatch.kit.inputs import MAX_OBJECT_DEPTH, Input, check_json_object
 
@@ -63,3 +63,17 @@ def test_a_free_form_object_nested_too_deep_is_refused_in_words_however_deep(lev
     # Deeper than Python's stack: the depth is measured without recursion.
     with pytest.raises(ValueError, match=f"nested deeper than {MAX_OBJECT_DEPTH} levels"):
         check_json_object({"a": _nested(levels)})
+
+
+class Ordered(Input):
+    order: Annotated[int, Field(ge=0)] | None = None
+    count: int = 0
+
+
+def test_a_boolean_in_a_number_field_is_refused_not_read_as_zero_or_one() -> None:
+    for body in ({"order": False}, {"count": True}):
+        with pytest.raises(ValidationError) as refused:
+            Ordered.model_validate(body)
+        assert [e["type"] for e in refused.value.errors()] == ["int_type"]
+    assert Ordered.model_validate({"order": 3, "count": 0}) == Ordered(order=3, count=0)
+    assert Ordered.model_validate({"order": None}).order is None

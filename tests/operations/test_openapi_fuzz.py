@@ -84,6 +84,13 @@ SEMANTIC_REJECTIONS: dict[tuple[str, str], str] = {
     "other is set is a 422 (contract §9)",
     ("PATCH", "/notification-providers/{id}"): "config is validated per type, URLs at "
     "internal addresses are refused, and quiet hours need both ends (contract §9)",
+    ("POST", "/status-pages"): "a time zone must be an IANA zone name, `isPublic` may not "
+    "contradict `visibility`, and a password page needs a password (docs/api.md, Status pages)",
+    ("PATCH", "/status-pages/{id}"): "the same rules as creating a page (docs/api.md, Status "
+    "pages)",
+    ("POST", "/status-pages/{id}/subscribers"): "a hook's URL at an internal address, or whose "
+    "host is no domain name, is refused, and componentIds must be components of the page "
+    "(docs/api.md, Status pages)",
     ("PATCH", "/status-pages/{id}/status"): "componentIds must be components of the page "
     "(docs/api.md, Status pages)",
     ("GET", "/monitors/{id}/sla"): "`to` may not be before `from`, and a period spans at most "

@@ -117,10 +117,19 @@ JsonObject = Annotated[dict[str, Any], Field(max_length=50), AfterValidator(chec
 
 def _is_flag(annotation: Any) -> bool:
     """Whether a field is a boolean (or an optional one)."""
-    if annotation is bool:
+    return _is_only(annotation, bool)
+
+
+def _is_only(annotation: Any, kind: type) -> bool:
+    """Whether a field is of ``kind`` (or an optional one)."""
+    if annotation is kind:
         return True
-    members = [a for a in get_args(annotation) if a is not type(None)]
-    return get_origin(annotation) in (Union, UnionType) and members == [bool]
+    members = [
+        get_args(a)[0] if get_origin(a) is Annotated else a
+        for a in get_args(annotation)
+        if a is not type(None)
+    ]
+    return get_origin(annotation) in (Union, UnionType) and members == [kind]
 
 
 _BUILTIN_ERRORS: Final = frozenset(get_args(ErrorType))
@@ -215,9 +224,9 @@ class Input(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _strict_flags(cls, data: Any) -> Any:
-        """true/false only: pydantic would read 0, 1, "yes" and "off" as booleans, and the
-        contract rejects wrong types. (A model validator: field validators on every field
-        would disturb discriminated unions.)"""
+        """true/false only: pydantic would read 0, 1, "yes" and "off" as booleans (and
+        false as 0 in a number field), and the contract rejects wrong types. (A model
+        validator: field validators on every field would disturb discriminated unions.)"""
         if not isinstance(data, dict):
             return data
         wrong = {
@@ -225,6 +234,13 @@ class Input(BaseModel):
             for name, info in cls.model_fields.items()
             if _is_flag(info.annotation)
             and not isinstance(data.get(key := info.alias or name), bool | None)
+        }
+        # And the other way round: pydantic reads false as 0 in a number field.
+        wrong |= {
+            key: [data[key]]
+            for name, info in cls.model_fields.items()
+            if _is_only(info.annotation, int)
+            and isinstance(data.get(key := info.alias or name), bool)
         }
         return {**data, **wrong} if wrong else data
 
