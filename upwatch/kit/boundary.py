@@ -11,6 +11,7 @@ from upwatch.kit.backoff import jittered_seconds
 from upwatch.kit.error_handlers import RETRYABLE, problem_response
 from upwatch.kit.errors import BadRequest, PayloadTooLarge, ProblemError, ValidationFailed
 from upwatch.kit.metrics import ASGIApp, Message, Receive, Scope, Send
+from upwatch.kit.origin import origin_of, request_origin
 
 
 class RequestGuard:
@@ -32,6 +33,7 @@ class RequestGuard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        request_origin.set(origin_of(scope))
         raw_path = scope.get("raw_path") or scope["path"].encode()
         if b"\x00" in unquote_to_bytes(raw_path) + unquote_to_bytes(scope["query_string"]):
             await _send_problem(send, BadRequest("NUL characters are not allowed in the URL"))

@@ -20,6 +20,7 @@ from upwatch.models.monitor import (
 from upwatch.models.notification import Alert, AlertAttempt, NotificationProvider
 from upwatch.models.project import Project, ProjectInvitation, ProjectMember
 from upwatch.models.retention import IncidentDay, RetentionNotice, RetentionRun
+from upwatch.models.security import AuditEvent, PasskeyCredential, RecoveryCode
 from upwatch.models.statuspage import (
     StatusMessage,
     StatusPage,
@@ -38,6 +39,7 @@ __all__ = [
     "AlertAttempt",
     "ApiKey",
     "ApiUsage",
+    "AuditEvent",
     "BrowserSession",
     "CheckResult",
     "CheckTiming",
@@ -54,10 +56,12 @@ __all__ = [
     "MaintenanceWindowMonitor",
     "Monitor",
     "NotificationProvider",
+    "PasskeyCredential",
     "PasswordResetToken",
     "Project",
     "ProjectInvitation",
     "ProjectMember",
+    "RecoveryCode",
     "RefreshToken",
     "Region",
     "RetentionNotice",

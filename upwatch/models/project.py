@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import ForeignKey, String, Text, UniqueConstraint
+from sqlalchemy import Boolean, ForeignKey, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, MappedColumn, mapped_column
 
 from upwatch.kit.db import Base, IdMixin, TimestampMixin
@@ -22,6 +22,8 @@ class Project(IdMixin, TimestampMixin, Base):
     owner_id: Mapped[str] = mapped_column(
         String(32), ForeignKey("users.id", ondelete="CASCADE"), index=True
     )
+    # The owner's rule: members reach the project only after signing in with a second factor.
+    require_two_factor: Mapped[bool] = mapped_column(Boolean, default=False)
 
 
 class ProjectMember(IdMixin, Base):

@@ -22,6 +22,9 @@ class RefreshToken(IdMixin, Base):
     expires_at: Mapped[datetime]
     used_at: Mapped[datetime | None]
     revoked_at: Mapped[datetime | None]
+    # Where the link was made (sign-in or refresh): what the sessions list shows.
+    address: Mapped[str] = mapped_column(String(64), default="")
+    user_agent: Mapped[str] = mapped_column(String(400), default="")
 
 
 class PasswordResetToken(IdMixin, Base):
@@ -52,3 +55,6 @@ class BrowserSession(IdMixin, Base):
     csrf_token: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime]
     expires_at: Mapped[datetime]
+    address: Mapped[str] = mapped_column(String(64), default="")
+    user_agent: Mapped[str] = mapped_column(String(400), default="")
+    last_used_at: Mapped[datetime | None]

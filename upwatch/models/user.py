@@ -1,9 +1,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, Integer, String
+from sqlalchemy import JSON, BigInteger, Boolean, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from upwatch.kit.db import Base, IdMixin, TimestampMixin
@@ -44,6 +45,11 @@ class User(IdMixin, TimestampMixin, Base):
     # Bumped to revoke every access token issued before (reset, password change, deletion).
     token_version: Mapped[int] = mapped_column(Integer, default=0)
     settings: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    # TOTP (RFC 6238): the shared secret, encrypted with the service key; on once confirmed.
+    totp_secret: Mapped[str | None] = mapped_column(String(255))
+    totp_enabled_at: Mapped[datetime | None]
+    # The last time step a code was accepted for: a code is never accepted twice.
+    totp_last_step: Mapped[int | None] = mapped_column(BigInteger)
 
     @property
     def is_admin(self) -> bool:

@@ -1,0 +1,1 @@
+"""The audit log: an append-only record of security-relevant events."""

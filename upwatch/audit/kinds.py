@@ -1,0 +1,59 @@
+# ruff: noqa: S105 - event kinds name passwords and secrets; none is one
+"""The kinds of audit events. A kind is ``<thing>.<what happened>``; lists filter by it, so
+a kind, once recorded, is never renamed."""
+
+from __future__ import annotations
+
+from typing import Final
+
+SIGN_IN_SUCCEEDED: Final = "sign_in.succeeded"
+SIGN_IN_FAILED: Final = "sign_in.failed"
+SESSION_ENDED: Final = "session.ended"
+SESSIONS_ENDED_ELSEWHERE: Final = "session.ended_elsewhere"
+TOTP_ENABLED: Final = "totp.enabled"
+TOTP_DISABLED: Final = "totp.disabled"
+RECOVERY_CODE_USED: Final = "recovery_code.used"
+PASSKEY_ADDED: Final = "passkey.added"
+PASSKEY_REMOVED: Final = "passkey.removed"
+PASSWORD_CHANGED: Final = "password.changed"
+PASSWORD_RESET: Final = "password.reset"
+SSO_LINKED: Final = "sso.linked"
+API_KEY_CREATED: Final = "api_key.created"
+API_KEY_REVOKED: Final = "api_key.revoked"
+MEMBER_INVITED: Final = "member.invited"
+MEMBER_ADDED: Final = "member.added"
+MEMBER_REMOVED: Final = "member.removed"
+MEMBER_ROLE_CHANGED: Final = "member.role_changed"
+PROJECT_DELETED: Final = "project.deleted"
+PROJECT_TWO_FACTOR_CHANGED: Final = "project.two_factor_changed"
+PROVIDER_SECRET_CHANGED: Final = "provider.secret_changed"
+MONITOR_SECRET_CHANGED: Final = "monitor.secret_changed"
+CONFIG_APPLIED: Final = "config.applied"
+ADMIN_ACTION: Final = "admin.action"
+
+KINDS: Final = (
+    SIGN_IN_SUCCEEDED,
+    SIGN_IN_FAILED,
+    SESSION_ENDED,
+    SESSIONS_ENDED_ELSEWHERE,
+    TOTP_ENABLED,
+    TOTP_DISABLED,
+    RECOVERY_CODE_USED,
+    PASSKEY_ADDED,
+    PASSKEY_REMOVED,
+    PASSWORD_CHANGED,
+    PASSWORD_RESET,
+    SSO_LINKED,
+    API_KEY_CREATED,
+    API_KEY_REVOKED,
+    MEMBER_INVITED,
+    MEMBER_ADDED,
+    MEMBER_REMOVED,
+    MEMBER_ROLE_CHANGED,
+    PROJECT_DELETED,
+    PROJECT_TWO_FACTOR_CHANGED,
+    PROVIDER_SECRET_CHANGED,
+    MONITOR_SECRET_CHANGED,
+    CONFIG_APPLIED,
+    ADMIN_ACTION,
+)
