@@ -7,8 +7,7 @@ from typing import Annotated
 
 from fastapi import Query
 
-from upwatch.audit.kinds import KINDS
-from upwatch.audit.schemas import AuditEventOut
+from upwatch.audit.schemas import AuditEventOut, KindName
 from upwatch.audit.service import AuditLog, audit_filter
 from upwatch.callers.dependencies import AdminUser, PersonUser
 from upwatch.dependencies import RuntimeDep, Session
@@ -28,14 +27,7 @@ Since = Annotated[
 Until = Annotated[
     Instant | None, Query(description="Only events at or before this time (ISO 8601 with zone)")
 ]
-Kind = Annotated[
-    str | None,
-    Query(
-        max_length=60,
-        description="Only events of this kind",
-        json_schema_extra={"enum": list(KINDS)},
-    ),
-]
+Kind = Annotated[KindName | None, Query(description="Only events of this kind")]
 
 
 @projects.get("/{id}/audit-log", operation_id="listProjectAuditLog")
