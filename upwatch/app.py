@@ -17,6 +17,7 @@ from upwatch import __version__
 from upwatch.accounts.endpoints import auth, users
 from upwatch.admin.endpoints import router as admin_router
 from upwatch.apikeys.endpoints import router as api_keys_router
+from upwatch.audit import endpoints as audit_log
 from upwatch.billing.endpoints import router as billing_router
 from upwatch.callers.metering import MemoryMeter, RedisMeter
 from upwatch.client.endpoints import router as config_schema_router
@@ -322,6 +323,9 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
         contact_router,
         retention_router,
         admin_router,
+        audit_log.projects,
+        audit_log.admin,
+        audit_log.own,
         operations_router,
         config_schema_router,
     ):

@@ -48,6 +48,9 @@ def live_server(
 # refuses input the schema allows; each operation here states its rule in its description.
 SEMANTIC_REJECTIONS: dict[tuple[str, str], str] = {
     ("POST", "/auth/reset-password"): "an unknown reset token is a 400 (contract §4)",
+    ("GET", "/projects/{id}/audit-log"): "`from` after `to` is a 422 (docs/audit-log.md)",
+    ("GET", "/admin/audit-log"): "`from` after `to` is a 422 (docs/audit-log.md)",
+    ("GET", "/users/me/security-events"): "`from` after `to` is a 422 (docs/audit-log.md)",
     ("PUT", "/users/settings"): "a time zone must be an IANA zone name (contract §5); a new "
     "`*Config` is checked like the provider config of its channel (docs/api.md, Accounts)",
     ("PUT", "/users/me"): "a new `*Config` in `settings` is checked like the provider config "

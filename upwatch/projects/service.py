@@ -7,6 +7,8 @@ from urllib.parse import urlencode
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from upwatch.audit import kinds
+from upwatch.audit.service import record
 from upwatch.billing.repository import UsageRepository
 from upwatch.billing.service import PlanLimits
 from upwatch.callers.repository import UserDirectory
@@ -54,7 +56,19 @@ class ProjectService(DomainService):
         access = await self.visible(caller, project_id)
         if not access.can_delete:
             raise Forbidden("only the owner or an admin may delete the project")
-        await self.projects.delete(access.project)
+        project = access.project
+        # Kept with the project's id (no foreign key): its owner's trail outlives it.
+        await record(
+            self.session,
+            kinds.PROJECT_DELETED,
+            self.runtime.clock.now(),
+            actor=caller,
+            project_id=project.id,
+            target_type="project",
+            target_id=project.id,
+            target_label=project.name,
+        )
+        await self.projects.delete(project)
 
     # ---- membership ----
 
@@ -94,6 +108,9 @@ class ProjectService(DomainService):
                 project_id=project.id, user_id=invitee.id, role="member", created_at=now
             )
             await self.projects.add_member(member)
+            await _member_event(
+                self.session, self.runtime, kinds.MEMBER_ADDED, caller, project.id, invitee
+            )
             await self.runtime.mailer.enqueue(
                 self.session,
                 to=invitee.email,
@@ -111,6 +128,16 @@ class ProjectService(DomainService):
             created_at=now,
         )
         await self.projects.add_invitation(invitation)
+        await record(
+            self.session,
+            kinds.MEMBER_INVITED,
+            now,
+            actor=caller,
+            project_id=project.id,
+            target_type="invitation",
+            target_id=invitation.id,
+            target_label=email,
+        )
         accept = (
             f"{self.runtime.settings.public_url}/invitations/accept?{urlencode({'token': token})}"
         )
@@ -146,7 +173,18 @@ class ProjectService(DomainService):
             raise NotFound("no such member")
         if member.role == "owner":
             raise Conflict("the owner cannot be removed; delete the project instead")
+        removed = await self.users.get(user_id)
         await self.projects.remove(member)
+        await _member_event(
+            self.session,
+            self.runtime,
+            kinds.MEMBER_REMOVED,
+            caller,
+            access.project.id,
+            removed,
+            user_id,
+            left=user_id == caller.id,
+        )
 
     async def cancel_invitation(self, caller: User, project_id: str, invitation_id: str) -> None:
         access = await self._manageable(caller, project_id)
@@ -175,7 +213,45 @@ async def accept_invitation(session: AsyncSession, runtime: Runtime, user: User,
                 created_at=runtime.clock.now(),
             )
         )
+        await _member_event(
+            session,
+            runtime,
+            kinds.MEMBER_ADDED,
+            user,
+            invitation.project_id,
+            user,
+            via="invitation",
+        )
     await projects.remove(invitation)
     user.is_email_verified = True
     await session.flush()
     return invitation.project_id
+
+
+async def _member_event(
+    session: AsyncSession,
+    runtime: Runtime,
+    kind: str,
+    caller: User,
+    project_id: str,
+    member: User | None,
+    member_id: str | None = None,
+    *,
+    via: str = "",
+    left: bool = False,
+) -> None:
+    """A membership change, in the project's log and in the member's own security events."""
+    target_id = member.id if member is not None else member_id
+    await record(
+        session,
+        kind,
+        runtime.clock.now(),
+        actor=caller,
+        account_id=target_id,
+        project_id=project_id,
+        target_type="member",
+        target_id=target_id,
+        target_label=member.email if member is not None else "",
+        via=via,
+        details={"role": "member", **({"left": True} if left else {})},
+    )

@@ -20,6 +20,7 @@ from upwatch.console.endpoints import (
     account,
     admin,
     apikeys,
+    audit,
     dashboard,
     escalation,
     fallback,
@@ -55,6 +56,7 @@ GROUPS: Final = (
     maintenance,
     account,
     admin,
+    audit,
 )
 for group in GROUPS:
     router.include_router(group.router)

@@ -78,7 +78,9 @@ def _form_again(
     form: dict[str, str],
     exc: ProblemError | ValidationError,
 ) -> Response:
-    discard_changes(session)
+    # A refusal that keeps its changes (a failed sign-in's audit event) keeps them here too.
+    if not getattr(exc, "keep_changes", False):
+        discard_changes(session)
     return _sign_in_page(request, which, status_of(exc), form=form, errors=errors_of(exc))
 
 
