@@ -30,6 +30,7 @@ from upwatch.console.endpoints import (
     notifications,
     projects,
     reports,
+    sessions,
     signin,
     statuspages,
 )
@@ -54,6 +55,7 @@ GROUPS: Final = (
     statuspages,
     maintenance,
     account,
+    sessions,
     admin,
 )
 for group in GROUPS:
