@@ -31,6 +31,7 @@ DOMAINS = {
     "operations",
     "projects",
     "retention",
+    "sessions",
     "statuspages",
 }
 LAYERS = {"base": 0, "probes": 1, "ports": 2, "engine": 3, "domain": 4, "root": 5}

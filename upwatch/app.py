@@ -62,6 +62,7 @@ from upwatch.projects.endpoints import router as projects_router
 from upwatch.retention.endpoints import router as retention_router
 from upwatch.retention.job import RetentionJob
 from upwatch.runtime import PlanCache, Runtime, Throttles
+from upwatch.sessions.endpoints import router as sessions_router
 from upwatch.statuspages.endpoints import router as status_pages_router
 from upwatch.statuspages.fanout import Fanout, start_subscriber_roles
 from upwatch.statuspages.hooks import SubscriberHooks
@@ -305,6 +306,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
     for router in (
         auth,
         users,
+        sessions_router,
         projects_router,
         api_keys_router,
         monitors_router,

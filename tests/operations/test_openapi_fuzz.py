@@ -122,18 +122,22 @@ class Credentials:
         "/status-pages/{id}": "status_page",
         "/maintenance-windows/{id}": "maintenance_window",
         "/escalation-policies/{id}": "escalation_policy",
+        # Another login of the account: ending it leaves the credentials' own session.
+        "/users/me/sessions/{id}": "session",
     }
 
     def __init__(self, server: LiveServer) -> None:
         self.server = server
         self._token: str | None = None
+        self._email = ""
         self._ids: dict[str, str] = {}
 
     def headers(self) -> dict[str, str]:
         if self._token is None:
+            self._email = f"fuzz-{uuid.uuid4().hex}@example.com"
             response = httpx.post(
                 f"{self.server.url}/auth/signup",
-                json={"email": f"fuzz-{uuid.uuid4().hex}@example.com", "password": PASSWORD},
+                json={"email": self._email, "password": PASSWORD},
             )
             response.raise_for_status()
             self._token = response.json()["access_token"]
@@ -164,6 +168,15 @@ class Credentials:
         return str(response.json()["id"])
 
     def _create(self, kind: str) -> str:
+        if kind == "session":
+            self.headers()
+            login = {"email": self._email, "password": PASSWORD}
+            tokens = httpx.post(f"{self.server.url}/auth/login", json=login).json()
+            listed = httpx.get(
+                f"{self.server.url}/users/me/sessions",
+                headers={"Authorization": f"Bearer {tokens['access_token']}"},
+            ).json()
+            return next(str(s["id"]) for s in listed if s["current"])
         if kind == "project":
             # The free plan holds one project, which a generated POST /projects may have made.
             mine = httpx.get(f"{self.server.url}/projects", headers=self.headers()).json()
@@ -256,6 +269,8 @@ def test_every_operation_answers_within_its_documented_contract(
     )
     if case.path == "/users/me" and case.method in {"PUT", "DELETE"}:
         credentials.forget()
+    if case.path == "/users/me/sessions/revoke-others" and response.status_code == 200:
+        credentials.gone("session")
     deleted = case.method == "DELETE" and response.status_code == 200
     # The resource itself went (not a member of its project): the next case needs a new one.
     if resource is not None and deleted and case.path.count("{") == 1:

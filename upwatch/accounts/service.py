@@ -27,6 +27,7 @@ from upwatch.kit.errors import (
     Unauthorized,
 )
 from upwatch.kit.ids import new_id
+from upwatch.kit.origin import request_origin
 from upwatch.kit.security import new_opaque_token, token_digest
 from upwatch.models import PasswordResetToken, RefreshToken, User
 from upwatch.runtime import DomainService, Runtime, uses
@@ -98,16 +99,22 @@ class AccountService(DomainService):
 
     async def issue_tokens(self, user: User, family_id: str | None = None) -> tuple[str, str]:
         now = self.runtime.clock.now()
-        access = self.runtime.tokens.issue(user.id, user.token_version, now)
-        refresh = new_opaque_token()
         link_id = new_id()
+        family_id = family_id or link_id
+        # The access token names its family (the session), so the sessions list can mark the
+        # caller's own and an ended session's tokens stop at once.
+        access = self.runtime.tokens.issue(user.id, user.token_version, now, family_id)
+        refresh = new_opaque_token()
+        origin = request_origin.get()
         link = RefreshToken(
             id=link_id,
-            family_id=family_id or link_id,
+            family_id=family_id,
             user_id=user.id,
             token_hash=token_digest(refresh),
             created_at=now,
             expires_at=now + timedelta(days=self.runtime.settings.refresh_token_days),
+            address=origin.address,
+            user_agent=origin.user_agent,
         )
         await self.tokens.add(link)
         return access, refresh

@@ -31,6 +31,7 @@ from upwatch.console.endpoints import (
     notifications,
     projects,
     reports,
+    sessions,
     signin,
     statuspages,
 )
@@ -55,6 +56,7 @@ GROUPS: Final = (
     statuspages,
     maintenance,
     account,
+    sessions,
     admin,
     audit,
 )

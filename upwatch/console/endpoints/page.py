@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Final, NoReturn
 from urllib.parse import quote, unquote, urlencode, urlsplit
 
-from fastapi import Depends, Request
+from fastapi import BackgroundTasks, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.console.render import POLICY, page
-from upwatch.console.service import ConsoleSessions, SignedIn, same_token
+from upwatch.console.service import ConsoleSessions, SignedIn, same_token, touch_session
 from upwatch.dependencies import RuntimeDep, Session
 from upwatch.kit.db import discard_changes
 from upwatch.kit.errors import ProblemError, ValidationFailed, field_errors
@@ -196,8 +196,14 @@ class Page:
             raise Answer(self.redirect(back, f"{failed}: {exc.detail}")) from None
 
 
-async def visitor_of(request: Request, session: Session, runtime: RuntimeDep) -> SignedIn | None:
-    return await ConsoleSessions(session, runtime).resolve(request.cookies.get(SESSION_COOKIE))
+async def visitor_of(
+    request: Request, session: Session, runtime: RuntimeDep, background: BackgroundTasks
+) -> SignedIn | None:
+    visitor = await ConsoleSessions(session, runtime).resolve(request.cookies.get(SESSION_COOKIE))
+    if visitor is not None and visitor.touch_due:
+        # After the response, in a transaction of its own: a page view stays a read.
+        background.add_task(touch_session, runtime.db, visitor.session_id, runtime.clock.now())
+    return visitor
 
 
 Visitor = Annotated[SignedIn | None, Depends(visitor_of)]
