@@ -18,6 +18,7 @@ DOMAINS = {
     "accounts",
     "apikeys",
     "admin",
+    "audit",
     "billing",
     "callers",
     "console",
