@@ -16,7 +16,7 @@ import pytest
 from sqlalchemy import select
 
 from tests.app_settings import overriding
-from tests.conftest import Account, Cast, assert_problem
+from tests.conftest import Account, Cast, Mailbox, SignUp, assert_problem
 from tests.factories import create_incident, create_monitor
 from upwatch.audit.kinds import PROJECT_TWO_FACTOR_CHANGED
 from upwatch.models import AuditEvent, PasskeyCredential, User
@@ -300,3 +300,28 @@ async def test_the_setting_takes_a_boolean_only(
         assert answer.status_code == 200, answer.text
     else:
         assert_problem(answer, 422)
+
+
+async def test_a_person_without_a_second_factor_can_still_join_and_is_then_refused(
+    client: httpx.AsyncClient,
+    cast: Cast,
+    runtime: Runtime,
+    mailbox: Mailbox,
+    sign_up: SignUp,
+) -> None:
+    await turn_on_totp(runtime, cast.alice)
+    assert (await require(client, cast.alice, cast.project_id)).status_code == 200
+    dora = await sign_up("dora@example.com")
+    invited = await client.post(
+        f"/projects/{cast.project_id}/users", headers=cast.alice.headers, json={"email": dora.email}
+    )
+    assert invited.status_code == 201, invited.text
+    await mailbox.wait_for(dora.email)
+    accepted = await client.post(
+        "/projects/invitations/accept",
+        headers=dora.headers,
+        json={"token": mailbox.invitation_token(dora.email)},
+    )
+    assert accepted.status_code == 200, accepted.text
+    assert (accepted.json()["role"], accepted.json()["requireTwoFactor"]) == ("member", True)
+    refused(await client.get(f"/projects/{cast.project_id}", headers=dora.headers))

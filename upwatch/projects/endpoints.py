@@ -52,7 +52,7 @@ async def accept(
     """Join a project with the token from an invitation e-mail; the caller's address must be
     the invited one (404 otherwise)."""
     project_id = await accept_invitation(session, runtime, user, body.token)
-    return project_out(await ProjectService(session, runtime).visible(user, project_id))
+    return project_out(await ProjectService(session, runtime).joined(user, project_id))
 
 
 @router.get("", operation_id="listProjects")

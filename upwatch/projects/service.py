@@ -31,6 +31,16 @@ class ProjectService(DomainService):
         """The project, or 404 when the caller may not see it (never reveal it exists)."""
         return await self.projects.get_visible(caller, project_id)
 
+    async def joined(self, caller: User, project_id: str) -> ProjectAccess:
+        """The project ``caller`` has just joined, as a member: shown even when it requires
+        a second factor the caller lacks yet (it says so, ``require_two_factor``), so the
+        rule never undoes the joining by refusing its answer."""
+        project = await self.projects.get(project_id)
+        member = await self.projects.member(project_id, caller.id)
+        if project is None or member is None:
+            raise NotFound("no such project")
+        return ProjectAccess(project=project, role=member.role, caller=caller)
+
     async def create(self, caller: User, body: ProjectCreate) -> ProjectAccess:
         await self.limits.lock(caller.id)
         await self.limits.require(caller.id, "projectCount", await self.usage.projects(caller.id))
