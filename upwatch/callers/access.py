@@ -71,7 +71,11 @@ def readable_project_ids(caller: User) -> Select[str]:
     query = select(ProjectMember.project_id).where(listed_memberships(caller))
     gate = two_factor_gate(caller)
     if gate is not None:
-        query = query.join(Project, Project.id == ProjectMember.project_id).where(gate)
+        # Never correlated: an outer query over projects must not turn this into a filter
+        # on its own rows.
+        query = (
+            query.join(Project, Project.id == ProjectMember.project_id).where(gate).correlate(None)
+        )
     return query
 
 
@@ -94,7 +98,7 @@ def may_open(caller: User, project_id: ColumnElement[str] | Mapped[str]) -> Colu
     gate = two_factor_gate(caller)
     if gate is None:
         return true()
-    return project_id.not_in(select(Project.id).where(not_(gate)))
+    return project_id.not_in(select(Project.id).where(not_(gate)).correlate(None))
 
 
 async def lacks_second_factor(session: AsyncSession, caller: User) -> bool:
