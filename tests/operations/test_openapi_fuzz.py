@@ -75,6 +75,8 @@ SEMANTIC_REJECTIONS: dict[tuple[str, str], str] = {
     ("PATCH", "/escalation-policies/{id}"): "the same rule as creating a policy (docs/api.md, "
     "Escalation)",
     ("POST", "/projects/{id}/api-keys"): "expiresAt must be in the future (docs/api.md, API keys)",
+    ("PATCH", "/projects/{id}"): "requireTwoFactor is turned on only by an owner whose own "
+    "account has a second factor (409; docs/two-factor-projects.md)",
     ("POST", "/incidents/{id}/acknowledge"): "a resolved or already acknowledged incident "
     "answers 409 (docs/api.md, Escalation)",
     ("POST", "/incidents"): "monitorId must be a monitor of the incident's project (contract "

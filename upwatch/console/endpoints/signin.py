@@ -119,7 +119,7 @@ async def _join(
         raise ValidationFailed.on(
             "", "this invitation is not for this account, or it was used already"
         ) from None
-    project = await ProjectService(session, runtime).visible(user, project_id)
+    project = await ProjectService(session, runtime).joined(user, project_id)
     return f"You joined {project.project.name}."
 
 
