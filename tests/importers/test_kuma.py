@@ -300,8 +300,16 @@ def test_the_import_applies_to_a_live_upwatch_monitor_by_monitor_and_checks(
         "/status-pages", headers=live.headers, params={"projectId": live.project_id}
     )
     assert [p["key"] for p in pages.json()] == ["shop"]
+    # Round trip: the import applied again, and the project exported and applied, change
+    # nothing.
+    unchanged = "0 to create, 0 to update, 0 to replace, 0 to delete, 21 unchanged"
     again = live.upwatch("apply", "-f", str(output), **secrets)
-    assert "0 to create, 0 to update, 0 to replace, 0 to delete, 21 unchanged" in again.stdout
+    assert unchanged in again.stdout, again.stdout + again.stderr
+    exported = tmp_path / "exported.yaml"
+    done = live.upwatch("export", "-o", str(exported))
+    assert done.returncode == 0, done.stderr
+    after_export = live.upwatch("apply", "-f", str(exported), **secrets)
+    assert unchanged in after_export.stdout, after_export.stdout + after_export.stderr
 
 
 # ---- bad input -------------------------------------------------------------------------------
