@@ -2,8 +2,9 @@
 written by a real Kuma 2.5.3 driven over its Socket.IO API (``fixtures/make_kuma_fixture.py``
 says how). The import is checked line by line, applied to a live Upwatch and compared monitor
 by monitor, each monitor checked against the loopback target its Kuma monitor pointed at.
-The 1.x JSON backup is written by hand after 1.23's export code (Kuma 2.x has no backups).
-Input of the wrong kind is refused with what was expected, and nothing is written."""
+``fixtures/kuma-1.23.16.db`` was made the same way by a real Kuma 1.23.16. The 1.x JSON backup
+is written by hand after 1.23's export code (Kuma 2.x has no backups). Input of the wrong kind
+is refused with what was expected, and nothing is written."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ from upwatch.importers.source import SourceError
 
 FIXTURES = Path(__file__).parent / "fixtures"
 DATABASE = FIXTURES / "kuma-2.5.3.db"
+DATABASE_1X = FIXTURES / "kuma-1.23.16.db"
 BACKUP = FIXTURES / "kuma-1.23-backup.json"
 PASSWORD = "correct horse battery staple"
 
@@ -151,15 +153,19 @@ def test_a_1x_backup_is_reported_object_by_object() -> None:
     }
 
 
-def test_a_database_of_the_1x_schema_is_read_as_1x(tmp_path: Path) -> None:
-    # Kuma 2.x built its SQLite schema on 1.x's (the same template, then knex migrations that
-    # add columns): without the migrations table, the rows read as 1.x wrote them.
-    older = tmp_path / "kuma.db"
-    shutil.copy(DATABASE, older)
-    with sqlite3.connect(older) as db:
-        db.execute("DROP TABLE knex_migrations")
-    assert imported_lines(older)[-1].startswith(
-        "Imported from Uptime Kuma (Kuma 1.x database): 3 mapped, 18 approximate, 5 skipped"
+def test_the_database_kuma_1x_made_imports_like_the_2x_one() -> None:
+    # The same script filled a real Kuma 1.23.16: the same objects, reported alike (1.x has
+    # no ping count, so the ping monitor keeps Upwatch's default).
+    older = kuma.read([DATABASE_1X])
+    newer = kuma.read([DATABASE])
+    older_document, newer_document = yaml.safe_load(older.text()), yaml.safe_load(newer.text())
+    del newer_document["monitors"][6]["packetCount"]
+    assert older_document == newer_document
+    lines = older.report.text().splitlines()
+    assert lines[:-1] == newer.report.text().splitlines()[:-1]
+    assert lines[-1] == (
+        "Imported from Uptime Kuma (Kuma 1.x database): 3 mapped, 18 approximate, 5 skipped; "
+        "9 secret(s) to set."
     )
 
 
@@ -359,9 +365,8 @@ def test_a_newer_2x_schema_is_refused_naming_the_versions_supported(tmp_path: Pa
 
 def test_a_newer_1x_database_version_is_refused(tmp_path: Path) -> None:
     newer = tmp_path / "kuma.db"
-    shutil.copy(DATABASE, newer)
+    shutil.copy(DATABASE_1X, newer)
     with sqlite3.connect(newer) as db:
-        db.execute("DROP TABLE knex_migrations")
         db.execute("UPDATE setting SET value = '11' WHERE key = 'database_version'")
     assert "database version 11" in _refused(tmp_path, newer)
 
