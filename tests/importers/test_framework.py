@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from upwatch.client.parsers import IMPORT_SOURCES
 from upwatch.importers.output import Imported, slug, write
+from upwatch.importers.registry import SOURCES
 
 SLACK = "https://hooks.slack.com/services/T000/B000/very-secret-token"
 
@@ -98,3 +100,7 @@ def test_a_file_is_written_whole_or_not_at_all(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
         write("never\n", tmp_path / "missing" / "upwatch.yaml")
     assert [p.name for p in tmp_path.iterdir()] == ["upwatch.yaml"]
+
+
+def test_the_commands_choices_are_the_registered_sources() -> None:
+    assert set(IMPORT_SOURCES) == set(SOURCES)
