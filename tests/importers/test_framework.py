@@ -8,7 +8,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from upwatch.client.parsers import IMPORT_SOURCES
 from upwatch.importers.output import Imported, slug, write
+from upwatch.importers.registry import SOURCES
+from upwatch.importers.source import SourceError
 
 SLACK = "https://hooks.slack.com/services/T000/B000/very-secret-token"
 
@@ -98,3 +101,24 @@ def test_a_file_is_written_whole_or_not_at_all(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
         write("never\n", tmp_path / "missing" / "upwatch.yaml")
     assert [p.name for p in tmp_path.iterdir()] == ["upwatch.yaml"]
+
+
+def test_the_commands_choices_are_the_registered_sources() -> None:
+    assert set(IMPORT_SOURCES) == set(SOURCES)
+
+
+def test_a_source_that_reads_one_file_refuses_several(tmp_path: Path) -> None:
+    one, two = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    one.write_text("endpoints: []\n")
+    two.write_text("endpoints: []\n")
+    with pytest.raises(SourceError, match="--from gatus reads one SOURCE"):
+        SOURCES["gatus"].run([one, two])
+
+
+def test_a_source_with_nothing_in_it_gives_an_empty_file() -> None:
+    imported = Imported("Test")
+    assert yaml.safe_load(imported.text()) == {"version": 1}
+    assert (
+        imported.report.text()
+        == "Imported from Test: 0 mapped, 0 approximate, 0 skipped; 0 secret(s) to set.\n"
+    )

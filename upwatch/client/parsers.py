@@ -85,7 +85,9 @@ def add_parsers(commands: Any) -> None:
         help="write a config file from another tool's configuration, and report what became "
         "of each object (docs/migrating.md); sends nothing",
     )
-    imports.add_argument("--from", dest="source", required=True, choices=IMPORT_SOURCES)
+    imports.add_argument(
+        "--from", dest="source", required=True, choices=IMPORT_SOURCES, help="the other tool"
+    )
     imports.add_argument(
         "paths",
         nargs="+",
@@ -97,7 +99,8 @@ def add_parsers(commands: Any) -> None:
     imports.add_argument(
         "-o",
         "--output",
-        help="the file to write (default: stdout, the report then on stderr as always)",
+        help="the file to write, the report then on stdout (default: the file on stdout, "
+        "the report on stderr)",
     )
     # The importers read the file's models from the client, not the other way round.
     imports.set_defaults(

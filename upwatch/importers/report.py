@@ -69,7 +69,13 @@ class Report:
 
     @property
     def secrets(self) -> list[tuple[str, Item]]:
-        return [(name, item) for item in self.items for name in item.secrets]
+        """The variables the file names (a skipped object's are not in it)."""
+        return [
+            (name, item)
+            for item in self.items
+            if item.outcome != "skipped"
+            for name in item.secrets
+        ]
 
     def lines(self) -> Iterator[str]:
         for outcome in OUTCOMES:
