@@ -102,6 +102,12 @@ def read_database(path: Path) -> Kuma:
     """The database's rows; ``SourceError`` for a corrupt file, another application's database
     or a schema newer than the ones known."""
     uri = f"{path.resolve().as_uri()}?mode=ro"
+    if _wal_without_log(path):
+        # Kuma keeps its database in WAL mode: even read-only, SQLite would leave -wal and
+        # -shm files beside it. With no -wal file there is nothing beyond the file itself to
+        # read, so it is opened as immutable and nothing is created; with one (Kuma running,
+        # or copied along), its recent changes are read too.
+        uri += "&immutable=1"
     try:
         connection = sqlite3.connect(uri, uri=True)
     except sqlite3.Error as exc:
@@ -115,6 +121,13 @@ def read_database(path: Path) -> Kuma:
         ) from None
     finally:
         connection.close()
+
+
+def _wal_without_log(path: Path) -> bool:
+    with path.open("rb") as file:
+        header = file.read(20)
+    write_version = header[18] if len(header) == 20 else 0
+    return write_version == 2 and not path.with_name(path.name + "-wal").exists()
 
 
 def _rows(db: sqlite3.Connection, path: Path) -> Kuma:
