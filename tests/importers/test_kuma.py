@@ -302,10 +302,39 @@ def test_the_import_applies_to_a_live_upwatch_monitor_by_monitor_and_checks(
         stored = live.api.get(f"/monitors/{monitor['id']}/checks", headers=live.headers)
         assert stored.json(), key
 
-    pages = live.api.get(
-        "/status-pages", headers=live.headers, params={"projectId": live.project_id}
-    )
-    assert [p["key"] for p in pages.json()] == ["shop"]
+    # The status page: Kuma's monitor groups as component groups, in Kuma's order (the
+    # Docker monitor left out).
+    ids = {monitor["id"]: key for key, monitor in monitors.items()}
+    [listed_page] = live.listed("/status-pages")
+    page = live.api.get(f"/status-pages/{listed_page['id']}", headers=live.headers).json()
+    page = {_camel(k): v for k, v in page.items()}
+    components = {c["id"]: ids[c.get("monitorId", c.get("monitor_id"))] for c in page["components"]}
+    groups = [{_camel(k): v for k, v in g.items()} for g in page["groups"]]
+    assert [(g["name"], [components[c] for c in g["componentIds"]]) for g in groups] == [
+        ("Services", ["website", "api-health", "api-version"]),
+        ("Infrastructure", ["shop-port", "orders-database"]),
+    ]
+    # The maintenance windows: Kuma's schedules as RRULEs in their zones, on their monitors.
+    windows = {
+        w["key"]: {_camel(k): v for k, v in w.items()} for w in live.listed("/maintenance-windows")
+    }
+    assert {
+        key: (w["rrule"], w["timezone"], sorted(ids[m] for m in w["monitorIds"] or []))
+        for key, w in windows.items()
+    } == {
+        "sunday-deploys": ("FREQ=WEEKLY;BYDAY=SU", "Europe/Paris", ["api-health", "website"]),
+        "database-upgrade": (None, "UTC", ["orders-database", "shop-port"]),
+        "nightly-cron-window": ("FREQ=DAILY", "UTC", []),
+    }
+    providers = {p["key"]: p["type"] for p in live.listed("/notification-providers/user")}
+    assert providers == {
+        "ops-webhook": "webhook",
+        "team-slack": "slack",
+        "discord-alerts": "discord",
+        "telegram-on-call": "telegram",
+        "ops-mail": "email",
+        "pagerduty": "pagerduty",
+    }
     # Round trip: the import applied again, and the project exported and applied, change
     # nothing.
     unchanged = "0 to create, 0 to update, 0 to replace, 0 to delete, 21 unchanged"
