@@ -336,13 +336,14 @@ def _secret_place(kind: str, entry: Mapping[str, Any], path: str) -> bool:
     return kind == "providers" and is_secret_path(str(entry["type"]), path)
 
 
-def checked(document: Document) -> ConfigFile:
-    """The file against its schema, every problem named; then each entry against the API."""
+def checked(document: Document, environment: Mapping[str, str] = os.environ) -> ConfigFile:
+    """The file against its schema, every problem named; then each entry against the API,
+    its ``{env: NAME}`` secrets read from ``environment``."""
     try:
         config = ConfigFile.model_validate(document.data)
     except ValidationError as exc:
         raise FileError([document.problem(loc, msg) for loc, msg in _messages(exc)]) from None
-    problems = list(_cross_checks(document, config))
+    problems = list(_cross_checks(document, config, environment))
     if problems:
         raise FileError(problems)
     return config
@@ -397,7 +398,9 @@ def secret_refs(value: Any, path: str = "") -> dict[str, str]:
     return found
 
 
-def _cross_checks(document: Document, config: ConfigFile) -> Iterator[str]:
+def _cross_checks(
+    document: Document, config: ConfigFile, environment: Mapping[str, str]
+) -> Iterator[str]:
     monitor_keys = {entry["key"] for entry in entries(config, "monitors")}
     for kind in KINDS:
         seen: set[str] = set()
@@ -407,7 +410,7 @@ def _cross_checks(document: Document, config: ConfigFile) -> Iterator[str]:
                 yield document.problem((*where, "key"), f"{entry['key']!r} is given twice")
             seen.add(entry["key"])
             missing = [
-                (path, name) for path, name in secret_refs(entry).items() if name not in os.environ
+                (path, name) for path, name in secret_refs(entry).items() if name not in environment
             ]
             for path, name in missing:
                 yield document.problem(
@@ -423,7 +426,7 @@ def _cross_checks(document: Document, config: ConfigFile) -> Iterator[str]:
             try:
                 if not missing:
                     _API_CHECKS[kind].validate_python(
-                        as_api_body(kind, entry, lambda name: os.environ[name])
+                        as_api_body(kind, entry, lambda name: environment[name])
                     )
             except ValidationError as exc:
                 for loc, msg in _messages(exc):

@@ -11,12 +11,17 @@ from collections.abc import Callable
 from typing import Any
 
 CLIENT_LIBRARIES = frozenset({"httpx", "rich"})
+# The sources of `upwatch import` (upwatch/importers/registry.py finds their modules; a test
+# holds the two equal), named here so that `--help` loads none of them.
+IMPORT_SOURCES = ("kuma", "uptimerobot", "gatus", "healthchecks")
 
 
-def _command(name: str) -> Callable[[argparse.Namespace], int]:
+def _command(
+    name: str, module: str = "upwatch.client.commands"
+) -> Callable[[argparse.Namespace], int]:
     def run(args: argparse.Namespace) -> int:
         try:
-            commands = importlib.import_module("upwatch.client.commands")
+            commands = importlib.import_module(module)
         except ModuleNotFoundError as missing:
             if missing.name not in CLIENT_LIBRARIES:
                 raise
@@ -74,6 +79,33 @@ def add_parsers(commands: Any) -> None:
     )
     _service_options(export)
     export.set_defaults(run=_command("export_command"), log_level="warning")
+
+    imports = commands.add_parser(
+        "import",
+        help="write a config file from another tool's configuration, and report what became "
+        "of each object (docs/migrating.md); sends nothing",
+    )
+    imports.add_argument(
+        "--from", dest="source", required=True, choices=IMPORT_SOURCES, help="the other tool"
+    )
+    imports.add_argument(
+        "paths",
+        nargs="+",
+        metavar="SOURCE",
+        help="kuma: kuma.db or a 1.x JSON backup; uptimerobot: saved API v2 responses "
+        "(getMonitors, and getAlertContacts and getPSPs if you have them), as files or a "
+        "directory of them; gatus: config.yaml; healthchecks: the saved /api/v3/checks/ list",
+    )
+    imports.add_argument(
+        "-o",
+        "--output",
+        help="the file to write, the report then on stdout (default: the file on stdout, "
+        "the report on stderr)",
+    )
+    # The importers read the file's models from the client, not the other way round.
+    imports.set_defaults(
+        run=_command("import_command", "upwatch.importers.command"), log_level="warning"
+    )
 
     schema = commands.add_parser("schema", help="print the JSON Schema of the config file")
     schema.set_defaults(run=_command("schema_command"), log_level="warning")
