@@ -3,12 +3,14 @@ API would refuse, and a file written whole or not at all."""
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 
 import pytest
 import yaml
 
 from upwatch.client.parsers import IMPORT_SOURCES
+from upwatch.importers.headers import without_credentials
 from upwatch.importers.output import Imported, slug, write
 from upwatch.importers.registry import SOURCES
 from upwatch.importers.source import SourceError
@@ -122,3 +124,10 @@ def test_a_source_with_nothing_in_it_gives_an_empty_file() -> None:
         imported.report.text()
         == "Imported from Test: 0 mapped, 0 approximate, 0 skipped; 0 secret(s) to set.\n"
     )
+
+
+def test_a_password_in_a_url_leaves_it_for_a_basic_authorization_value() -> None:
+    url, basic = without_credentials("https://ops:s3cret@[2001:db8::1]:8443/health?x=1")
+    assert url == "https://[2001:db8::1]:8443/health?x=1"
+    assert basic == "Basic " + base64.b64encode(b"ops:s3cret").decode()
+    assert without_credentials("https://example.com/") == ("https://example.com/", None)

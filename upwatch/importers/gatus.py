@@ -16,7 +16,7 @@ from typing import Any, Final
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from upwatch.importers.headers import monitor_headers
+from upwatch.importers.headers import monitor_headers, without_credentials
 from upwatch.importers.output import Imported
 from upwatch.importers.report import Item
 from upwatch.importers.source import Source, SourceError, read_yaml
@@ -266,7 +266,11 @@ def _monitor(
             if endpoint.get("graphql"):
                 body = '{"query": ' + json.dumps(str(body)) + "}"
             entry["body"] = str(body)
-        entry.update(monitor_headers(imported, item, key, endpoint.get("headers") or {}))
+        headers = dict(endpoint.get("headers") or {})
+        entry["url"], basic = without_credentials(entry["url"])
+        if basic is not None:
+            headers.setdefault("Authorization", basic)
+        entry.update(monitor_headers(imported, item, key, headers))
     elif monitor.kind in ("udp", "websocket") and endpoint.get("body"):
         entry["payload" if monitor.kind == "udp" else "message"] = str(endpoint["body"])
     elif endpoint.get("body") or endpoint.get("headers"):

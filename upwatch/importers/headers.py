@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Mapping
 from typing import Any, Final
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from upwatch.importers.output import Imported
 from upwatch.importers.report import Item
@@ -32,3 +34,18 @@ def monitor_headers(
     if marked:
         fields["secretHeaders"] = marked
     return fields
+
+
+def without_credentials(url: str) -> tuple[str, str | None]:
+    """``url`` without a ``user:password@`` part, and that part as a basic ``Authorization``
+    value (a file must not hold the password in the URL)."""
+    parts = urlsplit(url)
+    if parts.password is None and parts.username is None:
+        return url, None
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = host + (f":{parts.port}" if parts.port is not None else "")
+    pair = f"{unquote(parts.username or '')}:{unquote(parts.password or '')}"
+    value = "Basic " + base64.b64encode(pair.encode()).decode()
+    return urlunsplit(parts._replace(netloc=netloc)), value

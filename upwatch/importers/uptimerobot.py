@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from upwatch.importers.headers import monitor_headers
+from upwatch.importers.headers import monitor_headers, without_credentials
 from upwatch.importers.output import Imported
 from upwatch.importers.report import Item
 from upwatch.importers.source import Source, SourceError, read_json
@@ -122,6 +122,9 @@ def _http(imported: Imported, monitor: dict[str, Any], key: str, item: Item) -> 
     if body not in (None, "", {}) and method not in ("GET", "HEAD"):
         entry["body"] = body if isinstance(body, str) else json.dumps(body)
     headers = dict(monitor.get("custom_http_headers") or {})
+    entry["url"], basic = without_credentials(entry["url"])
+    if basic is not None:
+        headers.setdefault("Authorization", basic)
     if monitor.get("http_username") or monitor.get("http_password"):
         pair = f"{monitor.get('http_username', '')}:{monitor.get('http_password', '')}"
         headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
