@@ -320,25 +320,26 @@ class PasskeyService(DomainService):
         credential: str,
         client: str,
         pending: User | None = None,
+        first_factor: str = "password",
     ) -> User:
         """The account a passkey's assertion signs in: any account (no ``pending``), or only
-        ``pending`` (its password was right; this is its second factor). A failure is
+        ``pending`` (its ``first_factor`` was right; this is its second factor). A failure is
         recorded and refused (401); failures count toward the client address's sign-in
         throttle like wrong passwords (429 past it)."""
         throttle = self.runtime.throttles.login_address
         wait = await throttle.take(client)
         if wait is not None:
             raise TooManyRequests("too many failed sign-ins; try again later", retry_after=wait)
-        user = await self._signed_in(ceremony_cookie, credential, pending)
+        via = f"{first_factor}+passkey" if pending else "passkey"
+        user = await self._signed_in(ceremony_cookie, credential, pending, via)
         await throttle.release(client)
         return user
 
     async def _signed_in(
-        self, ceremony_cookie: str | None, credential: str, pending: User | None
+        self, ceremony_cookie: str | None, credential: str, pending: User | None, via: str
     ) -> User:
         now = self.runtime.clock.now()
         purpose = SECOND_FACTOR if pending else SIGN_IN
-        via = "password+passkey" if pending else "passkey"
         try:
             answer = _parsed(credential)
         except ValidationFailed:

@@ -68,15 +68,19 @@ def _script_token(request: Request, expected: str) -> None:
 # ---- the visitor's passkeys ----
 
 
+async def passkeys_section(page: Page) -> dict[str, Any]:
+    """What ``_passkeys.html`` shows: a page that includes it adds these to its context."""
+    service = PasskeyService(page.session, page.runtime)
+    return {"passkeys": await service.listed(page.user), "passkeys_usable": service.party.usable}
+
+
 async def _passkeys_page(page: Page, status: int = 200, **context: Any) -> Response:
-    passkeys = await PasskeyService(page.session, page.runtime).listed(page.user)
     return page.html(
         "passkeys.html",
         status,
         title="Passkeys",
         section="settings",
-        passkeys=passkeys,
-        passkeys_usable=PasskeyService(page.session, page.runtime).party.usable,
+        **await passkeys_section(page),
         **context,
     )
 
@@ -137,11 +141,16 @@ async def _signed_in_with_passkey(
     client: str,
     form: dict[str, str],
     pending: User | None,
+    first_factor: str = "password",
 ) -> Response:
     """Verify the posted assertion; on success the session starts as a password's would."""
     try:
         user = await PasskeyService(session, runtime).sign_in(
-            request.cookies.get(CEREMONY_COOKIE), form.get("credential", ""), client, pending
+            request.cookies.get(CEREMONY_COOKIE),
+            form.get("credential", ""),
+            client,
+            pending,
+            first_factor,
         )
     except ProblemError as exc:
         # The failure's audit event stays (nothing else was changed).
@@ -168,8 +177,11 @@ async def sign_in_with_passkey(
 # ---- a passkey as the second factor of a pending sign-in ----
 
 
-async def _pending_user(session: AsyncSession, runtime: Runtime, request: Request) -> User | None:
-    """The account whose password was right and which waits for its second factor."""
+async def _pending(
+    session: AsyncSession, runtime: Runtime, request: Request
+) -> tuple[User, str] | None:
+    """The account whose first factor was right and which waits for its second, and how
+    that first factor was given."""
     now = runtime.clock.now()
     pending = PendingSignIns(runtime.settings.signing_key).read(
         request.cookies.get(PENDING_COOKIE), now
@@ -179,7 +191,7 @@ async def _pending_user(session: AsyncSession, runtime: Runtime, request: Reques
     user = await UserRepository(session).get(pending.user_id)
     if user is None or user.token_version != pending.token_version:
         return None
-    return user
+    return user, pending.method
 
 
 def _start_again(request: Request) -> Response:
@@ -193,10 +205,10 @@ async def second_factor_options(
     request: Request, session: Session, runtime: RuntimeDep
 ) -> Response:
     _script_token(request, request.cookies.get(FORM_COOKIE) or "")
-    user = await _pending_user(session, runtime, request)
-    if user is None:
+    pending = await _pending(session, runtime, request)
+    if pending is None:
         raise Forbidden("this sign-in took too long: sign in again")
-    options, cookie = await PasskeyService(session, runtime).sign_in_options(user)
+    options, cookie = await PasskeyService(session, runtime).sign_in_options(pending[0])
     return _ceremony(request, options, cookie)
 
 
@@ -205,15 +217,15 @@ async def second_factor_passkey(
     request: Request, session: Session, runtime: RuntimeDep, client: ClientAddress
 ) -> Response:
     form = await read_form(request)
-    user = await _pending_user(session, runtime, request)
-    if user is None:
+    pending = await _pending(session, runtime, request)
+    if pending is None:
         discard_changes(session)
         return _start_again(request)
     if not same_token(form.get("csrf"), request.cookies.get(FORM_COOKIE) or ""):
         return _sign_in_page(
             request, SECOND_FACTOR, 403, form=form, errors={"": "Reload and retry."}
         )
-    return await _signed_in_with_passkey(request, session, runtime, client, form, user)
+    return await _signed_in_with_passkey(request, session, runtime, client, form, *pending)
 
 
 # ---- standalone: the second step's page, until the TOTP helper's page replaces it ----
@@ -221,7 +233,7 @@ async def second_factor_passkey(
 
 @router.get("/login/second-factor")
 async def second_factor_page(request: Request, session: Session, runtime: RuntimeDep) -> Response:
-    if await _pending_user(session, runtime, request) is None:
+    if await _pending(session, runtime, request) is None:
         return _start_again(request)
     wanted = request.query_params.get("next", "")
     return _sign_in_page(request, SECOND_FACTOR, form={"next": wanted})
