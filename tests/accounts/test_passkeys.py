@@ -343,6 +343,16 @@ async def test_a_forged_or_garbage_answer_is_refused_never_a_fault(
         forged["response"]["signature"] = forged["response"]["signature"][::-1]
         tampered = await submit(browser, "/app/login/passkey", token, credential=json.dumps(forged))
         assert tampered.status_code == 401
+    async with other_client(client) as browser:
+        token = await sign_in_page_token(browser)
+        first = await submit(
+            browser, "/app/login", token, email=cast.alice.email, password=PASSWORD
+        )
+        assert first.headers["location"] == "/app/login/second-factor"
+        await options(browser, "/app/login/second-factor/passkey/options", token)
+        second = await submit(browser, "/app/login/second-factor/passkey", token, credential=answer)
+        assert second.status_code == 401
+        assert "upwatch_session" not in second.cookies
 
 
 async def test_the_ceremony_routes_want_the_forms_token_and_their_own_challenge(
