@@ -185,14 +185,20 @@ async def test_a_passkey_is_the_second_factor_after_a_right_password(
     async with other_client(client) as browser:
         token = await sign_in_page_token(browser)
         first = await submit(
-            browser, "/app/login", token, email=cast.alice.email, password=PASSWORD
+            browser,
+            "/app/login",
+            token,
+            email=cast.alice.email,
+            password=PASSWORD,
+            next="/app/settings",
         )
         assert first.status_code == 303
-        assert first.headers["location"] == "/app/login/second-factor"
+        assert first.headers["location"] == "/app/login/second-factor?next=%2Fapp%2Fsettings"
         assert "upwatch_session" not in first.cookies
         assert (await browser.get("/app/dashboard")).headers["location"].startswith("/app/login")
-        step = await browser.get("/app/login/second-factor")
+        step = await browser.get(first.headers["location"])
         assert 'action="/app/login/second-factor/passkey"' in step.text
+        assert '<input type="hidden" name="next" value="/app/settings">' in step.text
         token = csrf_of(step)
         asked = await options(browser, "/app/login/second-factor/passkey/options", token)
         # Only the pending account's passkeys are asked for.
@@ -204,10 +210,14 @@ async def test_a_passkey_is_the_second_factor_after_a_right_password(
         assert wrong.status_code == 401
         asked = await options(browser, "/app/login/second-factor/passkey/options", token)
         done = await submit(
-            browser, "/app/login/second-factor/passkey", token, credential=alices.get(asked)
+            browser,
+            "/app/login/second-factor/passkey",
+            token,
+            credential=alices.get(asked),
+            next="/app/settings",
         )
         assert done.status_code == 303, done.text
-        assert done.headers["location"] == "/app/dashboard"
+        assert done.headers["location"] == "/app/settings"  # where the visitor was going
         assert (await browser.get("/app/dashboard")).status_code == 200
     via = [e.via for e in await events(runtime, "sign_in.succeeded") if e.actor_id == cast.alice.id]
     assert "password+passkey" in via

@@ -158,7 +158,7 @@ async def login(
         # passkeys helper, standalone: the TOTP helper's second step replaces these lines.
         now = runtime.clock.now()
         wanted = urlencode({"next": form["next"]}) if form.get("next") else ""
-        response = redirect(request, f"/app/login/second-factor?{wanted}".rstrip("?"), flash)
+        response = redirect(request, f"/app/login/second-factor?{wanted}".rstrip("?"), joined)
         pending = PendingSignIns(runtime.settings.signing_key).issue(user, "password", now)
         response.set_cookie(
             PENDING_COOKIE,
