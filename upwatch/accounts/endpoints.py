@@ -6,12 +6,14 @@ from fastapi import BackgroundTasks, status
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.accounts import preferences
+from upwatch.accounts.passkeys import PasskeyService
 from upwatch.accounts.schemas import (
     AuthResponse,
     CreatedUserOut,
     CreateUserRequest,
     ForgotPasswordRequest,
     LoginRequest,
+    PasskeyOut,
     ProfileOut,
     RefreshRequest,
     ResetPasswordRequest,
@@ -192,3 +194,26 @@ async def update_settings(
 async def get_settings(user: PersonUser) -> UserSettingsOut:
     """The caller's settings; `channelStatus` says which personal channels are active."""
     return preferences.settings_view(user.settings, user.email)
+
+
+@users.get("/me/passkeys", operation_id="listPasskeys", responses=problem_responses(401, 403))
+async def list_passkeys(
+    user: PersonUser, session: Session, runtime: RuntimeDep
+) -> list[PasskeyOut]:
+    """The caller's passkeys, newest first: name, when made and last used, transports;
+    never the public key or the credential id. Passkeys are registered in the console
+    (`/app/settings/passkeys`: the browser's WebAuthn ceremony), not through this API. An
+    API key is refused (403)."""
+    passkeys = await PasskeyService(session, runtime).listed(user)
+    return [PasskeyOut.model_validate(p) for p in passkeys]
+
+
+@users.deletes("deletePasskey", 401, 403, 404, path="/me/passkeys/{id}")
+async def delete_passkey(
+    id: str, user: PersonUser, session: Session, runtime: RuntimeDep
+) -> DeletedOut:
+    """Remove one of the caller's passkeys: it no longer signs in, as the first factor or
+    the second. Another person's passkey, or an unknown id, is a 404. An API key is refused
+    (403)."""
+    await PasskeyService(session, runtime).remove(user, id)
+    return DeletedOut(id=id)

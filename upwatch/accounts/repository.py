@@ -12,6 +12,7 @@ from upwatch.kit.repository import Repository
 from upwatch.models import (
     Alert,
     ApiUsage,
+    PasskeyCredential,
     PasswordResetToken,
     Project,
     ProjectInvitation,
@@ -45,7 +46,15 @@ class UserRepository(UserDirectory):
             await self.session.execute(delete(child).where(child.project_id.in_(owned)))
         await self.session.execute(delete(Project).where(Project.owner_id == user.id))
         # Alerts to the account's personal channels go with it (attempts by their cascade).
-        models = (RefreshToken, PasswordResetToken, Subscription, ProjectMember, ApiUsage, Alert)
+        models = (
+            RefreshToken,
+            PasswordResetToken,
+            Subscription,
+            ProjectMember,
+            ApiUsage,
+            Alert,
+            PasskeyCredential,
+        )
         for model in models:
             await self.session.execute(delete(model).where(model.user_id == user.id))
         await self.session.delete(user)
@@ -129,3 +138,51 @@ def _spend_resets(which: ColumnElement[bool], now: datetime) -> Update:
         .where(which, PasswordResetToken.used_at.is_(None))
         .values(used_at=now)
     )
+
+
+class PasskeyRepository(Repository):
+    """An account's passkeys; another account's are never returned by id."""
+
+    async def of_user(self, user_id: str) -> Sequence[PasskeyCredential]:
+        return await self.rows_of(
+            select(PasskeyCredential)
+            .where(PasskeyCredential.user_id == user_id)
+            .order_by(PasskeyCredential.created_at.desc(), PasskeyCredential.id)
+        )
+
+    async def count_of_user(self, user_id: str) -> int:
+        return await self.count_of(
+            select(PasskeyCredential.id).where(PasskeyCredential.user_id == user_id)
+        )
+
+    async def get_of_user(self, user_id: str, passkey_id: str) -> PasskeyCredential | None:
+        return await self.session.scalar(
+            select(PasskeyCredential).where(
+                PasskeyCredential.id == passkey_id, PasskeyCredential.user_id == user_id
+            )
+        )
+
+    async def by_credential_id(self, credential_id: str) -> PasskeyCredential | None:
+        return await self.session.scalar(
+            select(PasskeyCredential).where(PasskeyCredential.credential_id == credential_id)
+        )
+
+    async def use(
+        self, passkey_id: str, seen_count: int, new_count: int, issued_at: datetime, now: datetime
+    ) -> bool:
+        """Record a sign-in with the passkey, if nobody used it since ``seen_count`` was read
+        and not since the challenge was issued (``issued_at``); whether it was recorded."""
+        result = await self.session.execute(
+            update(PasskeyCredential)
+            .where(
+                PasskeyCredential.id == passkey_id,
+                PasskeyCredential.sign_count == seen_count,
+                or_(
+                    PasskeyCredential.last_used_at.is_(None),
+                    PasskeyCredential.last_used_at < issued_at,
+                ),
+            )
+            .values(sign_count=new_count, last_used_at=now)
+            .execution_options(synchronize_session=False)
+        )
+        return getattr(result, "rowcount", 0) == 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel, Field, create_model
@@ -316,3 +317,16 @@ class UpdateSettingsRequest(UserSettingsFields):
         own = self.model_dump(exclude_unset=True, exclude={"settings"})
         wrapped = self.settings.model_dump(exclude_unset=True) if self.settings else {}
         return {**own, **wrapped}
+
+
+class PasskeyOut(RowOut):
+    """A passkey registered to the account; its key and credential id stay on the server."""
+
+    id: str
+    name: str
+    created_at: datetime
+    last_used_at: datetime | None = Field(description="The last sign-in with it; null: never")
+    transports: list[str] = Field(
+        description="How the browser reached the authenticator when it was made, as it said "
+        "(`internal`, `usb`, `nfc`, `ble`, `hybrid`...)"
+    )

@@ -29,6 +29,7 @@ from upwatch.console.endpoints import (
     monitor_changes,
     monitors,
     notifications,
+    passkeys,
     projects,
     reports,
     sessions,
@@ -38,11 +39,16 @@ from upwatch.console.endpoints import (
 from upwatch.console.endpoints.page import Answer, send_answer
 from upwatch.console.render import STATIC
 
-STATIC_FILES: Final = {"console.js": "text/javascript", "console.css": "text/css"}
+STATIC_FILES: Final = {
+    "console.js": "text/javascript",
+    "console.css": "text/css",
+    "passkeys.js": "text/javascript",
+}
 
 router = APIRouter(include_in_schema=False)
 GROUPS: Final = (
     signin,
+    passkeys,
     dashboard,
     projects,
     apikeys,

@@ -15,6 +15,12 @@ from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from upwatch.accounts.factors import (
+    PENDING_COOKIE,
+    PENDING_LIFETIME,
+    PendingSignIns,
+    has_second_factor,
+)
 from upwatch.accounts.schemas import ResetPasswordRequest, SignupRequest
 from upwatch.accounts.service import AccountService, accept_reset_request, send_reset_link
 from upwatch.console.endpoints.offers import offers
@@ -150,6 +156,22 @@ async def login(
     except ProblemError as exc:
         return _form_again(request, session, SIGN_IN, form, exc)
     flash = joined or "Signed in."
+    if await has_second_factor(session, user):
+        # passkeys helper, standalone: the TOTP helper's second step replaces these lines.
+        now = runtime.clock.now()
+        wanted = urlencode({"next": form["next"]}) if form.get("next") else ""
+        response = redirect(request, f"/app/login/second-factor?{wanted}".rstrip("?"), joined)
+        pending = PendingSignIns(runtime.settings.signing_key).issue(user, "password", now)
+        response.set_cookie(
+            PENDING_COOKIE,
+            pending,
+            path="/app",
+            httponly=True,
+            samesite="lax",
+            secure=secure(request),
+            max_age=int(PENDING_LIFETIME.total_seconds()),
+        )
+        return response
     return await _start_session(request, session, runtime, user, flash, form.get("next"))
 
 

@@ -1,0 +1,239 @@
+"""Passkeys in the console: the visitor's list (add, remove), signing in with one instead of
+the password, and giving one as the second factor of a pending sign-in (docs/passkeys.md).
+
+A ceremony takes two requests: the script asks a route ending in ``/options`` for the
+options of ``navigator.credentials.create`` or ``.get`` (JSON; the form's CSRF token in the
+``X-CSRF-Token`` header; the challenge is set as a signed cookie), then posts the browser's
+answer with the form it came from, as a hidden field. The form's post is an ordinary one:
+its answer a redirect, or the page again with the error, as every console form gives.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from upwatch.accounts.factors import PENDING_COOKIE, PendingSignIns
+from upwatch.accounts.passkeys import CEREMONY_COOKIE, CEREMONY_LIFETIME, PasskeyService
+from upwatch.accounts.repository import UserRepository
+from upwatch.console.endpoints.offers import offers
+from upwatch.console.endpoints.page import (
+    FragmentPage,
+    Page,
+    SignedInPage,
+    errors_of,
+    read_form,
+    redirect,
+    secure,
+    status_of,
+)
+from upwatch.console.endpoints.signin import FORM_COOKIE, SIGN_IN, _sign_in_page, _start_session
+from upwatch.console.service import same_token
+from upwatch.dependencies import ClientAddress, RuntimeDep, Session
+from upwatch.kit.db import discard_changes
+from upwatch.kit.errors import Forbidden, ProblemError
+from upwatch.models import User
+from upwatch.runtime import Runtime
+
+router = APIRouter(prefix="/app")
+CSRF_HEADER: Final = "x-csrf-token"
+SECOND_FACTOR: Final = ("second_factor_passkey_only.html", "Confirm it is you")
+
+
+def _ceremony(request: Request, options: str, cookie: str) -> Response:
+    """The options for the browser, with the ceremony's challenge kept in a cookie."""
+    response = Response(options, media_type="application/json")
+    response.headers["Cache-Control"] = "no-store"
+    response.set_cookie(
+        CEREMONY_COOKIE,
+        cookie,
+        path="/app",
+        httponly=True,
+        samesite="strict",
+        secure=secure(request),
+        max_age=int(CEREMONY_LIFETIME.total_seconds()),
+    )
+    return response
+
+
+def _script_token(request: Request, expected: str) -> None:
+    """The options are asked by the console's own script, which sends the form's token."""
+    if not expected or not same_token(request.headers.get(CSRF_HEADER), expected):
+        raise Forbidden("reload the page and try again (its form token is missing or old)")
+
+
+# ---- the visitor's passkeys ----
+
+
+async def passkeys_section(page: Page) -> dict[str, Any]:
+    """What ``_passkeys.html`` shows: a page that includes it adds these to its context."""
+    service = PasskeyService(page.session, page.runtime)
+    return {"passkeys": await service.listed(page.user), "passkeys_usable": service.party.usable}
+
+
+async def _passkeys_page(page: Page, status: int = 200, **context: Any) -> Response:
+    return page.html(
+        "passkeys.html",
+        status,
+        title="Passkeys",
+        section="settings",
+        **await passkeys_section(page),
+        **context,
+    )
+
+
+@router.get("/settings/passkeys", openapi_extra=offers("listPasskeys"))
+async def passkeys_page(page: SignedInPage) -> Response:
+    return await _passkeys_page(page)
+
+
+@router.post("/settings/passkeys/options")
+async def registration_options(page: FragmentPage) -> Response:
+    _script_token(page.request, page.visitor.csrf)
+    service = PasskeyService(page.session, page.runtime)
+    options, cookie = await service.registration_options(page.user)
+    return _ceremony(page.request, options, cookie)
+
+
+@router.post("/settings/passkeys")
+async def add_passkey(page: SignedInPage) -> Response:
+    form = await page.form()
+    try:
+        await PasskeyService(page.session, page.runtime).register(
+            page.user,
+            page.request.cookies.get(CEREMONY_COOKIE),
+            form.get("name", ""),
+            form.get("credential", ""),
+        )
+    except ProblemError as exc:
+        status, errors = page.refused(exc, "passkey")
+        return await _passkeys_page(page, status, form=form, errors=errors)
+    response = page.redirect("/app/settings/passkeys", "Passkey added.")
+    response.delete_cookie(CEREMONY_COOKIE, path="/app")
+    return response
+
+
+@router.post("/settings/passkeys/{passkey_id}/remove", openapi_extra=offers("deletePasskey"))
+async def remove_passkey(passkey_id: str, page: SignedInPage) -> Response:
+    back = "/app/settings/passkeys"
+    async with page.button("passkey", back, "Not removed"):
+        await PasskeyService(page.session, page.runtime).remove(page.user, passkey_id)
+    return page.redirect(back, "Passkey removed: it no longer signs in.")
+
+
+# ---- signing in with a passkey instead of the password ----
+
+
+@router.post("/login/passkey/options")
+async def sign_in_options(request: Request, session: Session, runtime: RuntimeDep) -> Response:
+    _script_token(request, request.cookies.get(FORM_COOKIE) or "")
+    options, cookie = await PasskeyService(session, runtime).sign_in_options(None)
+    return _ceremony(request, options, cookie)
+
+
+async def _signed_in_with_passkey(
+    request: Request,
+    session: AsyncSession,
+    runtime: Runtime,
+    client: str,
+    form: dict[str, str],
+    pending: User | None,
+    first_factor: str = "password",
+) -> Response:
+    """Verify the posted assertion; on success the session starts as a password's would."""
+    try:
+        user = await PasskeyService(session, runtime).sign_in(
+            request.cookies.get(CEREMONY_COOKIE),
+            form.get("credential", ""),
+            client,
+            pending,
+            first_factor,
+        )
+    except ProblemError as exc:
+        # The failure's audit event stays (nothing else was changed).
+        errors = {"": errors_of(exc).get("") or "The passkey was not accepted."}
+        if pending is None:
+            return _sign_in_page(request, SIGN_IN, status_of(exc), form=form, errors=errors)
+        return _sign_in_page(request, SECOND_FACTOR, status_of(exc), form=form, errors=errors)
+    response = await _start_session(request, session, runtime, user, "Signed in.", form.get("next"))
+    response.delete_cookie(CEREMONY_COOKIE, path="/app")
+    response.delete_cookie(PENDING_COOKIE, path="/app")
+    return response
+
+
+@router.post("/login/passkey")
+async def sign_in_with_passkey(
+    request: Request, session: Session, runtime: RuntimeDep, client: ClientAddress
+) -> Response:
+    form = await read_form(request)
+    if not same_token(form.get("csrf"), request.cookies.get(FORM_COOKIE) or ""):
+        return _sign_in_page(request, SIGN_IN, 403, form=form, errors={"": "Reload and retry."})
+    return await _signed_in_with_passkey(request, session, runtime, client, form, None)
+
+
+# ---- a passkey as the second factor of a pending sign-in ----
+
+
+async def _pending(
+    session: AsyncSession, runtime: Runtime, request: Request
+) -> tuple[User, str] | None:
+    """The account whose first factor was right and which waits for its second, and how
+    that first factor was given."""
+    now = runtime.clock.now()
+    pending = PendingSignIns(runtime.settings.signing_key).read(
+        request.cookies.get(PENDING_COOKIE), now
+    )
+    if pending is None:
+        return None
+    user = await UserRepository(session).get(pending.user_id)
+    if user is None or user.token_version != pending.token_version:
+        return None
+    return user, pending.method
+
+
+def _start_again(request: Request) -> Response:
+    response = redirect(request, "/app/login", "Sign in again: that sign-in took too long.")
+    response.delete_cookie(PENDING_COOKIE, path="/app")
+    return response
+
+
+@router.post("/login/second-factor/passkey/options")
+async def second_factor_options(
+    request: Request, session: Session, runtime: RuntimeDep
+) -> Response:
+    _script_token(request, request.cookies.get(FORM_COOKIE) or "")
+    pending = await _pending(session, runtime, request)
+    if pending is None:
+        raise Forbidden("this sign-in took too long: sign in again")
+    options, cookie = await PasskeyService(session, runtime).sign_in_options(pending[0])
+    return _ceremony(request, options, cookie)
+
+
+@router.post("/login/second-factor/passkey")
+async def second_factor_passkey(
+    request: Request, session: Session, runtime: RuntimeDep, client: ClientAddress
+) -> Response:
+    form = await read_form(request)
+    pending = await _pending(session, runtime, request)
+    if pending is None:
+        discard_changes(session)
+        return _start_again(request)
+    if not same_token(form.get("csrf"), request.cookies.get(FORM_COOKIE) or ""):
+        return _sign_in_page(
+            request, SECOND_FACTOR, 403, form=form, errors={"": "Reload and retry."}
+        )
+    return await _signed_in_with_passkey(request, session, runtime, client, form, *pending)
+
+
+# ---- standalone: the second step's page, until the TOTP helper's page replaces it ----
+
+
+@router.get("/login/second-factor")
+async def second_factor_page(request: Request, session: Session, runtime: RuntimeDep) -> Response:
+    if await _pending(session, runtime, request) is None:
+        return _start_again(request)
+    wanted = request.query_params.get("next", "")
+    return _sign_in_page(request, SECOND_FACTOR, form={"next": wanted})
