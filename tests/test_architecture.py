@@ -17,6 +17,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "upwatch"
 DOMAINS = {
     "accounts",
     "apikeys",
+    "audit",
     "admin",
     "billing",
     "callers",

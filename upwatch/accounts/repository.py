@@ -6,16 +6,19 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from sqlalchemy import ColumnElement, String, Update, cast, delete, func, or_, select, update
+from sqlalchemy.orm.attributes import set_committed_value
 
 from upwatch.callers.repository import UserDirectory
 from upwatch.kit.repository import Repository
 from upwatch.models import (
     Alert,
     ApiUsage,
+    PasskeyCredential,
     PasswordResetToken,
     Project,
     ProjectInvitation,
     ProjectMember,
+    RecoveryCode,
     RefreshToken,
     Subscription,
     User,
@@ -45,7 +48,15 @@ class UserRepository(UserDirectory):
             await self.session.execute(delete(child).where(child.project_id.in_(owned)))
         await self.session.execute(delete(Project).where(Project.owner_id == user.id))
         # Alerts to the account's personal channels go with it (attempts by their cascade).
-        models = (RefreshToken, PasswordResetToken, Subscription, ProjectMember, ApiUsage, Alert)
+        models = (
+            RefreshToken,
+            PasswordResetToken,
+            Subscription,
+            ProjectMember,
+            ApiUsage,
+            Alert,
+            RecoveryCode,
+        )
         for model in models:
             await self.session.execute(delete(model).where(model.user_id == user.id))
         await self.session.delete(user)
@@ -129,3 +140,57 @@ def _spend_resets(which: ColumnElement[bool], now: datetime) -> Update:
         .where(which, PasswordResetToken.used_at.is_(None))
         .values(used_at=now)
     )
+
+
+class SecondFactorRepository(Repository):
+    """TOTP's replay guard and recovery codes."""
+
+    async def accept_step(self, user: User, step: int) -> bool:
+        """Record ``step`` as the last one a TOTP code was accepted for; False when it is not
+        after the one recorded (a replay, or a concurrent request with the same code won)."""
+        accepted = await self.changed_one(
+            update(User)
+            .where(
+                User.id == user.id,
+                or_(User.totp_last_step.is_(None), User.totp_last_step < step),
+            )
+            .values(totp_last_step=step)
+            .execution_options(synchronize_session=False)
+        )
+        if accepted:
+            set_committed_value(user, "totp_last_step", step)
+        return accepted
+
+    async def replace_recovery_codes(self, user_id: str, digests: list[str], now: datetime) -> None:
+        await self.delete_recovery_codes(user_id)
+        self.session.add_all(
+            RecoveryCode(user_id=user_id, code_hash=digest, created_at=now) for digest in digests
+        )
+        await self.session.flush()
+
+    async def delete_recovery_codes(self, user_id: str) -> None:
+        await self.session.execute(delete(RecoveryCode).where(RecoveryCode.user_id == user_id))
+
+    async def spend_recovery_code(self, user_id: str, digest: str, now: datetime) -> bool:
+        """Use the unused code of this account with ``digest``; False when there is none (or a
+        concurrent request used it first)."""
+        return await self.changed_one(
+            update(RecoveryCode)
+            .where(
+                RecoveryCode.user_id == user_id,
+                RecoveryCode.code_hash == digest,
+                RecoveryCode.used_at.is_(None),
+            )
+            .values(used_at=now)
+            .execution_options(synchronize_session=False)
+        )
+
+    async def recovery_codes_left(self, user_id: str) -> int:
+        query = select(func.count()).where(
+            RecoveryCode.user_id == user_id, RecoveryCode.used_at.is_(None)
+        )
+        return int(await self.session.scalar(query) or 0)
+
+    async def passkey_count(self, user_id: str) -> int:
+        query = select(func.count()).where(PasskeyCredential.user_id == user_id)
+        return int(await self.session.scalar(query) or 0)

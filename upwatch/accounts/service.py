@@ -10,12 +10,16 @@ from typing import Any
 from pydantic.alias_generators import to_snake
 
 from upwatch.accounts import preferences
+from upwatch.accounts.factors import has_second_factor
 from upwatch.accounts.repository import TokenRepository, UserRepository
 from upwatch.accounts.schemas import (
     CreateUserRequest,
     SignupRequest,
     UpdateProfileRequest,
 )
+from upwatch.accounts.twofactor import Factor, TwoFactorService
+from upwatch.audit import kinds
+from upwatch.audit.service import record
 from upwatch.kit.db import commit_and_notify
 from upwatch.kit.errors import (
     BadRequest,
@@ -34,6 +38,21 @@ log = logging.getLogger(__name__)
 
 class RefreshTokenReplayed(Unauthorized):
     # The family revocation must be committed although the request is refused.
+    keep_changes = True
+
+
+class WrongCredentials(Unauthorized):
+    # The failed sign-in's audit event must be committed although the request is refused.
+    keep_changes = True
+
+
+class MfaRequired(
+    WrongCredentials, status=401, slug="mfa-required", title="A second factor is required"
+):
+    """The password was right; the account's second factor was not given."""
+
+
+class LoginThrottled(TooManyRequests):
     keep_changes = True
 
 
@@ -170,7 +189,33 @@ class AccountService(DomainService):
         )
         return await self.users.add(user, self.runtime.catalog.default_plan)
 
-    async def login(self, email: str, password: str, client: str) -> User:
+    async def login(self, email: str, password: str, client: str, otp: str | None = None) -> User:
+        """The API's sign-in: the password, and with two-factor sign-in on, ``otp`` (a TOTP
+        or recovery code) in the same request."""
+        user = await self.first_factor(email, password, client)
+        factor = None
+        if await has_second_factor(self.session, user):
+            if user.totp_enabled_at is None:
+                # Passkeys need a browser: the console signs such an account in.
+                await self._sign_in_failed(user, "second_factor_missing")
+                raise MfaRequired(
+                    "this account's second factor is a passkey: sign in on the web console, "
+                    "or use an API key"
+                )
+            if otp is None:
+                await self._sign_in_failed(user, "second_factor_missing")
+                raise MfaRequired(
+                    "two-factor sign-in is on: send the code of your authenticator app (or a "
+                    "recovery code) as `otp`"
+                )
+            factor = await self.second_factor(user, otp, client, first_step_done=True)
+        await self.signed_in(user, client, factor)
+        return user
+
+    async def first_factor(self, email: str, password: str, client: str) -> User:
+        """The account whose password this is. The throttle slot it takes stays taken (a
+        failure) until ``signed_in``: a right password with the second factor missing must
+        not become a free oracle for guessing passwords."""
         throttles = self.runtime.throttles
         account_key = email.strip().lower()
         # Count the attempt before the slow verification, taking a slot atomically:
@@ -181,14 +226,67 @@ class AccountService(DomainService):
             if wait is not None:
                 await throttles.login_account.release(account_key)
         if wait is not None:
-            raise TooManyRequests("too many failed logins; try again later", retry_after=wait)
+            await self._sign_in_failed(await self.users.get_by_email(account_key), "throttled")
+            raise LoginThrottled("too many failed logins; try again later", retry_after=wait)
         user = await self.users.get_by_email(account_key)
         ok = await self.runtime.passwords.verify(user.password_hash if user else None, password)
         if user is None or not ok:
-            raise Unauthorized("the e-mail or password is wrong")
-        await throttles.login_account.clear(account_key)
-        await throttles.login_address.release(client)
+            await self._sign_in_failed(user, "password")
+            raise WrongCredentials("the e-mail or password is wrong")
         return user
+
+    async def second_factor(
+        self, user: User, code: str, client: str, *, first_step_done: bool = False
+    ) -> Factor:
+        """Check a TOTP or recovery code after the password; a wrong or replayed one is a
+        failure the throttle counts. ``first_step_done``: this request took its throttle
+        slot already (the API's one-step login); the console's second step takes its own."""
+        throttles = self.runtime.throttles
+        if not first_step_done:
+            wait = await throttles.login_account.take(user.email)
+            if wait is None:
+                wait = await throttles.login_address.take(client)
+                if wait is not None:
+                    await throttles.login_account.release(user.email)
+            if wait is not None:
+                await self._sign_in_failed(user, "throttled")
+                raise LoginThrottled("too many failed logins; try again later", retry_after=wait)
+        factor = await TwoFactorService(self.session, self.runtime).check_code(user, code)
+        if factor is None:
+            await self._sign_in_failed(user, "otp")
+            raise WrongCredentials("the one-time code is wrong, expired or was used already")
+        return factor
+
+    async def signed_in(
+        self, user: User, client: str, factor: Factor | None, *, via: str = "password"
+    ) -> None:
+        """Every factor was right: the failures counted for this sign-in are forgiven."""
+        throttles = self.runtime.throttles
+        await throttles.login_account.clear(user.email)
+        await throttles.login_address.release(client)
+        await record(
+            self.session,
+            kinds.SIGN_IN_SUCCEEDED,
+            self.runtime.clock.now(),
+            actor=user,
+            via=via,
+            details={"secondFactor": factor},
+        )
+
+    async def _sign_in_failed(self, user: User | None, reason: str) -> None:
+        """Recorded with the account when it exists; nothing of what was typed is kept."""
+        await record(
+            self.session,
+            kinds.SIGN_IN_FAILED,
+            self.runtime.clock.now(),
+            actor=None,
+            account_id=user.id if user else None,
+            target_type="user" if user else "",
+            target_id=user.id if user else None,
+            target_label=user.email if user else "",
+            via="password",
+            details={"reason": reason},
+        )
 
     # ---- password reset ----
 
