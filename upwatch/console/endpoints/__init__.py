@@ -30,6 +30,8 @@ from upwatch.console.endpoints import (
     notifications,
     projects,
     reports,
+    second_factor,
+    security,
     signin,
     statuspages,
 )
@@ -41,6 +43,7 @@ STATIC_FILES: Final = {"console.js": "text/javascript", "console.css": "text/css
 router = APIRouter(include_in_schema=False)
 GROUPS: Final = (
     signin,
+    second_factor,
     dashboard,
     projects,
     apikeys,
@@ -54,6 +57,7 @@ GROUPS: Final = (
     statuspages,
     maintenance,
     account,
+    security,
     admin,
 )
 for group in GROUPS:
