@@ -168,3 +168,16 @@ async def test_turning_it_off_and_new_codes_need_a_code(
     )
     assert off.status_code == 303
     assert "Set up an authenticator app" in (await client.get("/app/settings/security")).text
+
+
+async def test_a_second_factor_removed_meanwhile_ends_the_pending_sign_in(
+    client: httpx.AsyncClient, alice: Account, clock: ManualClock
+) -> None:
+    _, codes = await _turn_on(client, alice, clock)
+    await _password_step(client, alice.email)
+    off = await client.request(
+        "DELETE", "/users/me/mfa/totp", headers=alice.headers, json={"code": codes[0]}
+    )
+    assert off.status_code == 200, off.text
+    page = await client.get("/app/login/second-factor")
+    assert page.headers["location"] == "/app/login"

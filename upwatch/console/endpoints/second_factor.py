@@ -16,7 +16,12 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from upwatch.accounts.factors import PENDING_COOKIE, PendingSignIn, PendingSignIns
+from upwatch.accounts.factors import (
+    PENDING_COOKIE,
+    PendingSignIn,
+    PendingSignIns,
+    has_second_factor,
+)
 from upwatch.accounts.repository import UserRepository
 from upwatch.accounts.service import AccountService
 from upwatch.console.endpoints.offers import offers
@@ -48,7 +53,13 @@ async def pending_account(
         request.cookies.get(PENDING_COOKIE), runtime.clock.now()
     )
     user = await UserRepository(session).get(pending.user_id) if pending else None
-    if pending is None or user is None or user.token_version != pending.token_version:
+    # A second factor removed meanwhile (from another session) leaves nothing to ask for.
+    if (
+        pending is None
+        or user is None
+        or user.token_version != pending.token_version
+        or not await has_second_factor(session, user)
+    ):
         response = redirect(request, "/app/login", "Sign in again: that sign-in has expired.")
         response.delete_cookie(PENDING_COOKIE, path="/app")
         raise Answer(response)
