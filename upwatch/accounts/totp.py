@@ -32,7 +32,7 @@ RECOVERY_CODE_COUNT: Final = 10
 # these are 80 random bits, enough for an unsalted digest (kit/security.py token_digest).
 _RECOVERY_ALPHABET: Final = "0123456789abcdefghjkmnpqrstvwxyz"
 _RECOVERY_LENGTH: Final = 16
-_TOTP_CODE: Final = re.compile(r"^[0-9]{6}$")
+_TOTP_CODE: Final = re.compile(r"[0-9]{6}")
 # What people put between the characters of a code, and the letters Crockford reads as digits.
 _SEPARATORS: Final = str.maketrans({" ": None, "-": None, "\t": None})
 _LOOK_ALIKES: Final = str.maketrans({"o": "0", "i": "1", "l": "1"})
@@ -77,7 +77,7 @@ def step_at(now: datetime) -> int:
 def is_totp_code(code: str) -> bool:
     """Six digits (spaces and hyphens aside): a TOTP code; anything else may be a recovery
     code."""
-    return bool(_TOTP_CODE.match(code.translate(_SEPARATORS)))
+    return _TOTP_CODE.fullmatch(code.translate(_SEPARATORS)) is not None
 
 
 def matching_step(secret: str, code: str, now: datetime, last_step: int | None) -> int | None:
