@@ -17,8 +17,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "upwatch"
 DOMAINS = {
     "accounts",
     "apikeys",
-    "admin",
     "audit",
+    "admin",
     "billing",
     "callers",
     "console",

@@ -51,6 +51,12 @@ SEMANTIC_REJECTIONS: dict[tuple[str, str], str] = {
     ("GET", "/projects/{id}/audit-log"): "`from` after `to` is a 422 (docs/audit-log.md)",
     ("GET", "/admin/audit-log"): "`from` after `to` is a 422 (docs/audit-log.md)",
     ("GET", "/users/me/security-events"): "`from` after `to` is a 422 (docs/audit-log.md)",
+    ("POST", "/users/me/mfa/totp/confirm"): "the code must be right for the enrolled secret "
+    "(422), and an enrolment must be pending (409) (docs/two-factor.md)",
+    ("DELETE", "/users/me/mfa/totp"): "TOTP must be on (409) and the code right (422) "
+    "(docs/two-factor.md)",
+    ("POST", "/users/me/mfa/recovery-codes"): "TOTP must be on (409) and the code right (422) "
+    "(docs/two-factor.md)",
     ("PUT", "/users/settings"): "a time zone must be an IANA zone name (contract §5); a new "
     "`*Config` is checked like the provider config of its channel (docs/api.md, Accounts)",
     ("PUT", "/users/me"): "a new `*Config` in `settings` is checked like the provider config "

@@ -13,18 +13,23 @@ from upwatch.accounts.schemas import (
     CreateUserRequest,
     ForgotPasswordRequest,
     LoginRequest,
+    OneTimeCodeRequest,
     PasskeyOut,
     ProfileOut,
+    RecoveryCodesOut,
     RefreshRequest,
     ResetPasswordRequest,
     SignupRequest,
     TokenPair,
+    TotpEnrolmentOut,
+    TwoFactorOut,
     UpdateProfileRequest,
     UpdateSettingsRequest,
     UserOut,
     UserSettingsOut,
 )
 from upwatch.accounts.service import AccountService, accept_reset_request, send_reset_link
+from upwatch.accounts.twofactor import TwoFactorService
 from upwatch.callers.dependencies import OptionalPerson, PersonUser
 from upwatch.dependencies import ClientAddress, RuntimeDep, Session
 from upwatch.kit.errors import NotFound, ValidationFailed, problem_responses
@@ -78,9 +83,15 @@ async def signup(body: SignupRequest, session: Session, runtime: RuntimeDep) -> 
 async def login(
     body: LoginRequest, session: Session, runtime: RuntimeDep, client: ClientAddress
 ) -> AuthResponse:
-    """Log in; the same 401 for an unknown e-mail and a wrong password. Throttled (429)."""
+    """Log in; the same 401 for an unknown e-mail and a wrong password. Throttled (429).
+
+    With two-factor sign-in on, `otp` carries the code of the authenticator app or an unused
+    recovery code: without it the answer is a 401 whose `type` ends in `mfa-required`
+    (also for an account whose only second factor is a passkey: it signs in on the web
+    console); a wrong, expired or already used code is a 401 and counts toward the
+    throttle like a wrong password."""
     service = AccountService(session, runtime)
-    user = await service.login(body.email, body.password, client)
+    user = await service.login(body.email, body.password, client, body.otp)
     access, refresh = await service.issue_tokens(user)
     return AuthResponse(access_token=access, refresh_token=refresh, user=user_out(user))
 
@@ -217,3 +228,68 @@ async def delete_passkey(
     (403)."""
     await PasskeyService(session, runtime).remove(user, id)
     return DeletedOut(id=id)
+
+
+# ---- two-factor sign-in (docs/two-factor.md) ----
+
+
+@users.get("/me/mfa", operation_id="getTwoFactor", responses=problem_responses(401, 403))
+async def get_two_factor(user: PersonUser, session: Session, runtime: RuntimeDep) -> TwoFactorOut:
+    """The caller's second factors: TOTP on or pending, recovery codes left, passkeys."""
+    state = await TwoFactorService(session, runtime).state(user)
+    return TwoFactorOut(
+        totpEnabled=state.totp_enabled_at is not None,
+        totpEnabledAt=state.totp_enabled_at,
+        totpPending=state.totp_pending,
+        recoveryCodesLeft=state.recovery_codes_left,
+        passkeyCount=state.passkey_count,
+        hasSecondFactor=state.has_second_factor,
+    )
+
+
+@users.creates("startTotp", 401, 403, 409, path="/me/mfa/totp")
+async def start_totp(user: PersonUser, session: Session, runtime: RuntimeDep) -> TotpEnrolmentOut:
+    """Start TOTP enrolment: a new secret, shown this once, with its `otpauth://` address
+    for an authenticator app. Nothing changes at sign-in until it is confirmed; starting
+    again replaces an unconfirmed secret. 409 when TOTP is on already."""
+    secret, uri = await TwoFactorService(session, runtime).start_totp(user)
+    return TotpEnrolmentOut(secret=secret, otpauthUri=uri)
+
+
+@users.post(
+    "/me/mfa/totp/confirm", operation_id="confirmTotp", responses=problem_responses(401, 403, 409)
+)
+async def confirm_totp(
+    body: OneTimeCodeRequest, user: PersonUser, session: Session, runtime: RuntimeDep
+) -> RecoveryCodesOut:
+    """Turn TOTP on with a code of the enrolled secret; answers with ten single-use
+    recovery codes, shown this once. A wrong code: 422 (it counts toward the login
+    throttle: 429); no enrolment started, or TOTP on already: 409."""
+    codes = await TwoFactorService(session, runtime).confirm_totp(user, body.code)
+    return RecoveryCodesOut(recoveryCodes=codes)
+
+
+@users.deletes("disableTotp", 401, 403, 409, path="/me/mfa/totp")
+async def disable_totp(
+    body: OneTimeCodeRequest, user: PersonUser, session: Session, runtime: RuntimeDep
+) -> DeletedOut:
+    """Turn TOTP off with a code of the authenticator app or a recovery code; the recovery
+    codes go too. Answers with the account's id. A wrong code: 422 (counted by the login
+    throttle: 429); TOTP not on: 409."""
+    await TwoFactorService(session, runtime).turn_off_totp(user, body.code)
+    return DeletedOut(id=user.id)
+
+
+@users.post(
+    "/me/mfa/recovery-codes",
+    operation_id="renewRecoveryCodes",
+    responses=problem_responses(401, 403, 409),
+)
+async def renew_recovery_codes(
+    body: OneTimeCodeRequest, user: PersonUser, session: Session, runtime: RuntimeDep
+) -> RecoveryCodesOut:
+    """Replace the recovery codes with ten new ones (shown this once), with a code of the
+    authenticator app or a recovery code. A wrong code: 422 (counted by the login throttle:
+    429); TOTP not on: 409."""
+    codes = await TwoFactorService(session, runtime).renew_recovery_codes(user, body.code)
+    return RecoveryCodesOut(recoveryCodes=codes)

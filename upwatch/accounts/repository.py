@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from sqlalchemy import ColumnElement, String, Update, cast, delete, func, or_, select, update
+from sqlalchemy.orm.attributes import set_committed_value
 
 from upwatch.callers.repository import UserDirectory
 from upwatch.kit.repository import Repository
@@ -17,6 +18,7 @@ from upwatch.models import (
     Project,
     ProjectInvitation,
     ProjectMember,
+    RecoveryCode,
     RefreshToken,
     Subscription,
     User,
@@ -54,6 +56,7 @@ class UserRepository(UserDirectory):
             ApiUsage,
             Alert,
             PasskeyCredential,
+            RecoveryCode,
         )
         for model in models:
             await self.session.execute(delete(model).where(model.user_id == user.id))
@@ -186,3 +189,57 @@ class PasskeyRepository(Repository):
             .execution_options(synchronize_session=False)
         )
         return getattr(result, "rowcount", 0) == 1
+
+
+class SecondFactorRepository(Repository):
+    """TOTP's replay guard and recovery codes."""
+
+    async def accept_step(self, user: User, step: int) -> bool:
+        """Record ``step`` as the last one a TOTP code was accepted for; False when it is not
+        after the one recorded (a replay, or a concurrent request with the same code won)."""
+        accepted = await self.changed_one(
+            update(User)
+            .where(
+                User.id == user.id,
+                or_(User.totp_last_step.is_(None), User.totp_last_step < step),
+            )
+            .values(totp_last_step=step)
+            .execution_options(synchronize_session=False)
+        )
+        if accepted:
+            set_committed_value(user, "totp_last_step", step)
+        return accepted
+
+    async def replace_recovery_codes(self, user_id: str, digests: list[str], now: datetime) -> None:
+        await self.delete_recovery_codes(user_id)
+        self.session.add_all(
+            RecoveryCode(user_id=user_id, code_hash=digest, created_at=now) for digest in digests
+        )
+        await self.session.flush()
+
+    async def delete_recovery_codes(self, user_id: str) -> None:
+        await self.session.execute(delete(RecoveryCode).where(RecoveryCode.user_id == user_id))
+
+    async def spend_recovery_code(self, user_id: str, digest: str, now: datetime) -> bool:
+        """Use the unused code of this account with ``digest``; False when there is none (or a
+        concurrent request used it first)."""
+        return await self.changed_one(
+            update(RecoveryCode)
+            .where(
+                RecoveryCode.user_id == user_id,
+                RecoveryCode.code_hash == digest,
+                RecoveryCode.used_at.is_(None),
+            )
+            .values(used_at=now)
+            .execution_options(synchronize_session=False)
+        )
+
+    async def recovery_codes_left(self, user_id: str) -> int:
+        query = select(func.count()).where(
+            RecoveryCode.user_id == user_id, RecoveryCode.used_at.is_(None)
+        )
+        return int(await self.session.scalar(query) or 0)
+
+    async def passkey_count(self, user_id: str) -> int:
+        query = select(func.count()).where(PasskeyCredential.user_id == user_id)
+        return int(await self.session.scalar(query) or 0)

@@ -92,9 +92,25 @@ class SignupRequest(Input):
     invitationToken: InvitationToken = None
 
 
+# A TOTP code (six digits) or a recovery code, spaces and hyphens allowed.
+OneTimeCode = Annotated[
+    str,
+    Field(
+        max_length=64,
+        description="the six-digit code of your authenticator app, or one of your unused "
+        "recovery codes (once each)",
+    ),
+]
+
+
 class LoginRequest(Input):
     email: Annotated[str, Field(max_length=320)]
     password: Annotated[str, Field(max_length=1024)]
+    otp: OneTimeCode | None = Field(
+        default=None,
+        description="With two-factor sign-in on: the six-digit code of your authenticator "
+        "app, or an unused recovery code. Left out, such an account gets 401 `mfa-required`.",
+    )
 
 
 class RefreshRequest(Input):
@@ -330,3 +346,36 @@ class PasskeyOut(RowOut):
         description="How the browser reached the authenticator when it was made, as it said "
         "(`internal`, `usb`, `nfc`, `ble`, `hybrid`...)"
     )
+
+
+# ---- two-factor sign-in ----
+
+
+class OneTimeCodeRequest(Input):
+    code: OneTimeCode
+
+
+class TotpEnrolmentOut(BaseModel):
+    secret: str = Field(
+        description="The shared secret (base32), shown this once: type it into an "
+        "authenticator app, or let it read `otpauthUri` as a QR code"
+    )
+    otpauthUri: str = Field(description="`otpauth://totp/...` with issuer Upwatch")
+
+
+class RecoveryCodesOut(BaseModel):
+    recoveryCodes: list[str] = Field(
+        description="Ten single-use codes that stand in for an authenticator code, shown this "
+        "once (only their digests are kept)"
+    )
+
+
+class TwoFactorOut(BaseModel):
+    totpEnabled: bool
+    totpEnabledAt: datetime | None
+    totpPending: bool = Field(
+        description="An enrolment was started and not confirmed yet (POST /users/me/mfa/totp)"
+    )
+    recoveryCodesLeft: int
+    passkeyCount: int
+    hasSecondFactor: bool = Field(description="TOTP on, or at least one passkey registered")

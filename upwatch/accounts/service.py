@@ -10,14 +10,16 @@ from typing import Any
 from pydantic.alias_generators import to_snake
 
 from upwatch.accounts import preferences
+from upwatch.accounts.factors import has_second_factor
 from upwatch.accounts.repository import TokenRepository, UserRepository
 from upwatch.accounts.schemas import (
     CreateUserRequest,
     SignupRequest,
     UpdateProfileRequest,
 )
+from upwatch.accounts.twofactor import Factor, TwoFactorService
 from upwatch.audit import kinds
-from upwatch.audit import service as audit
+from upwatch.audit.service import record
 from upwatch.kit.db import commit_and_notify
 from upwatch.kit.errors import (
     BadRequest,
@@ -40,9 +42,19 @@ class RefreshTokenReplayed(Unauthorized):
     keep_changes = True
 
 
-class SignInRefused(Unauthorized):
-    # The failed attempt's audit event must be committed although the request is refused.
+class WrongCredentials(Unauthorized):
+    # The failed sign-in's audit event must be committed although the request is refused.
     keep_changes = True
+
+
+class MfaRequired(
+    WrongCredentials, status=401, slug="mfa-required", title="A second factor is required"
+):
+    """The password was right; the account's second factor was not given."""
+
+
+class LoginThrottled(TooManyRequests):
+    """Not recorded in the audit log: a flood of refused attempts would fill it."""
 
 
 class SignupClosed(Forbidden):
@@ -189,7 +201,7 @@ class AccountService(DomainService):
         return added
 
     async def _admin_action(self, caller: User, user: User, action: str) -> None:
-        await audit.record(
+        await record(
             self.session,
             kinds.ADMIN_ACTION,
             self.runtime.clock.now(),
@@ -201,7 +213,33 @@ class AccountService(DomainService):
             details={"action": action},
         )
 
-    async def login(self, email: str, password: str, client: str) -> User:
+    async def login(self, email: str, password: str, client: str, otp: str | None = None) -> User:
+        """The API's sign-in: the password, and with two-factor sign-in on, ``otp`` (a TOTP
+        or recovery code) in the same request."""
+        user = await self.first_factor(email, password, client)
+        factor = None
+        if await has_second_factor(self.session, user):
+            if user.totp_enabled_at is None:
+                # Passkeys need a browser: the console signs such an account in.
+                await self._sign_in_failed(user, "second_factor_missing")
+                raise MfaRequired(
+                    "this account's second factor is a passkey: sign in on the web console, "
+                    "or use an API key"
+                )
+            if otp is None:
+                await self._sign_in_failed(user, "second_factor_missing")
+                raise MfaRequired(
+                    "two-factor sign-in is on: send the code of your authenticator app (or a "
+                    "recovery code) as `otp`"
+                )
+            factor = await self.second_factor(user, otp, client, first_step_done=True)
+        await self.signed_in(user, client, factor)
+        return user
+
+    async def first_factor(self, email: str, password: str, client: str) -> User:
+        """The account whose password this is. The throttle slot it takes stays taken (a
+        failure) until ``signed_in``: a right password with the second factor missing must
+        not become a free oracle for guessing passwords."""
         throttles = self.runtime.throttles
         account_key = email.strip().lower()
         # Count the attempt before the slow verification, taking a slot atomically:
@@ -212,30 +250,65 @@ class AccountService(DomainService):
             if wait is not None:
                 await throttles.login_account.release(account_key)
         if wait is not None:
-            raise TooManyRequests("too many failed logins; try again later", retry_after=wait)
+            raise LoginThrottled("too many failed logins; try again later", retry_after=wait)
         user = await self.users.get_by_email(account_key)
         ok = await self.runtime.passwords.verify(user.password_hash if user else None, password)
         if user is None or not ok:
-            await self._signed_in(kinds.SIGN_IN_FAILED, user, account_key)
-            raise SignInRefused("the e-mail or password is wrong")
-        await throttles.login_account.clear(account_key)
-        await throttles.login_address.release(client)
-        await self._signed_in(kinds.SIGN_IN_SUCCEEDED, user, account_key)
+            await self._sign_in_failed(user, "password", tried=account_key)
+            raise WrongCredentials("the e-mail or password is wrong")
         return user
 
-    async def _signed_in(self, kind: str, user: User | None, email: str) -> None:
-        """A password sign-in's event, in the account's security events when the address is
-        one's (a failed attempt names the address tried, never the password)."""
-        await audit.record(
+    async def second_factor(
+        self, user: User, code: str, client: str, *, first_step_done: bool = False
+    ) -> Factor:
+        """Check a TOTP or recovery code after the password; a wrong or replayed one is a
+        failure the throttle counts. ``first_step_done``: this request took its throttle
+        slot already (the API's one-step login); the console's second step takes its own."""
+        throttles = self.runtime.throttles
+        if not first_step_done:
+            wait = await throttles.login_account.take(user.email)
+            if wait is None:
+                wait = await throttles.login_address.take(client)
+                if wait is not None:
+                    await throttles.login_account.release(user.email)
+            if wait is not None:
+                raise LoginThrottled("too many failed logins; try again later", retry_after=wait)
+        factor = await TwoFactorService(self.session, self.runtime).check_code(user, code)
+        if factor is None:
+            await self._sign_in_failed(user, "otp")
+            raise WrongCredentials("the one-time code is wrong, expired or was used already")
+        return factor
+
+    async def signed_in(
+        self, user: User, client: str, factor: Factor | None, *, via: str = "password"
+    ) -> None:
+        """Every factor was right: the failures counted for this sign-in are forgiven."""
+        throttles = self.runtime.throttles
+        await throttles.login_account.clear(user.email)
+        await throttles.login_address.release(client)
+        await record(
             self.session,
-            kind,
+            kinds.SIGN_IN_SUCCEEDED,
             self.runtime.clock.now(),
-            actor=user if kind == kinds.SIGN_IN_SUCCEEDED else None,
-            account_id=user.id if user is not None else None,
-            target_type="account",
-            target_id=user.id if user is not None else None,
-            target_label=email,
+            actor=user,
+            via=via,
+            details={"secondFactor": factor},
+        )
+
+    async def _sign_in_failed(self, user: User | None, reason: str, tried: str = "") -> None:
+        """Recorded with the account when it exists, else with the address ``tried``; never
+        the password or code that was typed."""
+        await record(
+            self.session,
+            kinds.SIGN_IN_FAILED,
+            self.runtime.clock.now(),
+            actor=None,
+            account_id=user.id if user else None,
+            target_type="user" if user else "",
+            target_id=user.id if user else None,
+            target_label=user.email if user else tried,
             via="password",
+            details={"reason": reason},
         )
 
     # ---- password reset ----
@@ -272,15 +345,15 @@ class AccountService(DomainService):
 
     async def reset_password(self, token: str, new_password: str) -> None:
         now = self.runtime.clock.now()
-        record = await self.tokens.reset_by_hash(token_digest(token))
-        if record is None or record.used_at is not None or record.expires_at <= now:
+        reset = await self.tokens.reset_by_hash(token_digest(token))
+        if reset is None or reset.used_at is not None or reset.expires_at <= now:
             raise BadRequest("the reset token is invalid, expired or already used")
-        user = await self.users.get(record.user_id)
-        if user is None or not await self.tokens.spend_reset(record.id, now):
+        user = await self.users.get(reset.user_id)
+        if user is None or not await self.tokens.spend_reset(reset.id, now):
             raise BadRequest("the reset token is invalid, expired or already used")
         user.password_hash = await self.runtime.passwords.hash(new_password)
         await self._revoke_everything(user)
-        await audit.record(
+        await record(
             self.session,
             kinds.PASSWORD_RESET,
             now,
@@ -335,7 +408,7 @@ class AccountService(DomainService):
         if body.password is not None:
             user.password_hash = await self.runtime.passwords.hash(body.password)
             await self._revoke_everything(user)
-            await audit.record(
+            await record(
                 self.session,
                 kinds.PASSWORD_CHANGED,
                 self.runtime.clock.now(),

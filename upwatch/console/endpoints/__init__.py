@@ -32,6 +32,8 @@ from upwatch.console.endpoints import (
     passkeys,
     projects,
     reports,
+    second_factor,
+    security,
     sessions,
     signin,
     statuspages,
@@ -48,6 +50,7 @@ STATIC_FILES: Final = {
 router = APIRouter(include_in_schema=False)
 GROUPS: Final = (
     signin,
+    second_factor,
     passkeys,
     dashboard,
     projects,
@@ -62,6 +65,7 @@ GROUPS: Final = (
     statuspages,
     maintenance,
     account,
+    security,
     sessions,
     admin,
     audit,

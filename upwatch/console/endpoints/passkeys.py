@@ -16,31 +16,29 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from upwatch.accounts.factors import PENDING_COOKIE, PendingSignIns
+from upwatch.accounts.factors import PENDING_COOKIE
 from upwatch.accounts.passkeys import CEREMONY_COOKIE, CEREMONY_LIFETIME, PasskeyService
-from upwatch.accounts.repository import UserRepository
 from upwatch.console.endpoints.offers import offers
 from upwatch.console.endpoints.page import (
+    Answer,
     FragmentPage,
     Page,
     SignedInPage,
     errors_of,
     read_form,
-    redirect,
     secure,
     status_of,
 )
+from upwatch.console.endpoints.second_factor import pending_account, second_step_answer
 from upwatch.console.endpoints.signin import FORM_COOKIE, SIGN_IN, _sign_in_page, _start_session
 from upwatch.console.service import same_token
 from upwatch.dependencies import ClientAddress, RuntimeDep, Session
-from upwatch.kit.db import discard_changes
 from upwatch.kit.errors import Forbidden, ProblemError
 from upwatch.models import User
 from upwatch.runtime import Runtime
 
 router = APIRouter(prefix="/app")
 CSRF_HEADER: Final = "x-csrf-token"
-SECOND_FACTOR: Final = ("second_factor_passkey_only.html", "Confirm it is you")
 
 
 def _ceremony(request: Request, options: str, cookie: str) -> Response:
@@ -157,7 +155,7 @@ async def _signed_in_with_passkey(
         errors = {"": errors_of(exc).get("") or "The passkey was not accepted."}
         if pending is None:
             return _sign_in_page(request, SIGN_IN, status_of(exc), form=form, errors=errors)
-        return _sign_in_page(request, SECOND_FACTOR, status_of(exc), form=form, errors=errors)
+        return second_step_answer(request, pending, form, status_of(exc), errors=errors)
     response = await _start_session(request, session, runtime, user, "Signed in.", form.get("next"))
     response.delete_cookie(CEREMONY_COOKIE, path="/app")
     response.delete_cookie(PENDING_COOKIE, path="/app")
@@ -177,35 +175,12 @@ async def sign_in_with_passkey(
 # ---- a passkey as the second factor of a pending sign-in ----
 
 
-async def _pending(
-    session: AsyncSession, runtime: Runtime, request: Request
-) -> tuple[User, str] | None:
-    """The account whose first factor was right and which waits for its second, and how
-    that first factor was given."""
-    now = runtime.clock.now()
-    pending = PendingSignIns(runtime.settings.signing_key).read(
-        request.cookies.get(PENDING_COOKIE), now
-    )
-    if pending is None:
-        return None
-    user = await UserRepository(session).get(pending.user_id)
-    if user is None or user.token_version != pending.token_version:
-        return None
-    return user, pending.method
-
-
-def _start_again(request: Request) -> Response:
-    response = redirect(request, "/app/login", "Sign in again: that sign-in took too long.")
-    response.delete_cookie(PENDING_COOKIE, path="/app")
-    return response
-
-
 @router.post("/login/second-factor/passkey/options")
 async def second_factor_options(
     request: Request, session: Session, runtime: RuntimeDep
 ) -> Response:
     _script_token(request, request.cookies.get(FORM_COOKIE) or "")
-    pending = await _pending(session, runtime, request)
+    pending = await _pending_or_none(request, session, runtime)
     if pending is None:
         raise Forbidden("this sign-in took too long: sign in again")
     options, cookie = await PasskeyService(session, runtime).sign_in_options(pending[0])
@@ -217,23 +192,21 @@ async def second_factor_passkey(
     request: Request, session: Session, runtime: RuntimeDep, client: ClientAddress
 ) -> Response:
     form = await read_form(request)
-    pending = await _pending(session, runtime, request)
-    if pending is None:
-        discard_changes(session)
-        return _start_again(request)
+    user, pending = await pending_account(request, session, runtime)
     if not same_token(form.get("csrf"), request.cookies.get(FORM_COOKIE) or ""):
-        return _sign_in_page(
-            request, SECOND_FACTOR, 403, form=form, errors={"": "Reload and retry."}
-        )
-    return await _signed_in_with_passkey(request, session, runtime, client, form, *pending)
+        return second_step_answer(request, user, form, 403, errors={"": "Reload and retry."})
+    return await _signed_in_with_passkey(
+        request, session, runtime, client, form, user, pending.method
+    )
 
 
-# ---- standalone: the second step's page, until the TOTP helper's page replaces it ----
-
-
-@router.get("/login/second-factor")
-async def second_factor_page(request: Request, session: Session, runtime: RuntimeDep) -> Response:
-    if await _pending(session, runtime, request) is None:
-        return _start_again(request)
-    wanted = request.query_params.get("next", "")
-    return _sign_in_page(request, SECOND_FACTOR, form={"next": wanted})
+async def _pending_or_none(
+    request: Request, session: AsyncSession, runtime: Runtime
+) -> tuple[User, str] | None:
+    """For the script's options call: the pending account, or None (a JSON 403, not the
+    sign-in page the form routes answer with)."""
+    try:
+        user, pending = await pending_account(request, session, runtime)
+    except Answer:
+        return None
+    return user, pending.method

@@ -50,6 +50,9 @@ SIGN_IN: Final = ("login.html", "Sign in")
 SIGN_UP: Final = ("signup.html", "Create an account")
 FORGOT: Final = ("forgot.html", "Forgot your password?")
 RESET: Final = ("reset.html", "Choose a new password")
+SECOND_STEP_PATH: Final = "/app/login/second-factor"  # console/endpoints/second_factor.py
+# What the sign-in form carried that the second step carries on.
+CARRIED: Final = ("next", "invitation")
 
 router = APIRouter(prefix="/app")
 # The e-mails link to these paths (contract §4 fixes the reset link); the console serves them.
@@ -84,7 +87,7 @@ def _form_again(
     form: dict[str, str],
     exc: ProblemError | ValidationError,
 ) -> Response:
-    # A refusal that keeps its changes (a failed sign-in's audit event) keeps them here too.
+    # A failed sign-in's audit event is kept (keep_changes), as the API keeps it.
     if not getattr(exc, "keep_changes", False):
         discard_changes(session)
     return _sign_in_page(request, which, status_of(exc), form=form, errors=errors_of(exc))
@@ -110,6 +113,27 @@ async def _start_session(
         max_age=14 * 24 * 3600,
     )
     response.delete_cookie(FORM_COOKIE, path="/app")
+    return response
+
+
+def to_second_step(
+    request: Request, runtime: Runtime, user: User, method: str, form: dict[str, str]
+) -> Response:
+    """The answer to a right first factor of an account with a second factor: the pending
+    sign-in cookie, and the second step's page."""
+    carried = {name: form[name] for name in CARRIED if form.get(name)}
+    target = f"{SECOND_STEP_PATH}?{urlencode(carried)}" if carried else SECOND_STEP_PATH
+    response = redirect(request, target)
+    value = PendingSignIns(runtime.settings.signing_key).issue(user, method, runtime.clock.now())
+    response.set_cookie(
+        PENDING_COOKIE,
+        value,
+        path="/app",
+        httponly=True,
+        samesite="lax",
+        secure=secure(request),
+        max_age=int(PENDING_LIFETIME.total_seconds()),
+    )
     return response
 
 
@@ -148,30 +172,17 @@ async def login(
     request: Request, session: Session, runtime: RuntimeDep, client: ClientAddress
 ) -> Response:
     form = await _sign_in_form(request, SIGN_IN)
+    accounts = AccountService(session, runtime)
     try:
-        user = await AccountService(session, runtime).login(
-            form.get("email", ""), form.get("password", ""), client
-        )
+        user = await accounts.first_factor(form.get("email", ""), form.get("password", ""), client)
+        if await has_second_factor(session, user):
+            # The password alone is not a session: the second step finishes it.
+            return to_second_step(request, runtime, user, "password", form)
+        await accounts.signed_in(user, client, None)
         joined = await _join(session, runtime, user, form.get("invitation"))
     except ProblemError as exc:
         return _form_again(request, session, SIGN_IN, form, exc)
     flash = joined or "Signed in."
-    if await has_second_factor(session, user):
-        # passkeys helper, standalone: the TOTP helper's second step replaces these lines.
-        now = runtime.clock.now()
-        wanted = urlencode({"next": form["next"]}) if form.get("next") else ""
-        response = redirect(request, f"/app/login/second-factor?{wanted}".rstrip("?"), joined)
-        pending = PendingSignIns(runtime.settings.signing_key).issue(user, "password", now)
-        response.set_cookie(
-            PENDING_COOKIE,
-            pending,
-            path="/app",
-            httponly=True,
-            samesite="lax",
-            secure=secure(request),
-            max_age=int(PENDING_LIFETIME.total_seconds()),
-        )
-        return response
     return await _start_session(request, session, runtime, user, flash, form.get("next"))
 
 
