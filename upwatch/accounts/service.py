@@ -291,6 +291,9 @@ class AccountService(DomainService):
             kinds.SIGN_IN_SUCCEEDED,
             self.runtime.clock.now(),
             actor=user,
+            target_type="account",
+            target_id=user.id,
+            target_label=user.email,
             via=via,
             details={"secondFactor": factor},
         )
@@ -304,7 +307,7 @@ class AccountService(DomainService):
             self.runtime.clock.now(),
             actor=None,
             account_id=user.id if user else None,
-            target_type="user" if user else "",
+            target_type="account",
             target_id=user.id if user else None,
             target_label=user.email if user else tried,
             via="password",
