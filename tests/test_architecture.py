@@ -18,6 +18,7 @@ DOMAINS = {
     "accounts",
     "apikeys",
     "admin",
+    "audit",
     "billing",
     "callers",
     "console",
@@ -30,6 +31,7 @@ DOMAINS = {
     "operations",
     "projects",
     "retention",
+    "sso",
     "statuspages",
 }
 LAYERS = {"base": 0, "probes": 1, "ports": 2, "engine": 3, "domain": 4, "root": 5}

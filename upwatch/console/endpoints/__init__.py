@@ -31,6 +31,7 @@ from upwatch.console.endpoints import (
     projects,
     reports,
     signin,
+    sso,
     statuspages,
 )
 from upwatch.console.endpoints.page import Answer, send_answer
@@ -41,6 +42,7 @@ STATIC_FILES: Final = {"console.js": "text/javascript", "console.css": "text/css
 router = APIRouter(include_in_schema=False)
 GROUPS: Final = (
     signin,
+    sso,
     dashboard,
     projects,
     apikeys,
