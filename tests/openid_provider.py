@@ -13,7 +13,6 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 from urllib.parse import urljoin
@@ -33,14 +32,6 @@ CLIENT_SECRET = "client-secret-7d1f0c9a4b2e8f6a3c5d7e9b1a2c4e6f"
 START_SECONDS = 60.0
 
 
-@dataclass(frozen=True)
-class OpenIdServer:
-    issuer: str
-    port: int
-    # What the provider printed: its warnings and the errors it met (for a failing test).
-    output: list[str]
-
-
 def require_provider() -> str:
     """Node's path; skips with the reason where Node or the package is missing (fails in CI,
     UPWATCH_REQUIRE_BROWSER=1, as the browser does)."""
@@ -57,46 +48,76 @@ def require_provider() -> str:
     pytest.skip(reason)
 
 
-@contextmanager
-def openid_provider(*redirect_uris: str, port: int | None = None) -> Iterator[OpenIdServer]:
-    node = require_provider()
-    port = port or free_port()
-    process = subprocess.Popen(  # noqa: S603 - a fixed script of this repository
-        [node, str(SCRIPT), str(port), CLIENT_ID, CLIENT_SECRET, ",".join(redirect_uris)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        cwd=ROOT,
-        # Unbuffered: a line read ahead into a buffer would hide from select() below.
-        bufsize=0,
-    )
-    assert process.stdout is not None
-    said: list[str] = []
-    try:
+class OpenIdServer:
+    """The provider's process on one port: ``restart`` brings it back on the same issuer
+    with a new signing key (a key rotation)."""
+
+    def __init__(self, node: str, redirect_uris: tuple[str, ...], port: int) -> None:
+        self.command = [node, str(SCRIPT), str(port), CLIENT_ID, CLIENT_SECRET]
+        self.command.append(",".join(redirect_uris))
+        self.port = port
+        self.issuer = f"http://127.0.0.1:{port}"
+        # What the provider printed: its warnings and the errors it met (for a failing test).
+        self.output: list[str] = []
+        self.process: subprocess.Popen[bytes] | None = None
+        self.drain: threading.Thread | None = None
+
+    def start(self) -> None:
+        self.process = process = subprocess.Popen(  # noqa: S603 - this repository's script
+            self.command,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            cwd=ROOT,
+            # Unbuffered: a line read ahead into a buffer would hide from select() below.
+            bufsize=0,
+        )
+        assert process.stdout is not None
         deadline = time.monotonic() + START_SECONDS
         while True:
             remaining = deadline - time.monotonic()
             ready, _, _ = select.select([process.stdout], [], [], max(remaining, 0))
             if not ready:
-                raise RuntimeError("oidc-provider did not start:\n" + "".join(said))
+                raise RuntimeError("oidc-provider did not start:\n" + "".join(self.output))
             line = process.stdout.readline().decode()
             if not line:
-                raise RuntimeError("oidc-provider exited:\n" + "".join(said))
-            said.append(line)
+                raise RuntimeError("oidc-provider exited:\n" + "".join(self.output))
+            self.output.append(line)
             if line.startswith("ready "):
                 break
         # The rest is read as it comes, so a full pipe never stalls the provider.
-        drain = threading.Thread(target=_drain, args=(process.stdout, said), daemon=True)
-        drain.start()
-        yield OpenIdServer(line.split()[1], port, said)
-    finally:
+        self.drain = threading.Thread(
+            target=_drain, args=(process.stdout, self.output), daemon=True
+        )
+        self.drain.start()
+
+    def stop(self) -> None:
+        process, self.process = self.process, None
+        if process is None:
+            return
         process.terminate()
         try:
             process.wait(timeout=START_SECONDS)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
-        drain.join(timeout=START_SECONDS) if "drain" in locals() else None
+        if self.drain is not None:
+            self.drain.join(timeout=START_SECONDS)
+        assert process.stdout is not None
         process.stdout.close()
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+
+@contextmanager
+def openid_provider(*redirect_uris: str, port: int | None = None) -> Iterator[OpenIdServer]:
+    server = OpenIdServer(require_provider(), redirect_uris, port or free_port())
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
 
 
 def _drain(stream: IO[bytes], into: list[str]) -> None:

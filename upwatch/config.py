@@ -379,7 +379,7 @@ class Settings(BaseSettings):
             raise ValueError("UPWATCH_SIGNUP=sso needs UPWATCH_OIDC_ISSUER")
         if self.oidc_issuer:
             if not self.oidc_issuer.startswith(("https://", "http://")):
-                raise ValueError("UPWATCH_OIDC_ISSUER must be an https:// URL")
+                raise ValueError("UPWATCH_OIDC_ISSUER must be an https:// (or http://) URL")
             if not self.oidc_client_id:
                 raise ValueError("UPWATCH_OIDC_ISSUER needs UPWATCH_OIDC_CLIENT_ID")
             if "openid" not in self.oidc_scopes.split():

@@ -10,7 +10,10 @@
 //   - a name starting with "unverified" has email_verified false;
 //   - a name starting with "admin" is in the group "upwatch-admins" (scope "groups").
 // Consent is taken as given (a first-party client), so the login form is the only page.
+// Its signing key is made at each start, so a restart is a key rotation.
 // Prints "ready ISSUER" once it listens; the test waits for that line.
+
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
 
 import Provider from 'oidc-provider';
 
@@ -28,7 +31,11 @@ function claimsOf(login) {
   };
 }
 
+const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+const signingKey = { ...privateKey.export({ format: 'jwk' }), kid: randomUUID(), use: 'sig', alg: 'RS256' };
+
 const provider = new Provider(issuer, {
+  jwks: { keys: [signingKey] },
   clients: [
     {
       client_id: clientId,

@@ -283,6 +283,17 @@ async def test_a_code_used_twice_is_refused(flow: Flow, client: httpx.AsyncClien
     refused(await flow.back(location), 400, "could not be completed")
 
 
+async def test_a_rotated_signing_key_is_fetched_when_an_id_token_names_it(
+    client: httpx.AsyncClient, openid: OpenIdServer
+) -> None:
+    assert (await Flow(client).sign_in("wendy")).status_code == 303
+    # The same issuer with a new key: the key set cached at the first sign-in lacks it.
+    openid.restart()
+    client.cookies.clear()
+    again = await Flow(client).sign_in("wendy")
+    assert again.status_code == 303, "".join(openid.output[-6:])
+
+
 @pytest.mark.parametrize(
     "query",
     [
@@ -397,7 +408,7 @@ async def test_an_unreachable_provider_is_a_502_page(client: httpx.AsyncClient) 
     [
         ({"signup": "sso"}, "UPWATCH_SIGNUP=sso needs UPWATCH_OIDC_ISSUER"),
         ({"oidc_issuer": "https://id.example.com"}, "needs UPWATCH_OIDC_CLIENT_ID"),
-        ({"oidc_issuer": "id.example.com", "oidc_client_id": "u"}, "https:// URL"),
+        ({"oidc_issuer": "id.example.com", "oidc_client_id": "u"}, "https:// \\(or http://\\) URL"),
         (
             {
                 "oidc_issuer": "https://id.example.com",
