@@ -74,8 +74,8 @@ class Flow:
         self.codes: list[str] = []
         self.answers: list[httpx.Response] = []
 
-    async def start(self) -> str:
-        started = await self.client.get("/app/sso")
+    async def start(self, query: str = "") -> str:
+        started = await self.client.get(f"/app/sso{query}")
         assert started.status_code == 303, started.text
         return started.headers["location"]
 
@@ -86,11 +86,11 @@ class Flow:
         return answer
 
     async def sign_in(
-        self, login: str, change: Callable[[str], str] | None = None
+        self, login: str, change: Callable[[str], str] | None = None, query: str = ""
     ) -> httpx.Response:
         """Through the provider as ``login``; ``change`` alters the authorization request
         (going to the provider by hand) or, with ``back=True``, the way back."""
-        url = await self.start()
+        url = await self.start(query)
         async with httpx.AsyncClient() as browser:
             location = await sign_in_at_provider(
                 browser, change(url) if change else url, login, PUBLIC
@@ -181,6 +181,22 @@ async def test_a_second_sign_in_reaches_the_same_account(
     async with runtime.db.sessionmaker() as session:
         found = (await session.scalars(select(User).where(User.email == "bob@example.com"))).all()
     assert len(found) == 1
+
+
+@pytest.mark.parametrize(
+    ("wanted", "landing"),
+    [
+        ("/app/monitors", "/app/monitors"),
+        ("https://evil.example/app/x", "/app/dashboard"),
+        ("//evil.example", "/app/dashboard"),
+    ],
+)
+async def test_the_page_asked_for_before_the_sign_in_is_reached_after_it_if_it_is_the_consoles(
+    client: httpx.AsyncClient, wanted: str, landing: str
+) -> None:
+    done = await Flow(client).sign_in("xavier", query=f"?{urlencode({'next': wanted})}")
+    assert done.status_code == 303, done.text
+    assert done.headers["location"] == landing
 
 
 async def test_a_password_account_with_the_same_verified_e_mail_is_linked_and_keeps_its_password(
