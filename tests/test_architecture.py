@@ -31,6 +31,7 @@ DOMAINS = {
     "operations",
     "projects",
     "retention",
+    "sessions",
     "sso",
     "statuspages",
 }

@@ -17,6 +17,7 @@ from upwatch import __version__
 from upwatch.accounts.endpoints import auth, users
 from upwatch.admin.endpoints import router as admin_router
 from upwatch.apikeys.endpoints import router as api_keys_router
+from upwatch.audit import endpoints as audit_log
 from upwatch.billing.endpoints import router as billing_router
 from upwatch.callers.metering import MemoryMeter, RedisMeter
 from upwatch.client.endpoints import router as config_schema_router
@@ -61,6 +62,7 @@ from upwatch.projects.endpoints import router as projects_router
 from upwatch.retention.endpoints import router as retention_router
 from upwatch.retention.job import RetentionJob
 from upwatch.runtime import PlanCache, Runtime, Throttles
+from upwatch.sessions.endpoints import router as sessions_router
 from upwatch.statuspages.endpoints import router as status_pages_router
 from upwatch.statuspages.fanout import Fanout, start_subscriber_roles
 from upwatch.statuspages.hooks import SubscriberHooks
@@ -304,6 +306,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
     for router in (
         auth,
         users,
+        sessions_router,
         projects_router,
         api_keys_router,
         monitors_router,
@@ -322,6 +325,9 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
         contact_router,
         retention_router,
         admin_router,
+        audit_log.projects,
+        audit_log.admin,
+        audit_log.own,
         operations_router,
         config_schema_router,
     ):

@@ -48,6 +48,9 @@ def live_server(
 # refuses input the schema allows; each operation here states its rule in its description.
 SEMANTIC_REJECTIONS: dict[tuple[str, str], str] = {
     ("POST", "/auth/reset-password"): "an unknown reset token is a 400 (contract §4)",
+    ("GET", "/projects/{id}/audit-log"): "`from` after `to` is a 422 (docs/audit-log.md)",
+    ("GET", "/admin/audit-log"): "`from` after `to` is a 422 (docs/audit-log.md)",
+    ("GET", "/users/me/security-events"): "`from` after `to` is a 422 (docs/audit-log.md)",
     ("PUT", "/users/settings"): "a time zone must be an IANA zone name (contract §5); a new "
     "`*Config` is checked like the provider config of its channel (docs/api.md, Accounts)",
     ("PUT", "/users/me"): "a new `*Config` in `settings` is checked like the provider config "
@@ -72,6 +75,8 @@ SEMANTIC_REJECTIONS: dict[tuple[str, str], str] = {
     ("PATCH", "/escalation-policies/{id}"): "the same rule as creating a policy (docs/api.md, "
     "Escalation)",
     ("POST", "/projects/{id}/api-keys"): "expiresAt must be in the future (docs/api.md, API keys)",
+    ("PATCH", "/projects/{id}"): "requireTwoFactor is turned on only by an owner whose own "
+    "account has a second factor (409; docs/two-factor-projects.md)",
     ("POST", "/incidents/{id}/acknowledge"): "a resolved or already acknowledged incident "
     "answers 409 (docs/api.md, Escalation)",
     ("POST", "/incidents"): "monitorId must be a monitor of the incident's project (contract "
@@ -119,18 +124,22 @@ class Credentials:
         "/status-pages/{id}": "status_page",
         "/maintenance-windows/{id}": "maintenance_window",
         "/escalation-policies/{id}": "escalation_policy",
+        # Another login of the account: ending it leaves the credentials' own session.
+        "/users/me/sessions/{id}": "session",
     }
 
     def __init__(self, server: LiveServer) -> None:
         self.server = server
         self._token: str | None = None
+        self._email = ""
         self._ids: dict[str, str] = {}
 
     def headers(self) -> dict[str, str]:
         if self._token is None:
+            self._email = f"fuzz-{uuid.uuid4().hex}@example.com"
             response = httpx.post(
                 f"{self.server.url}/auth/signup",
-                json={"email": f"fuzz-{uuid.uuid4().hex}@example.com", "password": PASSWORD},
+                json={"email": self._email, "password": PASSWORD},
             )
             response.raise_for_status()
             self._token = response.json()["access_token"]
@@ -161,6 +170,15 @@ class Credentials:
         return str(response.json()["id"])
 
     def _create(self, kind: str) -> str:
+        if kind == "session":
+            self.headers()
+            login = {"email": self._email, "password": PASSWORD}
+            tokens = httpx.post(f"{self.server.url}/auth/login", json=login).json()
+            listed = httpx.get(
+                f"{self.server.url}/users/me/sessions",
+                headers={"Authorization": f"Bearer {tokens['access_token']}"},
+            ).json()
+            return next(str(s["id"]) for s in listed if s["current"])
         if kind == "project":
             # The free plan holds one project, which a generated POST /projects may have made.
             mine = httpx.get(f"{self.server.url}/projects", headers=self.headers()).json()
@@ -253,6 +271,8 @@ def test_every_operation_answers_within_its_documented_contract(
     )
     if case.path == "/users/me" and case.method in {"PUT", "DELETE"}:
         credentials.forget()
+    if case.path == "/users/me/sessions/revoke-others" and response.status_code == 200:
+        credentials.gone("session")
     deleted = case.method == "DELETE" and response.status_code == 200
     # The resource itself went (not a member of its project): the next case needs a new one.
     if resource is not None and deleted and case.path.count("{") == 1:

@@ -291,7 +291,7 @@ async def test_a_webhook_refused_with_503_is_retried_after_its_retry_after_with_
     await eventually(lambda: attempted(1))
     first = await delivery()
     assert first is not None
-    assert (first.status, first.last_error) == ("pending", "HTTP 503")
+    assert (first.status, first.last_error) == ("pending", "webhook subscriber: HTTP 503: ok")
     assert first.next_attempt_at - clock.now() >= timedelta(seconds=119)
 
     asking.status = 200

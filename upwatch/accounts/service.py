@@ -16,6 +16,8 @@ from upwatch.accounts.schemas import (
     SignupRequest,
     UpdateProfileRequest,
 )
+from upwatch.audit import kinds
+from upwatch.audit import service as audit
 from upwatch.kit.db import commit_and_notify
 from upwatch.kit.errors import (
     BadRequest,
@@ -25,6 +27,7 @@ from upwatch.kit.errors import (
     Unauthorized,
 )
 from upwatch.kit.ids import new_id
+from upwatch.kit.origin import request_origin
 from upwatch.kit.security import new_opaque_token, token_digest
 from upwatch.models import PasswordResetToken, RefreshToken, User
 from upwatch.runtime import DomainService, Runtime, uses
@@ -34,6 +37,11 @@ log = logging.getLogger(__name__)
 
 class RefreshTokenReplayed(Unauthorized):
     # The family revocation must be committed although the request is refused.
+    keep_changes = True
+
+
+class SignInRefused(Unauthorized):
+    # The failed attempt's audit event must be committed although the request is refused.
     keep_changes = True
 
 
@@ -97,16 +105,22 @@ class AccountService(DomainService):
 
     async def issue_tokens(self, user: User, family_id: str | None = None) -> tuple[str, str]:
         now = self.runtime.clock.now()
-        access = self.runtime.tokens.issue(user.id, user.token_version, now)
-        refresh = new_opaque_token()
         link_id = new_id()
+        family_id = family_id or link_id
+        # The access token names its family (the session), so the sessions list can mark the
+        # caller's own and an ended session's tokens stop at once.
+        access = self.runtime.tokens.issue(user.id, user.token_version, now, family_id)
+        refresh = new_opaque_token()
+        origin = request_origin.get()
         link = RefreshToken(
             id=link_id,
-            family_id=family_id or link_id,
+            family_id=family_id,
             user_id=user.id,
             token_hash=token_digest(refresh),
             created_at=now,
             expires_at=now + timedelta(days=self.runtime.settings.refresh_token_days),
+            address=origin.address,
+            user_agent=origin.user_agent,
         )
         await self.tokens.add(link)
         return access, refresh
@@ -174,7 +188,24 @@ class AccountService(DomainService):
             is_email_verified=body.isEmailVerified,
             settings={},
         )
-        return await self.users.add(user, self.runtime.catalog.default_plan)
+        added = await self.users.add(user, self.runtime.catalog.default_plan)
+        if is_admin and (body.roles != ["user"] or body.isEmailVerified):
+            assert caller is not None
+            await self._admin_action(caller, added, "create_user")
+        return added
+
+    async def _admin_action(self, caller: User, user: User, action: str) -> None:
+        await audit.record(
+            self.session,
+            kinds.ADMIN_ACTION,
+            self.runtime.clock.now(),
+            actor=caller,
+            account_id=user.id,
+            target_type="account",
+            target_id=user.id,
+            target_label=user.email,
+            details={"action": action},
+        )
 
     async def login(self, email: str, password: str, client: str) -> User:
         throttles = self.runtime.throttles
@@ -191,10 +222,27 @@ class AccountService(DomainService):
         user = await self.users.get_by_email(account_key)
         ok = await self.runtime.passwords.verify(user.password_hash if user else None, password)
         if user is None or not ok:
-            raise Unauthorized("the e-mail or password is wrong")
+            await self._signed_in(kinds.SIGN_IN_FAILED, user, account_key)
+            raise SignInRefused("the e-mail or password is wrong")
         await throttles.login_account.clear(account_key)
         await throttles.login_address.release(client)
+        await self._signed_in(kinds.SIGN_IN_SUCCEEDED, user, account_key)
         return user
+
+    async def _signed_in(self, kind: str, user: User | None, email: str) -> None:
+        """A password sign-in's event, in the account's security events when the address is
+        one's (a failed attempt names the address tried, never the password)."""
+        await audit.record(
+            self.session,
+            kind,
+            self.runtime.clock.now(),
+            actor=user if kind == kinds.SIGN_IN_SUCCEEDED else None,
+            account_id=user.id if user is not None else None,
+            target_type="account",
+            target_id=user.id if user is not None else None,
+            target_label=email,
+            via="password",
+        )
 
     # ---- password reset ----
 
@@ -238,6 +286,17 @@ class AccountService(DomainService):
             raise BadRequest("the reset token is invalid, expired or already used")
         user.password_hash = await self.runtime.passwords.hash(new_password)
         await self._revoke_everything(user)
+        await audit.record(
+            self.session,
+            kinds.PASSWORD_RESET,
+            now,
+            actor=None,
+            account_id=user.id,
+            target_type="account",
+            target_id=user.id,
+            target_label=user.email,
+            via="reset_link",
+        )
 
     # ---- profile ----
 
@@ -263,6 +322,8 @@ class AccountService(DomainService):
             await self.tokens.spend_all_resets(user.id, self.runtime.clock.now())
         if body.isEmailVerified is not None and (user.is_admin or not body.isEmailVerified):
             user.is_email_verified = body.isEmailVerified
+        if user.is_admin and (body.roles is not None and set(body.roles) != set(user.roles)):
+            await self._admin_action(user, user, "set_own_roles")
         if body.roles is not None:
             user.roles = list(body.roles)
         plain = {"firstName", "lastName", "image", "provider", "providerId"}
@@ -280,6 +341,15 @@ class AccountService(DomainService):
         if body.password is not None:
             user.password_hash = await self.runtime.passwords.hash(body.password)
             await self._revoke_everything(user)
+            await audit.record(
+                self.session,
+                kinds.PASSWORD_CHANGED,
+                self.runtime.clock.now(),
+                actor=user,
+                target_type="account",
+                target_id=user.id,
+                target_label=user.email,
+            )
         await self.session.flush()
         return user
 

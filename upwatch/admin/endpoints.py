@@ -48,10 +48,10 @@ async def list_mail(
     "/mail/{id}/resend", operation_id="adminResendMail", responses=problem_responses(404, 409)
 )
 async def resend_mail(
-    id: str, _admin: AdminUser, session: Session, runtime: RuntimeDep
+    id: str, admin: AdminUser, session: Session, runtime: RuntimeDep
 ) -> OutboxMailOut:
     """Send an unsent message (pending or failed) again (admin): it is due at once with a
     fresh set of attempts. Without SMTP settings it stays in the outbox and is written to the
     log in full again. 409 for a message that was sent, or whose secret link was removed
     after it failed."""
-    return await AdminService(session, runtime).resend_mail(id)
+    return await AdminService(session, runtime).resend_mail(admin, id)

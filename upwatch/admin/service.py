@@ -2,6 +2,8 @@ from __future__ import annotations
 
 from upwatch.accounts.repository import UserRepository
 from upwatch.admin.schemas import AdminUserItem, OutboxMailOut
+from upwatch.audit import kinds
+from upwatch.audit.service import record
 from upwatch.billing.repository import SubscriptionRepository
 from upwatch.billing.schemas import AdminUserUpdate
 from upwatch.kit.errors import Conflict, Forbidden, NotFound, ValidationFailed
@@ -40,6 +42,7 @@ class AdminService(DomainService):
         if user is None:
             raise NotFound("no such user")
         is_root = "super_admin" in caller.roles
+        roles_before = ",".join(user.roles)
         if body.roles is not None and set(body.roles) != set(user.roles):
             touches_root = "super_admin" in body.roles or "super_admin" in user.roles
             if touches_root and not is_root:
@@ -57,6 +60,23 @@ class AdminService(DomainService):
             subscription.plan = body.plan
         if body.subscriptionStatus is not None:
             subscription.status = body.subscriptionStatus
+        await record(
+            self.session,
+            kinds.ADMIN_ACTION,
+            self.runtime.clock.now(),
+            actor=caller,
+            account_id=user.id,
+            target_type="account",
+            target_id=user.id,
+            target_label=user.email,
+            details={
+                "action": "update_user",
+                "rolesFrom": roles_before,
+                "rolesTo": ",".join(user.roles),
+                "plan": subscription.plan,
+                "subscriptionStatus": subscription.status,
+            },
+        )
         await self.session.flush()
         await self.session.refresh(user)
         self.runtime.plan_cache.forget(user.id)
@@ -66,7 +86,7 @@ class AdminService(DomainService):
         rows, total = await self.mail.newest_first(limit, offset)
         return [OutboxMailOut.model_validate(m) for m in rows], total
 
-    async def resend_mail(self, mail_id: str) -> OutboxMailOut:
+    async def resend_mail(self, caller: User, mail_id: str) -> OutboxMailOut:
         """Send an unsent message again (pending or failed); a sent one is never sent twice."""
         message = await self.mail.get(mail_id)
         if message is None:
@@ -80,4 +100,14 @@ class AdminService(DomainService):
             )
         if not await self.runtime.mailer.resend(self.session, message):
             raise Conflict("this message was sent meanwhile; only unsent messages can be resent")
+        await record(
+            self.session,
+            kinds.ADMIN_ACTION,
+            self.runtime.clock.now(),
+            actor=caller,
+            target_type="mail",
+            target_id=message.id,
+            target_label=message.to_address,
+            details={"action": "resend_mail", "category": message.category},
+        )
         return OutboxMailOut.model_validate(message)

@@ -19,6 +19,12 @@ class ApiKeyRepository(KeyDirectory):
         )
         return rows.all()
 
+    async def of_project_by_id(self, project_id: str, key_id: str) -> ApiKey | None:
+        key: ApiKey | None = await self.session.scalar(
+            select(ApiKey).where(ApiKey.id == key_id, ApiKey.project_id == project_id)
+        )
+        return key
+
     async def add(self, key: ApiKey) -> ApiKey:
         self.session.add(key)
         await self.session.flush()

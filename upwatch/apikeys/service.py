@@ -8,6 +8,8 @@ from collections.abc import Sequence
 
 from upwatch.apikeys.repository import ApiKeyRepository
 from upwatch.apikeys.schemas import ApiKeyCreate
+from upwatch.audit import kinds
+from upwatch.audit.service import record
 from upwatch.callers.apikeys import KEY_PREFIX
 from upwatch.kit.errors import Forbidden, NotFound, ValidationFailed
 from upwatch.kit.security import token_digest
@@ -51,7 +53,22 @@ class ApiKeyService(DomainService):
                 last_used_at=None,
             )
         )
+        await self._record(kinds.API_KEY_CREATED, caller, stored)
         return stored, key
+
+    async def _record(self, kind: str, caller: User, key: ApiKey) -> None:
+        # The prefix tells keys apart and is listed to every member; the key never appears.
+        await record(
+            self.session,
+            kind,
+            self.runtime.clock.now(),
+            actor=caller,
+            project_id=key.project_id,
+            target_type="api_key",
+            target_id=key.id,
+            target_label=key.prefix,
+            details={"name": key.name, "scope": key.scope},
+        )
 
     async def listed(self, caller: User, project_id: str) -> Sequence[ApiKey]:
         await self.projects.get_visible(caller, project_id)
@@ -59,5 +76,7 @@ class ApiKeyService(DomainService):
 
     async def revoke(self, caller: User, project_id: str, key_id: str) -> None:
         await self._managed(caller, project_id)
-        if not await self.keys.revoke(project_id, key_id):
+        key = await self.keys.of_project_by_id(project_id, key_id)
+        if key is None or not await self.keys.revoke(project_id, key_id):
             raise NotFound("no such API key")
+        await self._record(kinds.API_KEY_REVOKED, caller, key)

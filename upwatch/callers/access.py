@@ -9,6 +9,12 @@ access rule, written here once (on the membership table, so the base needs no do
   (``may_open``), and a 404 to everyone else, so another tenant's rows are never revealed.
 
 An API key sees only its own project, in lists and by id.
+
+A project may require two-factor sign-in (its owner's setting, docs/two-factor-projects.md).
+A person with no second factor then does not reach it: lists leave its rows out without an
+error, and a row opened by id in it, or a list narrowed to it by ``projectId``, answers 403
+``mfa-required-by-project`` (``refuse_without_second_factor``), to members and administrators
+only: to anyone else it stays a 404. An API key acts for the owner and is never stopped.
 """
 
 from __future__ import annotations
@@ -18,13 +24,14 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Generic, Protocol, TypeVar
 
 from fastapi import Depends
-from sqlalchemy import ColumnElement, Select, select, true
+from sqlalchemy import ColumnElement, Select, exists, false, not_, select, true
+from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute, Mapped
 
-from upwatch.kit.errors import NotFound
+from upwatch.kit.errors import NotFound, TwoFactorRequired
 from upwatch.kit.pagination import IdFilter, Page, PageParams
 from upwatch.kit.repository import Listed, Repository
-from upwatch.models import ProjectMember, User
+from upwatch.models import PasskeyCredential, Project, ProjectMember, User
 
 
 def listed_memberships(caller: User) -> ColumnElement[bool]:
@@ -37,23 +44,93 @@ def listed_memberships(caller: User) -> ColumnElement[bool]:
     return condition
 
 
+def two_factor_gate(caller: User) -> ColumnElement[bool] | None:
+    """The condition (on ``Project``) a project must meet for ``caller`` to reach it under the
+    two-factor rule; None when the rule cannot stop this caller (an API key, a person known
+    to have a second factor), so its queries stay exactly as they were.
+
+    A person whose second factor is not known yet is asked inside the same statement (an
+    uncorrelated EXISTS the database evaluates once): the rule costs no query of its own."""
+    if caller.grant is not None or caller.totp_enabled_at is not None or caller.second_factor:
+        return None
+    unlocked = Project.require_two_factor == false()
+    if caller.second_factor is False:
+        return unlocked
+    return unlocked | exists().where(PasskeyCredential.user_id == caller.id)
+
+
 def readable_project_ids(caller: User) -> Select[str]:
     """The ids of the projects ``caller`` lists: those it belongs to (an owner has a membership
-    row too). Every list of project-scoped rows filters by this one subquery.
+    row too), less those that require two-factor sign-in from a person without a second
+    factor. Every list of project-scoped rows filters by this one subquery.
 
     Administrators are no exception here: their lists show only their own projects, while
     ``may_open`` lets them reach any project by id. A list over every tenant would be a
     different feature (an admin view), not a wider member list. An API key lists its own
     project only."""
-    return select(ProjectMember.project_id).where(listed_memberships(caller))
+    query = select(ProjectMember.project_id).where(listed_memberships(caller))
+    gate = two_factor_gate(caller)
+    if gate is not None:
+        # Never correlated: an outer query over projects must not turn this into a filter
+        # on its own rows.
+        query = (
+            query.join(Project, Project.id == ProjectMember.project_id).where(gate).correlate(None)
+        )
+    return query
+
+
+def opens_by_membership(
+    caller: User, project_id: ColumnElement[str] | Mapped[str]
+) -> ColumnElement[bool]:
+    """Membership alone: members their projects, administrators any, a key its own."""
+    if caller.is_admin:  # never true for an API key
+        return true()
+    return project_id.in_(select(ProjectMember.project_id).where(listed_memberships(caller)))
 
 
 def may_open(caller: User, project_id: ColumnElement[str] | Mapped[str]) -> ColumnElement[bool]:
     """Whether ``caller`` may open by id a row of the project ``project_id``: members their
-    projects, administrators any project (unlike lists); an API key only in its project."""
-    if caller.is_admin:  # never true for an API key
+    projects, administrators any project (unlike lists); an API key only in its project; and
+    a person without a second factor none that requires one (administrators included: the
+    rule is about the account signed in, and theirs is an account like any other)."""
+    if not caller.is_admin:
+        return project_id.in_(readable_project_ids(caller))
+    gate = two_factor_gate(caller)
+    if gate is None:
         return true()
-    return project_id.in_(readable_project_ids(caller))
+    return project_id.not_in(select(Project.id).where(not_(gate)).correlate(None))
+
+
+async def lacks_second_factor(session: AsyncSession, caller: User) -> bool:
+    """Whether the two-factor rule stops ``caller``: a person with neither TOTP nor a
+    passkey. Asked once per request at most (kept on the caller, request state)."""
+    if two_factor_gate(caller) is None:
+        return False
+    if caller.second_factor is None:
+        found = await session.scalar(select(exists().where(PasskeyCredential.user_id == caller.id)))
+        caller.second_factor = bool(found)
+    return not caller.second_factor
+
+
+async def refuse_without_second_factor(
+    session: AsyncSession, caller: User, project_ids: str | Select[str]
+) -> None:
+    """403 ``mfa-required-by-project`` when what ``caller`` asked for was not found only
+    because its project requires a second factor the caller lacks; nothing otherwise (the
+    caller then answers 404, or an empty list). Only a member or an administrator is told:
+    for anyone else the project stays unseen. Run on the way to a 404 or an empty list
+    narrowed to a project, never on a found row, so a request that succeeds pays nothing."""
+    gate = two_factor_gate(caller)
+    if gate is None:
+        return
+    wanted = (
+        Project.id == project_ids if isinstance(project_ids, str) else Project.id.in_(project_ids)
+    )
+    refused = await session.scalar(
+        select(exists().where(wanted, not_(gate), opens_by_membership(caller, Project.id)))
+    )
+    if refused:
+        raise TwoFactorRequired
 
 
 class ProjectScoped(Protocol):
@@ -103,6 +180,9 @@ class ProjectScopedRepository(Repository, Generic[Row]):
             )
         )
         if found is None:
+            await refuse_without_second_factor(
+                self.session, caller, select(self.model.project_id).where(self.model.id == row_id)
+            )
             raise NotFound(self.not_found)
         return found
 
@@ -116,11 +196,16 @@ class ProjectScopedRepository(Repository, Generic[Row]):
         where: Iterable[ColumnElement[bool]] = (),
     ) -> Listed[Row]:
         """One page of the rows ``caller`` lists, in ``order``, narrowed to ``project_id`` and
-        by ``where``, with the total of the whole list."""
+        by ``where``, with the total of the whole list. Narrowed to a project that requires a
+        second factor the caller lacks, it is a 403 rather than an empty list."""
         query = select(self.model).where(self.readable(caller), *where)
         if project_id is not None:
             query = query.where(self.model.project_id == project_id)
-        return await self.page_of(query.order_by(*self.order), limit, offset)
+        listed = await self.page_of(query.order_by(*self.order), limit, offset)
+        if project_id is not None and not listed.total:
+            # Empty perhaps only because the project requires a second factor: say so.
+            await refuse_without_second_factor(self.session, caller, project_id)
+        return listed
 
 
 @dataclass(frozen=True)

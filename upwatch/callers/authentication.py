@@ -12,13 +12,27 @@ from upwatch.runtime import Runtime
 
 
 async def user_of_access_token(session: AsyncSession, runtime: Runtime, access_token: str) -> User:
-    """The account an access token belongs to; 401 when it is invalid, expired or revoked (the
-    account's token version moved on: a password change or "sign out everywhere")."""
+    """The account an access token belongs to; 401 when it is invalid, expired or revoked."""
+    user, _ = await caller_of_access_token(session, runtime, access_token)
+    return user
+
+
+async def caller_of_access_token(
+    session: AsyncSession, runtime: Runtime, access_token: str
+) -> tuple[User, str | None]:
+    """The account an access token belongs to and the API session (refresh-token family) it
+    was issued in; 401 when it is invalid, expired or revoked: the account's token version
+    moved on (a password change or reset), or its session was ended (signed out, ended from
+    the sessions list, or a replayed refresh token). Tokens older than the session claim
+    name none and hold until they expire (docs/sessions.md)."""
     try:
         claims = runtime.tokens.decode(access_token, runtime.clock.now())
     except InvalidToken as exc:
         raise Unauthorized("the access token is invalid or expired") from exc
-    user = await UserDirectory(session).get(claims.user_id)
+    users = UserDirectory(session)
+    user = await users.get(claims.user_id)
     if user is None or user.token_version != claims.token_version:
         raise Unauthorized("the access token has been revoked")
-    return user
+    if claims.session_id is not None and not await users.session_open(user.id, claims.session_id):
+        raise Unauthorized("the access token has been revoked")
+    return user, claims.session_id

@@ -13,7 +13,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.requests import Request
 
 from upwatch.callers.apikeys import TOUCH_EVERY, caller_of_key, is_api_key, touch_key
-from upwatch.callers.authentication import user_of_access_token
+from upwatch.callers.authentication import caller_of_access_token
 from upwatch.callers.metering import admit_request
 from upwatch.callers.repository import KeyDirectory
 from upwatch.dependencies import RuntimeDep, Session
@@ -67,7 +67,7 @@ async def _authenticate(
     if is_api_key(token):
         user = await _key_holder(request, background, token, session, runtime)
     else:
-        user = await user_of_access_token(session, runtime, token)
+        user, request.state.session_id = await caller_of_access_token(session, runtime, token)
     request.state.user_id = user.id
     digests_shown.set(user.grant is None or user.grant.writes)
     if runtime.settings.api_metering:
@@ -122,6 +122,12 @@ async def _optional_person(
     return await _person_user(request, response, background, credentials, session, runtime)
 
 
+async def _session_of(request: Request, user: Annotated[User, Depends(_person_user)]) -> str | None:
+    """The API session (refresh-token family) the caller's access token was issued in."""
+    session_id = getattr(request.state, "session_id", None)
+    return session_id if isinstance(session_id, str) else None
+
+
 async def _admin_user(user: Annotated[User, Depends(_person_user)]) -> User:
     if not user.is_admin:
         raise Forbidden("this operation is for administrators")
@@ -134,3 +140,5 @@ PersonUser = Annotated[User, Depends(_person_user)]
 # No token at all, or a person's own (an API key gets 403).
 OptionalPerson = Annotated[User | None, Depends(_optional_person)]
 AdminUser = Annotated[User, Depends(_admin_user)]
+# The caller's own API session id (None for tokens made before sessions were named).
+CurrentSessionId = Annotated[str | None, Depends(_session_of)]

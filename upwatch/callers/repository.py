@@ -10,7 +10,7 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.kit.db import dialect_insert
-from upwatch.models import ApiKey, ApiUsage, Subscription, User
+from upwatch.models import ApiKey, ApiUsage, RefreshToken, Subscription, User
 
 
 class UserDirectory:
@@ -22,6 +22,20 @@ class UserDirectory:
 
     async def get_by_email(self, email: str) -> User | None:
         return await self.session.scalar(select(User).where(User.email == email))
+
+    async def session_open(self, user_id: str, family_id: str) -> bool:
+        """Whether the account's API session (refresh-token family) has not been ended: one
+        lookup on the indexed ``family_id``, stopping at the first link not revoked."""
+        query = (
+            select(RefreshToken.id)
+            .where(
+                RefreshToken.family_id == family_id,
+                RefreshToken.user_id == user_id,
+                RefreshToken.revoked_at.is_(None),
+            )
+            .limit(1)
+        )
+        return await self.session.scalar(query) is not None
 
 
 class KeyDirectory:

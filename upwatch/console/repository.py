@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from sqlalchemy import delete, select
+from datetime import datetime
+
+from sqlalchemy import delete, select, update
 
 from upwatch.kit.repository import Repository
 from upwatch.models import BrowserSession
@@ -16,4 +18,9 @@ class SessionRepository(Repository):
     async def remove(self, token_hash: str) -> None:
         await self.session.execute(
             delete(BrowserSession).where(BrowserSession.token_hash == token_hash)
+        )
+
+    async def touch(self, session_id: str, now: datetime) -> None:
+        await self.session.execute(
+            update(BrowserSession).where(BrowserSession.id == session_id).values(last_used_at=now)
         )

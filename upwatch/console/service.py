@@ -11,23 +11,32 @@ from __future__ import annotations
 import hmac
 import secrets
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Final
 
 from upwatch.accounts.repository import UserRepository
 from upwatch.console.repository import SessionRepository
+from upwatch.kit.db import Database
 from upwatch.kit.ids import new_id
+from upwatch.kit.origin import request_origin
 from upwatch.kit.security import new_opaque_token, token_digest
 from upwatch.models import BrowserSession, User
 from upwatch.runtime import DomainService, uses
 
 SESSION_DAYS: Final = 14
+# A session's last use is written at most this often: the sessions list needs the day and
+# hour, not a write per page view.
+TOUCH_EVERY: Final = timedelta(minutes=5)
 
 
 @dataclass(frozen=True)
 class SignedIn:
     user: User
     csrf: str
+    # The browser session's id: the sessions list marks it "this browser".
+    session_id: str = ""
+    # Its last use is older than TOUCH_EVERY: the page records this one after the response.
+    touch_due: bool = False
 
 
 def same_token(given: str | None, expected: str) -> bool:
@@ -48,6 +57,7 @@ class ConsoleSessions(DomainService):
         """A new session for ``user``; the cookie's value."""
         token = new_opaque_token()
         now = self.runtime.clock.now()
+        origin = request_origin.get()
         await self.sessions.add(
             BrowserSession(
                 id=new_id(),
@@ -57,6 +67,9 @@ class ConsoleSessions(DomainService):
                 csrf_token=new_csrf_token(),
                 created_at=now,
                 expires_at=now + timedelta(days=SESSION_DAYS),
+                address=origin.address,
+                user_agent=origin.user_agent,
+                last_used_at=now,
             )
         )
         return token
@@ -65,13 +78,22 @@ class ConsoleSessions(DomainService):
         if not token:
             return None
         row = await self.sessions.by_hash(token_digest(token))
-        if row is None or row.expires_at <= self.runtime.clock.now():
+        now = self.runtime.clock.now()
+        if row is None or row.expires_at <= now:
             return None
         user = await self.users.get(row.user_id)
         if user is None or user.token_version != row.token_version:
             return None
-        return SignedIn(user, row.csrf_token)
+        due = row.last_used_at is None or now - row.last_used_at >= TOUCH_EVERY
+        return SignedIn(user, row.csrf_token, row.id, due)
 
     async def close(self, token: str | None) -> None:
         if token:
             await self.sessions.remove(token_digest(token))
+
+
+async def touch_session(database: Database, session_id: str, now: datetime) -> None:
+    """Record a console session's use, after the response (its own short transaction)."""
+    async with database.worksession() as session:
+        await SessionRepository(session).touch(session_id, now)
+        await session.commit()

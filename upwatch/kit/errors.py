@@ -32,6 +32,7 @@ __all__ = [
     "ProblemError",
     "ServiceUnavailable",
     "TooManyRequests",
+    "TwoFactorRequired",
     "Unauthorized",
     "ValidationFailed",
     "described",
@@ -111,6 +112,23 @@ class Unauthorized(ProblemError, status=401, slug="unauthorized", title="Authent
 
 class Forbidden(ProblemError, status=403, slug="forbidden", title="Forbidden"):
     """The caller is known, and may not do this."""
+
+
+class TwoFactorRequired(
+    Forbidden,
+    status=403,
+    slug="mfa-required-by-project",
+    title="The project requires two-factor sign-in",
+):
+    """The caller belongs to a project whose owner requires a second factor, and has none:
+    only people are refused (an API key acts for the owner), and only members and
+    administrators, who may know the project exists (anyone else gets a 404)."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "this project requires two-factor authentication: turn it on for your account "
+            "in your security settings (/app/settings/security), then open the project again"
+        )
 
 
 class NotFound(ProblemError, status=404, slug="not-found", title="Not found"):

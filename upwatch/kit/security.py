@@ -52,6 +52,9 @@ class Passwords:
 class AccessClaims:
     user_id: str
     token_version: int
+    # The refresh-token family (API session) the token was issued in; None in tokens made
+    # before sessions were listed, which stay valid until they expire.
+    session_id: str | None = None
 
 
 class InvalidToken(Exception):
@@ -65,14 +68,18 @@ class AccessTokens:
         self._key = settings.signing_key
         self._lifetime = timedelta(minutes=settings.access_token_minutes)
 
-    def issue(self, user_id: str, token_version: int, now: datetime) -> str:
-        claims = {
+    def issue(
+        self, user_id: str, token_version: int, now: datetime, session_id: str | None = None
+    ) -> str:
+        claims: dict[str, str | int] = {
             "sub": user_id,
             "ver": token_version,
             "typ": "access",
             "iat": int(now.timestamp()),
             "exp": int((now + self._lifetime).timestamp()),
         }
+        if session_id is not None:
+            claims["sid"] = session_id
         return jwt.encode(claims, self._key, algorithm=self.algorithm)
 
     def decode(self, token: str, now: datetime) -> AccessClaims:
@@ -97,7 +104,10 @@ class AccessTokens:
         sub, ver = claims.get("sub"), claims.get("ver")
         if claims.get("typ") != "access" or not isinstance(sub, str) or not isinstance(ver, int):
             raise InvalidToken("not an access token")
-        return AccessClaims(user_id=sub, token_version=ver)
+        sid = claims.get("sid")
+        if sid is not None and not isinstance(sid, str):
+            raise InvalidToken("not an access token")
+        return AccessClaims(user_id=sub, token_version=ver, session_id=sid)
 
 
 def new_opaque_token() -> str:

@@ -25,12 +25,15 @@ class KeyGrant:
 
 class User(IdMixin, TimestampMixin, Base):
     __tablename__ = "users"
-    # ``grant`` below is request state, not a column.
+    # ``grant`` and ``second_factor`` below are request state, not columns.
     __allow_unmapped__ = True
 
     # Set when the caller is an API key acting for this account (the project's owner): it then
     # reaches only the key's project, is never an administrator, and never manages members.
     grant: KeyGrant | None = None
+    # Whether this person has a second factor (TOTP or a passkey), once a request needed to
+    # know (``callers.access``: a project may require one); None until then.
+    second_factor: bool | None = None
 
     email: Mapped[str] = mapped_column(String(320), unique=True)
     # None for OAuth-style accounts, which cannot log in with a password.

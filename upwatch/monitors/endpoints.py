@@ -38,7 +38,7 @@ from upwatch.monitors.schemas import (
     SlaOut,
     StatsOut,
 )
-from upwatch.monitors.service import MonitorService
+from upwatch.monitors.service import MonitorService, admin_region_event
 from upwatch.monitors.sla_reports import SlaPeriod, SlaService, SlaSlice
 from upwatch.runtime import Runtime
 
@@ -365,7 +365,7 @@ async def list_regions(
 
 @regions.creates("createRegion", 403, 409)
 async def create_region(
-    body: RegionIn, _admin: AdminUser, session: Session, runtime: RuntimeDep
+    body: RegionIn, admin: AdminUser, session: Session, runtime: RuntimeDep
 ) -> RegionOut:
     """Add a region (admin); it is online once a worker for it reports."""
     repository = RegionRepository(session)
@@ -374,13 +374,14 @@ async def create_region(
     region = await repository.add(
         Region(code=body.code, name=body.name, builtin=False, created_at=runtime.clock.now())
     )
+    await admin_region_event(session, runtime, admin, region, "create_region")
     return region_out(region, runtime)
 
 
 @regions.deletes("deleteRegion", 403, 404, 409)
-async def delete_region(id: str, _admin: AdminUser, monitors: Monitors) -> DeletedOut:
+async def delete_region(id: str, admin: AdminUser, monitors: Monitors) -> DeletedOut:
     """Delete a region (admin); it is removed from every monitor. `local` cannot go (409)."""
-    await monitors.delete_region(id)
+    await monitors.delete_region(admin, id)
     return DeletedOut(id=id)
 
 

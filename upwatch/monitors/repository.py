@@ -8,7 +8,7 @@ from datetime import datetime
 
 from sqlalchemy import String, cast, delete, func, or_, select
 
-from upwatch.callers.access import ProjectScopedRepository
+from upwatch.callers.access import ProjectScopedRepository, refuse_without_second_factor
 from upwatch.kit.repository import Listed, Repository
 from upwatch.models import (
     CheckResult,
@@ -124,7 +124,10 @@ class MonitorRepository(ProjectScopedRepository[Monitor]):
         query = select(Monitor).where(self.readable(caller))
         if project_id is not None:
             query = query.where(Monitor.project_id == project_id)
-        return await self.rows_of(query.order_by(Monitor.created_at, Monitor.id))
+        rows = await self.rows_of(query.order_by(Monitor.created_at, Monitor.id))
+        if project_id is not None and not rows:
+            await refuse_without_second_factor(self.session, caller, project_id)
+        return rows
 
     async def listed(
         self, caller: User, project_id: str | None, status: str | None, search: str = ""
@@ -149,7 +152,10 @@ class MonitorRepository(ProjectScopedRepository[Monitor]):
         if status is not None:
             query = query.where(Monitor.status == status)
         rows = await self.session.execute(query.order_by(Monitor.created_at, Monitor.id))
-        return [(i, n, s, t, r) for i, n, s, t, r in rows.all()]
+        found = [(i, n, s, t, r) for i, n, s, t, r in rows.all()]
+        if project_id is not None and not found:
+            await refuse_without_second_factor(self.session, caller, project_id)
+        return found
 
     async def counts_since(
         self, monitor_ids: Sequence[str], since: datetime, until: datetime | None = None

@@ -128,6 +128,16 @@ def mask_url_password(url: str | None) -> str | None:
     return str(parsed.with_password(SECRET_MASK))
 
 
+def url_password(url: str | None) -> str | None:
+    """The password of a connection URL (None without one): what of a database URL is secret."""
+    if not url:
+        return None
+    try:
+        return URL(url).password
+    except (ValueError, TypeError):
+        return None
+
+
 def kept_url_password(submitted: str | None, stored: str | None) -> str | None:
     """A connection URL to store: sent back with its password masked, for the same server and
     user, it takes the stored password again. Raises ``SecretNotKept`` when the mask would go

@@ -9,7 +9,10 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 from pydantic.alias_generators import to_snake
+from sqlalchemy.ext.asyncio import AsyncSession
 
+from upwatch.audit import kinds
+from upwatch.audit.service import record, secrets_changed
 from upwatch.billing.service import PlanLimits
 from upwatch.escalation.repository import EscalationRepository
 from upwatch.kit.db import after_commit, end_transaction
@@ -19,7 +22,7 @@ from upwatch.kit.logs import log_event
 from upwatch.kit.net import TargetRefused, check_host_name
 from upwatch.kit.plans import Plan
 from upwatch.kit.security import new_opaque_token
-from upwatch.models import CheckResult, Monitor, User
+from upwatch.models import CheckResult, Monitor, Region, User
 from upwatch.monitors import secrets, statistics
 from upwatch.monitors.dependency_graph import cycle_through
 from upwatch.monitors.repository import MonitorRepository, RegionRepository
@@ -34,7 +37,7 @@ from upwatch.probes.assertions import validate_all as validate_assertions
 from upwatch.probes.heartbeat import BadSchedule, validate_schedule, zone_of
 from upwatch.probes.registry import kind_of
 from upwatch.projects.repository import ProjectRepository
-from upwatch.runtime import DomainService, uses
+from upwatch.runtime import DomainService, Runtime, uses
 
 DEFAULT_TIMEOUT_SECONDS = 10.0
 # Create fields with rules of their own; every other one is stored as sent, by column name.
@@ -93,6 +96,21 @@ def _secret_part(monitor: Monitor | None) -> dict[str, Any]:
         "headers": dict(monitor.headers or {}),
         "url": monitor.url,
     }
+
+
+async def admin_region_event(
+    session: AsyncSession, runtime: Runtime, admin: User, region: Region, action: str
+) -> None:
+    await record(
+        session,
+        kinds.ADMIN_ACTION,
+        runtime.clock.now(),
+        actor=admin,
+        target_type="region",
+        target_id=region.id,
+        target_label=region.code,
+        details={"action": action},
+    )
 
 
 # What a heartbeat ping reports (GET or POST /heartbeat/{token}[/start|/fail]).
@@ -273,6 +291,7 @@ class MonitorService(DomainService):
             await self._check_parents(monitor.id, monitor.project_id, parents)
             monitor.depends_on = parents
         secrets_before = _secret_part(monitor)
+        marked_before = list(monitor.secret_headers or [])
         self._update_headers(monitor, body)
         if "key" in body.model_fields_set:
             await require_free_key(
@@ -320,6 +339,7 @@ class MonitorService(DomainService):
             )
         monitor.settings = settings
         await self._refresh_secret_refs(monitor, secrets_before, body, body.secretRefs)
+        await self._record_secret_change(caller, monitor, secrets_before, marked_before)
         if body.regionIds is not None:
             monitor.region_ids = list(dict.fromkeys(body.regionIds))
         if monitor.timeout_seconds >= monitor.interval_seconds:
@@ -374,6 +394,37 @@ class MonitorService(DomainService):
         monitor.secret_refs = await digested(
             self.runtime.passwords, write, names, monitor.secret_refs or {}
         )
+
+    async def _record_secret_change(
+        self, caller: User, monitor: Monitor, before: dict[str, Any], marked_before: list[str]
+    ) -> None:
+        """A ``monitor.secret_changed`` event naming the secret fields that changed (a header
+        secret before or after, a type's secret setting, a connection URL's password)."""
+        kind = kind_of(monitor.type)
+        headers = secrets.secret_names([*marked_before, *(monitor.secret_headers or [])])
+        after = _secret_part(monitor)
+        if kind.url_password_secret:
+            before = {**before, "url": secrets.url_password(before.get("url"))}
+            after = {**after, "url": secrets.url_password(after.get("url"))}
+
+        def is_secret(path: str) -> bool:
+            if path.startswith("headers."):
+                return path[8:].lower() in headers
+            return path in kind.secrets or (path == "url" and kind.url_password_secret)
+
+        changed = secrets_changed(before, after, is_secret)
+        if changed:
+            await record(
+                self.session,
+                kinds.MONITOR_SECRET_CHANGED,
+                self.runtime.clock.now(),
+                actor=caller,
+                project_id=monitor.project_id,
+                target_type="monitor",
+                target_id=monitor.id,
+                target_label=monitor.name,
+                details={"fields": ",".join(changed)},
+            )
 
     def _update_headers(self, monitor: Monitor, body: MonitorUpdate) -> None:
         """Headers and their secrecy; a masked secret sent back keeps the stored value."""
@@ -438,7 +489,7 @@ class MonitorService(DomainService):
         buckets = await self.monitors.histogram_buckets([monitor.id], first_day)
         return monitor, statistics.from_aggregates(days, buckets)
 
-    async def delete_region(self, region_id: str) -> None:
+    async def delete_region(self, admin: User, region_id: str) -> None:
         """Delete a region and take it out of every monitor (the built-in one stays: 409)."""
         region = await self.regions.get(region_id)
         if region is None:
@@ -449,6 +500,7 @@ class MonitorService(DomainService):
             monitor.region_ids = [r for r in monitor.region_ids if r != region.id]
             self._notify(monitor.id)
         await self.regions.delete(region)
+        await admin_region_event(self.session, self.runtime, admin, region, "delete_region")
 
     async def ping(self, token: str, now: datetime, report: PingKind = "success") -> None:
         """The job reports: it succeeded, it started, or it failed (``probes/heartbeat.py``)."""

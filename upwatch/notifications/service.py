@@ -8,6 +8,8 @@ from typing import Any
 from pydantic import ValidationError
 from pydantic.alias_generators import to_snake
 
+from upwatch.audit import kinds
+from upwatch.audit.service import record, secrets_changed
 from upwatch.billing.service import PlanLimits
 from upwatch.kit.db import end_transaction
 from upwatch.kit.declared import SecretWrite, digested, require_free_key
@@ -180,6 +182,24 @@ class ProviderService(DomainService):
         provider.type = channel
         provider.project_id = project.id
         await self._refresh_secret_refs(provider, config_before, body.config, body.secretRefs)
+        changed = secrets_changed(
+            {"config": config_before},
+            {"config": provider.config or {}},
+            lambda path: is_secret_path(channel, path),
+        )
+        if changed:
+            # Which fields, never their values.
+            await record(
+                self.session,
+                kinds.PROVIDER_SECRET_CHANGED,
+                self.runtime.clock.now(),
+                actor=caller,
+                project_id=project.id,
+                target_type="notification_provider",
+                target_id=provider.id,
+                target_label=body.name or provider.name,
+                details={"fields": ",".join(changed), "type": channel},
+            )
         provider.quiet_hours_start, provider.quiet_hours_end = start, end
         # The schema refuses null for these; left out means unchanged.
         for field, value in body.model_dump(

@@ -52,7 +52,7 @@ async def accept(
     """Join a project with the token from an invitation e-mail; the caller's address must be
     the invited one (404 otherwise)."""
     project_id = await accept_invitation(session, runtime, user, body.token)
-    return project_out(await ProjectService(session, runtime).visible(user, project_id))
+    return project_out(await ProjectService(session, runtime).joined(user, project_id))
 
 
 @router.get("", operation_id="listProjects")
@@ -71,11 +71,14 @@ async def get_project(id: str, user: CurrentUser, projects: Projects) -> Project
     return project_out(await projects.visible(user, id))
 
 
-@router.updates("updateProject", 403)
+@router.updates("updateProject", 403, 409)
 async def update_project(
     id: str, body: ProjectUpdate, user: PersonUser, projects: Projects
 ) -> ProjectOut:
-    """Rename or describe a project (owner, project manager or admin)."""
+    """Rename or describe a project (owner, project manager or admin). Only the owner turns
+    `requireTwoFactor` on or off, and turns it on only with a second factor on their own
+    account (409 otherwise): then members without one get 403 `mfa-required-by-project` on
+    the project and everything in it until they enrol (docs/two-factor-projects.md)."""
     return project_out(await projects.update(user, id, body))
 
 

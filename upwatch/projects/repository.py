@@ -10,8 +10,8 @@ from datetime import datetime
 from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from upwatch.callers.access import listed_memberships, may_open, readable_project_ids
-from upwatch.kit.errors import NotFound
+from upwatch.callers.access import lacks_second_factor, listed_memberships, opens_by_membership
+from upwatch.kit.errors import NotFound, TwoFactorRequired
 from upwatch.models import Project, ProjectInvitation, ProjectMember, User
 
 
@@ -51,7 +51,9 @@ class ProjectRepository:
     async def access(self, caller: User, project_id: str) -> ProjectAccess | None:
         """The project if ``caller`` may open it by id (``callers.access.may_open``: members their
         projects, administrators any project, a key its own), with the caller's role. None
-        (to be answered 404) for everyone else."""
+        (to be answered 404) for everyone else. A member or administrator without a second
+        factor, of a project that requires one, gets 403 ``mfa-required-by-project``: the
+        project row is at hand, so the rule costs a query only for such a project."""
         row = (
             await self.session.execute(
                 select(Project, ProjectMember.role)
@@ -59,12 +61,14 @@ class ProjectRepository:
                     ProjectMember,
                     (ProjectMember.project_id == Project.id) & (ProjectMember.user_id == caller.id),
                 )
-                .where(Project.id == project_id, may_open(caller, Project.id))
+                .where(Project.id == project_id, opens_by_membership(caller, Project.id))
             )
         ).first()
         if row is None:
             return None
         project, role = row
+        if project.require_two_factor and await lacks_second_factor(self.session, caller):
+            raise TwoFactorRequired
         # A row let through without a membership is an administrator's.
         return ProjectAccess(project=project, role=role or "admin", caller=caller)
 
@@ -79,8 +83,10 @@ class ProjectRepository:
     async def of_member(
         self, caller: User, limit: int, offset: int
     ) -> Sequence[tuple[Project, str]]:
-        """The caller's projects with its role in each: the rows of ``readable_project_ids``
-        with the role kept, so administrators see only their own and a key its project."""
+        """The caller's projects with its role in each, so administrators see only their own
+        and a key its project. A project that requires a second factor the caller lacks is
+        listed all the same (it says ``requireTwoFactor``), so a member sees why it is shut;
+        its rows stay out of every other list (``readable_project_ids``)."""
         rows = await self.session.execute(
             select(Project, ProjectMember.role)
             .join(ProjectMember, ProjectMember.project_id == Project.id)
@@ -93,7 +99,7 @@ class ProjectRepository:
 
     async def count_of_member(self, caller: User) -> int:
         total = await self.session.scalar(
-            select(func.count()).select_from(readable_project_ids(caller).subquery())
+            select(func.count()).select_from(ProjectMember).where(listed_memberships(caller))
         )
         return int(total or 0)
 

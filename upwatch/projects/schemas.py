@@ -23,6 +23,10 @@ class ProjectOut(RowOut):
     description: str
     owner_id: str
     role: Literal["owner", "member", "admin"] = Field(description="the caller's role here")
+    require_two_factor: bool = Field(
+        description="members reach the project only once their account has a second factor "
+        "(TOTP or a passkey); API keys are not affected. Set by the owner"
+    )
     created_at: datetime
     updated_at: datetime
 
@@ -39,6 +43,11 @@ class ProjectUpdate(Input):
 
     name: ProjectName | None = None
     description: Description | None = None
+    requireTwoFactor: bool | None = Field(
+        None,
+        description="owner only (403 for anyone else who would change it); turning it on "
+        "needs a second factor on the owner's own account first (409)",
+    )
 
 
 class InviteRequest(Input):

@@ -7,8 +7,11 @@ from urllib.parse import urlencode
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from upwatch.audit import kinds
+from upwatch.audit.service import record
 from upwatch.billing.repository import UsageRepository
 from upwatch.billing.service import PlanLimits
+from upwatch.callers.access import lacks_second_factor
 from upwatch.callers.repository import UserDirectory
 from upwatch.kit.errors import Conflict, Forbidden, NotFound
 from upwatch.kit.security import new_opaque_token, token_digest
@@ -28,6 +31,16 @@ class ProjectService(DomainService):
         """The project, or 404 when the caller may not see it (never reveal it exists)."""
         return await self.projects.get_visible(caller, project_id)
 
+    async def joined(self, caller: User, project_id: str) -> ProjectAccess:
+        """The project ``caller`` has just joined, as a member: shown even when it requires
+        a second factor the caller lacks yet (it says so, ``require_two_factor``), so the
+        rule never undoes the joining by refusing its answer."""
+        project = await self.projects.get(project_id)
+        member = await self.projects.member(project_id, caller.id)
+        if project is None or member is None:
+            raise NotFound("no such project")
+        return ProjectAccess(project=project, role=member.role, caller=caller)
+
     async def create(self, caller: User, body: ProjectCreate) -> ProjectAccess:
         await self.limits.lock(caller.id)
         await self.limits.require(caller.id, "projectCount", await self.usage.projects(caller.id))
@@ -44,17 +57,58 @@ class ProjectService(DomainService):
         access = await self.visible(caller, project_id)
         if not access.can_manage_members:
             raise Forbidden("only the owner, a project manager or an admin may edit the project")
-        for field, value in body.model_dump(exclude_unset=True, exclude_none=True).items():
+        changes = body.model_dump(exclude_unset=True, exclude_none=True)
+        required = changes.pop("requireTwoFactor", None)
+        for field, value in changes.items():
             setattr(access.project, field, value)
+        if required is not None and required != access.project.require_two_factor:
+            await self._require_two_factor(access, required)
         await self.session.flush()
         await self.session.refresh(access.project)
         return access
+
+    async def _require_two_factor(self, access: ProjectAccess, required: bool) -> None:
+        """The owner's setting (a value sent unchanged is no change, so a client may send back
+        what it read). The owner must have a second factor before turning it on, or the
+        project would shut them out at once."""
+        caller, project = access.caller, access.project
+        if access.role != "owner" or caller.grant is not None:
+            raise Forbidden("only the project's owner may change whether it requires two-factor")
+        if required and await lacks_second_factor(self.session, caller):
+            raise Conflict(
+                "turn on two-factor authentication for your own account first (security "
+                "settings, /app/settings/security): otherwise the project would shut you out"
+            )
+        project.require_two_factor = required
+        await record(
+            self.session,
+            kinds.PROJECT_TWO_FACTOR_CHANGED,
+            self.runtime.clock.now(),
+            actor=caller,
+            project_id=project.id,
+            target_type="project",
+            target_id=project.id,
+            target_label=project.name,
+            details={"required": required},
+        )
 
     async def delete(self, caller: User, project_id: str) -> None:
         access = await self.visible(caller, project_id)
         if not access.can_delete:
             raise Forbidden("only the owner or an admin may delete the project")
-        await self.projects.delete(access.project)
+        project = access.project
+        # Kept with the project's id (no foreign key): its owner's trail outlives it.
+        await record(
+            self.session,
+            kinds.PROJECT_DELETED,
+            self.runtime.clock.now(),
+            actor=caller,
+            project_id=project.id,
+            target_type="project",
+            target_id=project.id,
+            target_label=project.name,
+        )
+        await self.projects.delete(project)
 
     # ---- membership ----
 
@@ -94,6 +148,9 @@ class ProjectService(DomainService):
                 project_id=project.id, user_id=invitee.id, role="member", created_at=now
             )
             await self.projects.add_member(member)
+            await _member_event(
+                self.session, self.runtime, kinds.MEMBER_ADDED, caller, project.id, invitee
+            )
             await self.runtime.mailer.enqueue(
                 self.session,
                 to=invitee.email,
@@ -111,6 +168,16 @@ class ProjectService(DomainService):
             created_at=now,
         )
         await self.projects.add_invitation(invitation)
+        await record(
+            self.session,
+            kinds.MEMBER_INVITED,
+            now,
+            actor=caller,
+            project_id=project.id,
+            target_type="invitation",
+            target_id=invitation.id,
+            target_label=email,
+        )
         accept = (
             f"{self.runtime.settings.public_url}/invitations/accept?{urlencode({'token': token})}"
         )
@@ -146,7 +213,18 @@ class ProjectService(DomainService):
             raise NotFound("no such member")
         if member.role == "owner":
             raise Conflict("the owner cannot be removed; delete the project instead")
+        removed = await self.users.get(user_id)
         await self.projects.remove(member)
+        await _member_event(
+            self.session,
+            self.runtime,
+            kinds.MEMBER_REMOVED,
+            caller,
+            access.project.id,
+            removed,
+            user_id,
+            left=user_id == caller.id,
+        )
 
     async def cancel_invitation(self, caller: User, project_id: str, invitation_id: str) -> None:
         access = await self._manageable(caller, project_id)
@@ -175,7 +253,45 @@ async def accept_invitation(session: AsyncSession, runtime: Runtime, user: User,
                 created_at=runtime.clock.now(),
             )
         )
+        await _member_event(
+            session,
+            runtime,
+            kinds.MEMBER_ADDED,
+            user,
+            invitation.project_id,
+            user,
+            via="invitation",
+        )
     await projects.remove(invitation)
     user.is_email_verified = True
     await session.flush()
     return invitation.project_id
+
+
+async def _member_event(
+    session: AsyncSession,
+    runtime: Runtime,
+    kind: str,
+    caller: User,
+    project_id: str,
+    member: User | None,
+    member_id: str | None = None,
+    *,
+    via: str = "",
+    left: bool = False,
+) -> None:
+    """A membership change, in the project's log and in the member's own security events."""
+    target_id = member.id if member is not None else member_id
+    await record(
+        session,
+        kind,
+        runtime.clock.now(),
+        actor=caller,
+        account_id=target_id,
+        project_id=project_id,
+        target_type="member",
+        target_id=target_id,
+        target_label=member.email if member is not None else "",
+        via=via,
+        details={"role": "member", **({"left": True} if left else {})},
+    )

@@ -29,6 +29,7 @@ from upwatch.kit.progress import progress
 from upwatch.mail.sender import Mailer
 from upwatch.models import HourlyCount, RetentionNotice, User
 from upwatch.retention import rules
+from upwatch.retention.repository.audit import AuditPurgeRepository
 from upwatch.retention.repository.claims import ClaimRepository
 from upwatch.retention.repository.notices import NoticeRepository
 from upwatch.retention.repository.purge import PurgeRepository
@@ -95,6 +96,7 @@ class RetentionJob:
                     finished += 1
                 else:
                     skipped.add(owner_id)  # claimed elsewhere: not ours today
+        await self.purge_nobodys_audit()
         self.metrics.retention_last_success.set(time.time())
         return finished
 
@@ -138,6 +140,11 @@ class RetentionJob:
                 await PurgeRepository(session).purge_days(owner_id, aggregates_before.isoformat())
                 await session.commit()
 
+        if rules.expires(days):
+            # Audit events go on the day they expire, unannounced: they are a record about
+            # the account, not data it keeps (docs/audit-log.md).
+            await self._purge_audit(owner_id, token, now - timedelta(days=days))
+
         async with self.database.worksession() as session:
             await self._hold(session, owner_id, token)
             await PurgeRepository(session).purge_hours(
@@ -159,6 +166,36 @@ class RetentionJob:
                 raise LostClaim(owner_id)
             await session.commit()
         return True
+
+    async def _purge_audit(self, owner_id: str, token: str, before: datetime) -> None:
+        rows = self.settings.retention_batch_rows
+
+        async def batch(repository: PurgeRepository, after: Any) -> tuple[int, Any]:
+            gone = await AuditPurgeRepository(repository.session).purge_owner(
+                owner_id, before, rows
+            )
+            return gone, (True if gone == rows else None)
+
+        await self._batches(owner_id, token, "audit_events", batch)
+
+    async def purge_nobodys_audit(self) -> int:
+        """Events no account or project holds any more (a failed sign-in at an unknown
+        address, a deleted account's): kept as long as the default plan keeps data."""
+        days = self.catalog.get(self.catalog.default_plan).retentionDays
+        if not rules.expires(days):
+            return 0
+        before = self.clock.now() - timedelta(days=days)
+        rows = self.settings.retention_batch_rows
+        total = 0
+        while True:
+            async with self.database.worksession() as session:
+                gone = await AuditPurgeRepository(session).purge_nobodys(before, rows)
+                await session.commit()
+            total += gone
+            self.metrics.retention_purged.labels("audit_events").inc(gone)
+            if gone < rows:
+                return total
+            await asyncio.sleep(self.settings.retention_batch_pause_seconds)
 
     def _lease(self) -> datetime:
         return self.clock.now() + timedelta(seconds=self.settings.retention_claim_seconds)

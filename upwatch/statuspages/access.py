@@ -138,9 +138,10 @@ class Visitor:
                     )
                 else:
                     user = await user_of_access_token(session, self.runtime, token)
+                # A member refused for want of a second factor is no member here.
+                return await ProjectRepository(session).access(user, gate.project_id) is not None
             except ProblemError:
                 return False
-            return await ProjectRepository(session).access(user, gate.project_id) is not None
 
     async def verdict(self, page_id: str, gate: Gate) -> Verdict:
         if gate.open:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
@@ -24,26 +23,15 @@ from upwatch.config import Settings
 from upwatch.kit.backoff import backoff
 from upwatch.kit.clock import Clock
 from upwatch.kit.db import Database
-from upwatch.kit.net import NetworkGuard, TargetRefused, guarded_session, retry_after_seconds
+from upwatch.kit.net import NetworkGuard, guarded_session
 from upwatch.kit.outbox import Wakeable
 from upwatch.kit.webhooks import signed_headers
 from upwatch.models import StatusPageSubscriber, SubscriberDelivery, SubscriberNotice
+from upwatch.notifications.channels.base import TransportError, post_once
 from upwatch.statuspages.outbox import NoticeRepository
 from upwatch.statuspages.render import iso
 
 log = logging.getLogger(__name__)
-
-# A receiver's answer is read up to this much, then dropped.
-MAX_ANSWER_BYTES = 64 * 1024
-
-
-class Failed(Exception):
-    def __init__(self, message: str, *, retryable: bool, retry_after: float | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.retryable = retryable
-        # What a 429 or 503 asked for (Retry-After), in seconds.
-        self.retry_after = retry_after
 
 
 def webhook_body(notice: SubscriberNotice) -> bytes:
@@ -99,10 +87,10 @@ class SubscriberHooks:
     async def _attempt(
         self, delivery: SubscriberDelivery, notice: SubscriberNotice, to: StatusPageSubscriber
     ) -> None:
-        error: Failed | None = None
+        error: TransportError | None = None
         try:
             await self._send(delivery, notice, to)
-        except Failed as exc:
+        except TransportError as exc:
             error = exc
         now = self.clock.now()
         attempts = delivery.attempts + 1
@@ -130,35 +118,24 @@ class SubscriberHooks:
     async def _send(
         self, delivery: SubscriberDelivery, notice: SubscriberNotice, to: StatusPageSubscriber
     ) -> None:
+        label = f"{to.kind} subscriber"
         if to.url is None:
-            raise Failed("the subscriber has no URL", retryable=False)
+            raise TransportError(f"{label}: it has no URL", retryable=False)
+        if self.http is None:
+            raise TransportError(f"{label}: the sender is not started", retryable=True)
         if to.kind == "webhook" and to.secret:
             body = webhook_body(notice)
             headers = signed_headers(to.secret, delivery.message_id, self.clock.now(), body)
         else:
             body, headers = slack_body(notice), {}
-        await self._post(to.url, body, {**headers, "Content-Type": "application/json"})
-
-    async def _post(self, url: str, body: bytes, headers: Mapping[str, str]) -> None:
-        """One POST; the errors never quote the URL (a Slack URL is a secret)."""
-        if self.http is None:
-            raise Failed("the sender is not started", retryable=True)
-        timeout = aiohttp.ClientTimeout(total=self.settings.alert_timeout_seconds)
-        try:
-            async with self.http.post(
-                url, data=body, headers=headers, timeout=timeout, allow_redirects=False
-            ) as answer:
-                status = answer.status
-                asked = answer.headers.get("Retry-After") if status in (429, 503) else None
-                await answer.content.read(MAX_ANSWER_BYTES)
-        except TargetRefused as exc:
-            raise Failed(f"the address is refused ({exc})", retryable=False) from None
-        except aiohttp.InvalidURL:
-            raise Failed("the URL is not valid", retryable=False) from None
-        except (aiohttp.ClientError, OSError, TimeoutError) as exc:
-            raise Failed(f"no delivery ({type(exc).__name__})", retryable=True) from None
-        if 200 <= status < 300:
-            return
-        retryable = status in (408, 425, 429) or status >= 500
-        delay = retry_after_seconds(asked, self.clock.now())
-        raise Failed(f"HTTP {status}", retryable=retryable, retry_after=delay)
+        # The URL is a secret for Slack (its path is the credential): errors never quote it.
+        await post_once(
+            self.http,
+            to.url,
+            data=body,
+            headers={**headers, "Content-Type": "application/json"},
+            seconds=self.settings.alert_timeout_seconds,
+            clock=self.clock,
+            label=label,
+            secrets=[to.url],
+        )

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from sqlalchemy import delete, exists, func, insert, select, update
+from sqlalchemy import ColumnElement, delete, exists, func, insert, or_, select, update
 
 from upwatch.kit.repository import Repository
 from upwatch.models import (
@@ -46,25 +46,31 @@ class NoticeRepository(Repository):
             )
         )
 
-    async def public_pages_of_monitors(
-        self, project_id: str, monitor_ids: Sequence[str] | None
-    ) -> list[tuple[StatusPage, list[str], list[str]]]:
-        """The project's public pages with a component of these monitors (None: any), each
-        with those components' ids and names in the page's order."""
+    async def _components_of_public_pages(
+        self, project_id: str, *which: ColumnElement[bool]
+    ) -> dict[str, tuple[StatusPage, list[str], list[str]]]:
+        """The project's public pages with components matching ``which``, each with those
+        components' ids and names in the page's order."""
         query = (
             select(StatusPage, StatusPageComponent.id, StatusPageComponent.name)
             .join(StatusPageComponent, StatusPageComponent.status_page_id == StatusPage.id)
-            .where(StatusPage.project_id == project_id, StatusPage.is_public)
+            .where(StatusPage.project_id == project_id, StatusPage.is_public, *which)
             .order_by(StatusPage.id, StatusPageComponent.position, StatusPageComponent.id)
         )
-        if monitor_ids is not None:
-            query = query.where(StatusPageComponent.monitor_id.in_(monitor_ids))
         found: dict[str, tuple[StatusPage, list[str], list[str]]] = {}
         for page, component_id, name in (await self.session.execute(query)).all():
             entry = found.setdefault(page.id, (page, [], []))
             entry[1].append(component_id)
             entry[2].append(name)
-        return list(found.values())
+        return found
+
+    async def public_pages_of_monitors(
+        self, project_id: str, monitor_ids: Sequence[str] | None
+    ) -> list[tuple[StatusPage, list[str], list[str]]]:
+        """The project's public pages with a component of these monitors (None: any), each
+        with those components' ids and names in the page's order."""
+        which = () if monitor_ids is None else (StatusPageComponent.monitor_id.in_(monitor_ids),)
+        return list((await self._components_of_public_pages(project_id, *which)).values())
 
     async def public_pages_of_incident(
         self, incident: Incident
@@ -72,28 +78,14 @@ class NoticeRepository(Repository):
         """The project's public pages that show ``incident``: through its monitor's components,
         the components it was placed on, or placed on the page as a whole (then it touches
         every component: None). Each with the components' ids and names in the page's order."""
-        found: dict[str, tuple[StatusPage, list[str] | None, list[str]]] = {}
+        shown: list[ColumnElement[bool]] = []
         if incident.monitor_id is not None:
-            for page, ids, names in await self.public_pages_of_monitors(
-                incident.project_id, [incident.monitor_id]
-            ):
-                found[page.id] = (page, ids, names)
+            shown.append(StatusPageComponent.monitor_id == incident.monitor_id)
         if incident.component_ids:
-            query = (
-                select(StatusPage, StatusPageComponent.id, StatusPageComponent.name)
-                .join(StatusPageComponent, StatusPageComponent.status_page_id == StatusPage.id)
-                .where(
-                    StatusPage.project_id == incident.project_id,
-                    StatusPage.is_public,
-                    StatusPageComponent.id.in_(incident.component_ids),
-                )
-                .order_by(StatusPage.id, StatusPageComponent.position, StatusPageComponent.id)
-            )
-            for page, component_id, name in (await self.session.execute(query)).all():
-                _, placed, placed_names = found.setdefault(page.id, (page, [], []))
-                if placed is not None and component_id not in placed:
-                    placed.append(component_id)
-                    placed_names.append(name)
+            shown.append(StatusPageComponent.id.in_(incident.component_ids))
+        found: dict[str, tuple[StatusPage, list[str] | None, list[str]]] = {}
+        if shown:
+            found.update(await self._components_of_public_pages(incident.project_id, or_(*shown)))
         if incident.status_page_ids:
             pages = await self.session.scalars(
                 select(StatusPage).where(

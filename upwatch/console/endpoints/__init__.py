@@ -20,6 +20,7 @@ from upwatch.console.endpoints import (
     account,
     admin,
     apikeys,
+    audit,
     dashboard,
     escalation,
     fallback,
@@ -30,6 +31,7 @@ from upwatch.console.endpoints import (
     notifications,
     projects,
     reports,
+    sessions,
     signin,
     sso,
     statuspages,
@@ -56,7 +58,9 @@ GROUPS: Final = (
     statuspages,
     maintenance,
     account,
+    sessions,
     admin,
+    audit,
 )
 for group in GROUPS:
     router.include_router(group.router)

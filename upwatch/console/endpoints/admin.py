@@ -136,7 +136,7 @@ async def mail_page(page: SignedInPage, offset: int = Query(0, ge=0)) -> Respons
 async def resend_mail(mail_id: str, page: SignedInPage) -> Response:
     _admin(page)
     async with page.button("message", "/app/admin/mail", "Not sent again"):
-        item = await AdminService(page.session, page.runtime).resend_mail(mail_id)
+        item = await AdminService(page.session, page.runtime).resend_mail(page.user, mail_id)
     return page.redirect("/app/admin/mail", f"The message to {item.to} is due again.")
 
 
@@ -189,5 +189,5 @@ async def confirm_delete_region(region_id: str, page: SignedInPage) -> Response:
 async def delete_region(region_id: str, page: SignedInPage) -> Response:
     _admin(page)
     async with page.button("region", "/app/admin/regions", "Region not deleted"):
-        await MonitorService(page.session, page.runtime).delete_region(region_id)
+        await MonitorService(page.session, page.runtime).delete_region(page.user, region_id)
     return page.redirect("/app/admin/regions", "Region deleted.")

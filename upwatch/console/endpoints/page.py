@@ -16,20 +16,22 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Final, NoReturn
 from urllib.parse import quote, unquote, urlencode, urlsplit
 
-from fastapi import Depends, Request
+from fastapi import BackgroundTasks, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.console.render import POLICY, page
-from upwatch.console.service import ConsoleSessions, SignedIn, same_token
+from upwatch.console.service import ConsoleSessions, SignedIn, same_token, touch_session
 from upwatch.dependencies import RuntimeDep, Session
 from upwatch.kit.db import discard_changes
-from upwatch.kit.errors import ProblemError, ValidationFailed, field_errors
+from upwatch.kit.errors import ProblemError, TwoFactorRequired, ValidationFailed, field_errors
 from upwatch.models import User
 from upwatch.runtime import Runtime
 
 SESSION_COOKIE: Final = "upwatch_session"
+# Where a person turns on a second factor (the account's security settings).
+SECURITY_SETTINGS: Final = "/app/settings/security"
 FLASH_COOKIE: Final = "upwatch_flash"
 
 
@@ -160,6 +162,18 @@ class Page:
             )
         )
 
+    def two_factor_required(self) -> HTMLResponse:
+        """The page of a project that requires a second factor the visitor lacks."""
+        return self.html(
+            "error.html",
+            403,
+            title="This project requires two-factor sign-in",
+            detail="The owner of this project requires every member to sign in with a second "
+            "factor. Turn on two-factor authentication (an authenticator app or a passkey) in "
+            "your account's security settings, then open the project again.",
+            action=(SECURITY_SETTINGS, "Turn on two-factor authentication"),
+        )
+
     async def form(self) -> dict[str, str]:
         """The posted form, once it is known to come from this session's pages."""
         form = await read_form(self.request)
@@ -179,6 +193,8 @@ class Page:
         """Keep nothing of a refused action; its status and errors by field to show with the
         form again (a 404 answers with the not-found page at once)."""
         discard_changes(self.session)
+        if isinstance(exc, TwoFactorRequired):
+            raise Answer(self.two_factor_required())
         if isinstance(exc, ProblemError) and exc.status == 404:
             self.not_found(what)
         return status_of(exc), errors_of(exc)
@@ -196,28 +212,58 @@ class Page:
             raise Answer(self.redirect(back, f"{failed}: {exc.detail}")) from None
 
 
-async def visitor_of(request: Request, session: Session, runtime: RuntimeDep) -> SignedIn | None:
-    return await ConsoleSessions(session, runtime).resolve(request.cookies.get(SESSION_COOKIE))
+async def visitor_of(
+    request: Request, session: Session, runtime: RuntimeDep, background: BackgroundTasks
+) -> SignedIn | None:
+    visitor = await ConsoleSessions(session, runtime).resolve(request.cookies.get(SESSION_COOKIE))
+    if visitor is not None and visitor.touch_due:
+        # After the response, in a transaction of its own: a page view stays a read.
+        background.add_task(touch_session, runtime.db, visitor.session_id, runtime.clock.now())
+    return visitor
 
 
 Visitor = Annotated[SignedIn | None, Depends(visitor_of)]
 
 
-async def _page(request: Request, session: Session, runtime: RuntimeDep, visitor: Visitor) -> Page:
+async def _page(
+    request: Request, session: Session, runtime: RuntimeDep, visitor: Visitor
+) -> AsyncIterator[Page]:
     if visitor is None:
         back = urlencode({"next": request.url.path}) if request.method == "GET" else ""
         raise Answer(redirect(request, f"/app/login?{back}".rstrip("?"), "Sign in to continue."))
-    return Page(request, session, runtime, visitor)
+    page = Page(request, session, runtime, visitor)
+    async with _saying_why_refused(page):
+        yield page
 
 
 async def _fragment_page(
     request: Request, session: Session, runtime: RuntimeDep, visitor: Visitor
-) -> Page:
+) -> AsyncIterator[Page]:
     # The script asks for fragments; without a session it gets no page to swap in.
     if visitor is None:
         raise Answer(Response(status_code=401))
-    return Page(request, session, runtime, visitor)
+    page = Page(request, session, runtime, visitor)
+    async with _saying_why_refused(page):
+        yield page
 
 
-SignedInPage = Annotated[Page, Depends(_page)]
-FragmentPage = Annotated[Page, Depends(_fragment_page)]
+@asynccontextmanager
+async def _saying_why_refused(page: Page) -> AsyncIterator[None]:
+    """Every page of a project that requires a second factor the visitor lacks answers with
+    the page that says so (403, with the way to the security settings), in this one place:
+    whether the refusal left the handler, or the handler turned it into its not-found page
+    (most lookups read any problem as "not found"; the refusal is then the answer's
+    context). Run before the request's session closes, so the page can still be drawn."""
+    try:
+        yield
+    except TwoFactorRequired:
+        raise Answer(page.two_factor_required()) from None
+    except Answer as answer:
+        if isinstance(answer.__context__, TwoFactorRequired):
+            raise Answer(page.two_factor_required()) from None
+        raise
+
+
+# scope="function": the page's exit runs before the session's (and before the response).
+SignedInPage = Annotated[Page, Depends(_page, scope="function")]
+FragmentPage = Annotated[Page, Depends(_fragment_page, scope="function")]

@@ -114,6 +114,26 @@ async def save_project(project_id: str, page: SignedInPage) -> Response:
     return page.redirect(f"/app/projects/{project_id}", f"Project {access.project.name} saved.")
 
 
+@router.post("/projects/{project_id}/two-factor", openapi_extra=offers("updateProject"))
+async def save_two_factor(project_id: str, page: SignedInPage) -> Response:
+    """The owner's setting: members need a second factor to open the project."""
+    form = await page.form()
+    service = ProjectService(page.session, page.runtime)
+    try:
+        body = ProjectUpdate(requireTwoFactor=form.get("require_two_factor") == "true")
+        access = await service.update(page.user, project_id, body)
+    except (ProblemError, ValidationError) as exc:
+        status, errors = page.refused(exc, "project")
+        why = {"require_two_factor": " ".join(errors.values())}
+        return await _project_page(page, project_id, status, errors=why)
+    done = (
+        "Members now need two-factor sign-in to open this project."
+        if access.project.require_two_factor
+        else "Members no longer need two-factor sign-in to open this project."
+    )
+    return page.redirect(f"/app/projects/{project_id}", done)
+
+
 @router.get("/projects/{project_id}/delete")
 async def confirm_delete(project_id: str, page: SignedInPage) -> Response:
     """Asks first: a project goes with everything in it."""

@@ -80,7 +80,9 @@ def _form_again(
     form: dict[str, str],
     exc: ProblemError | ValidationError,
 ) -> Response:
-    discard_changes(session)
+    # A refusal that keeps its changes (a failed sign-in's audit event) keeps them here too.
+    if not getattr(exc, "keep_changes", False):
+        discard_changes(session)
     return _sign_in_page(request, which, status_of(exc), form=form, errors=errors_of(exc))
 
 
@@ -119,7 +121,7 @@ async def _join(
         raise ValidationFailed.on(
             "", "this invitation is not for this account, or it was used already"
         ) from None
-    project = await ProjectService(session, runtime).visible(user, project_id)
+    project = await ProjectService(session, runtime).joined(user, project_id)
     return f"You joined {project.project.name}."
 
 

@@ -366,6 +366,73 @@ async def _read_capped(response: aiohttp.ClientResponse) -> bytes:
     return bytes(body)
 
 
+async def post_once(
+    http: aiohttp.ClientSession,
+    url: str,
+    *,
+    data: bytes | Mapping[str, str],
+    headers: Mapping[str, str],
+    seconds: float,
+    clock: Clock,
+    label: str,
+    secrets: Iterable[str] = (),
+    method: str = "POST",
+) -> Reply:
+    """POST (or ``method``) once through ``http`` (a guarded session), without following
+    redirects, waiting at most ``seconds``: a 2xx ``Reply``, or a ``TransportError`` whose
+    text starts with ``label`` and holds none of ``secrets`` (aiohttp's own errors carry
+    the URL, so they are raised "from None"). Network failures, 408, 425, 429 and 5xx are
+    retryable; a 429 or 503 says how long it asked to wait (``Retry-After``).
+
+    ``data`` is the body as bytes, or form fields to be URL-encoded."""
+    secrets = list(secrets)
+
+    def failed(text: str, retryable: bool, retry_after: float | None = None) -> TransportError:
+        return TransportError(
+            scrub(f"{label}: {text}", secrets), retryable=retryable, retry_after=retry_after
+        )
+
+    try:
+        async with http.request(
+            method,
+            url,
+            data=data,
+            headers=headers,
+            timeout=aiohttp.ClientTimeout(total=seconds),
+            allow_redirects=False,
+        ) as response:
+            status = response.status
+            retry_after = (
+                retry_after_seconds(response.headers.get("Retry-After"), clock.now())
+                if status in RETRY_AFTER_STATUSES
+                else None
+            )
+            try:
+                body = await _read_capped(response)
+            except (aiohttp.ClientError, OSError, TimeoutError):
+                if not 200 <= status < 300:
+                    raise
+                # Accepted already; a retry would deliver the message twice.
+                body = b""
+    except TargetRefused as exc:
+        raise failed(f"the address is refused ({exc})", retryable=False) from None
+    except aiohttp.InvalidURL:
+        raise failed("the URL is not valid", retryable=False) from None
+    except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+        raise failed(_network_failure(exc, seconds), retryable=True) from None
+    except ValueError as exc:
+        # aiohttp refuses a header value with a line break before sending anything.
+        raise failed(f"the request cannot be sent ({exc})", retryable=False) from None
+    reply = Reply(status, body)
+    if 200 <= status < 300:
+        return reply
+    if 300 <= status < 400:
+        raise failed(f"HTTP {status}: redirect not followed", retryable=False)
+    detail = service_error(body)
+    text = f"HTTP {status}: {detail}" if detail else f"HTTP {status}"
+    raise failed(text, retryable=retryable_status(status), retry_after=retry_after)
+
+
 class HttpChannel(Channel):
     async def post(
         self,
@@ -378,60 +445,17 @@ class HttpChannel(Channel):
         headers: Mapping[str, str] | None = None,
         method: str = "POST",
     ) -> Reply:
-        """POST (or ``method``) once through the guarded session, without following
-        redirects; a 2xx ``Reply`` or a ``TransportError``.
-
-        ``data`` is the body as bytes, or form fields to be URL-encoded.
-        """
-        secrets = list(secrets)  # errors are raised "from None": aiohttp's carry the URL
-        timeout = kit.settings.alert_timeout_seconds
-        sent = {**(headers or {}), DELIVERY_HEADER: event.delivery_id}
-        try:
-            async with kit.http.request(
-                method,
-                url,
-                data=data,
-                headers=sent,
-                timeout=aiohttp.ClientTimeout(total=timeout),
-                allow_redirects=False,
-            ) as response:
-                status = response.status
-                retry_after = (
-                    retry_after_seconds(response.headers.get("Retry-After"), kit.clock.now())
-                    if status in RETRY_AFTER_STATUSES
-                    else None
-                )
-                try:
-                    body = await _read_capped(response)
-                except (aiohttp.ClientError, OSError, TimeoutError):
-                    if not 200 <= status < 300:
-                        raise
-                    # Accepted already; a retry would deliver the message twice.
-                    body = b""
-        except TargetRefused as exc:
-            raise self.error(
-                f"the address is refused ({exc})", retryable=False, secrets=secrets
-            ) from None
-        except aiohttp.InvalidURL:
-            raise self.error("the URL is not valid", retryable=False, secrets=secrets) from None
-        except (aiohttp.ClientError, OSError, TimeoutError) as exc:
-            text = _network_failure(exc, timeout)
-            raise self.error(text, retryable=True, secrets=secrets) from None
-        except ValueError as exc:
-            # aiohttp refuses a header value with a line break before sending anything.
-            text = f"the request cannot be sent ({exc})"
-            raise self.error(text, retryable=False, secrets=secrets) from None
-        reply = Reply(status, body)
-        if 200 <= status < 300:
-            return reply
-        if 300 <= status < 400:
-            raise self.error(
-                f"HTTP {status}: redirect not followed", retryable=False, secrets=secrets
-            )
-        detail = service_error(body)
-        text = f"HTTP {status}: {detail}" if detail else f"HTTP {status}"
-        raise self.error(
-            text, retryable=retryable_status(status), secrets=secrets, retry_after=retry_after
+        """One request of this channel (``post_once``), carrying the delivery's id."""
+        return await post_once(
+            kit.http,
+            url,
+            data=data,
+            headers={**(headers or {}), DELIVERY_HEADER: event.delivery_id},
+            seconds=kit.settings.alert_timeout_seconds,
+            clock=kit.clock,
+            label=self.label,
+            secrets=secrets,
+            method=method,
         )
 
     async def post_json(

@@ -1,0 +1,59 @@
+"""Shapes of the audit log's lists."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, Field
+
+from upwatch.audit.kinds import KINDS
+from upwatch.models import AuditEvent
+
+# The kinds as the schema's enum (a list filter by an unknown kind is a 422); built from the
+# one tuple of kinds, which a type checker reads as plain text.
+if TYPE_CHECKING:
+    KindName = str
+else:
+    KindName = Literal[KINDS]
+
+
+class ActorOut(BaseModel):
+    id: str | None = Field(description="The account that acted; null when nobody was signed in")
+    label: str = Field(description="Its e-mail address when it acted")
+
+
+class TargetOut(BaseModel):
+    type: str = Field(description="What was acted on: account, api_key, member, project, ...")
+    id: str | None
+    label: str = Field(description="How it was named then (an e-mail, a key's prefix, a name)")
+
+
+class AuditEventOut(BaseModel):
+    id: str
+    occurredAt: datetime
+    kind: str = Field(description="`<thing>.<what happened>`, one of docs/audit-log.md's kinds")
+    actor: ActorOut
+    via: str = Field(description='How the actor acted: "password", "api_key:<id>", ... or ""')
+    accountId: str | None = Field(description="The account the event concerns")
+    projectId: str | None
+    target: TargetOut
+    address: str = Field(description="The client address of the request")
+    userAgent: str
+    details: dict[str, Any] = Field(description="Small facts (a role, counts); never a secret")
+
+    @classmethod
+    def of(cls, event: AuditEvent) -> AuditEventOut:
+        return cls(
+            id=event.id,
+            occurredAt=event.occurred_at,
+            kind=event.kind,
+            actor=ActorOut(id=event.actor_id, label=event.actor_label),
+            via=event.via,
+            accountId=event.account_id,
+            projectId=event.project_id,
+            target=TargetOut(type=event.target_type, id=event.target_id, label=event.target_label),
+            address=event.address,
+            userAgent=event.user_agent,
+            details=dict(event.details or {}),
+        )
