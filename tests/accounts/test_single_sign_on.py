@@ -166,7 +166,9 @@ async def test_a_new_person_signs_in_through_the_provider_and_gets_an_account_wi
     assert (await log_in(client, "alice@example.com")).status_code == 401
 
     succeeded = await events(runtime, "sign_in.succeeded")
-    assert [(e.actor_id, e.details) for e in succeeded] == [(alice.id, {"method": "oidc"})]
+    assert [(e.actor_id, e.account_id, e.via, e.details) for e in succeeded] == [
+        (alice.id, alice.id, "oidc", {"method": "oidc"})
+    ]
     flow.assert_nothing_leaked(caplog)
 
 
@@ -197,6 +199,24 @@ async def test_the_page_asked_for_before_the_sign_in_is_reached_after_it_if_it_i
     done = await Flow(client).sign_in("xavier", query=f"?{urlencode({'next': wanted})}")
     assert done.status_code == 303, done.text
     assert done.headers["location"] == landing
+
+
+async def test_an_account_with_a_second_factor_is_asked_for_it_after_the_provider(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
+    assert (await Flow(client).sign_in("yara")).status_code == 303
+    async with runtime.db.sessionmaker() as session:
+        yara = await session.scalar(select(User).where(User.email == "yara@example.com"))
+        assert yara is not None
+        yara.totp_enabled_at = runtime.clock.now()
+        await session.commit()
+    client.cookies.clear()
+    pending = await Flow(client).sign_in("yara", query="?next=/app/monitors")
+    assert pending.status_code == 303, pending.text
+    assert pending.headers["location"] == "/app/login/second-factor?next=%2Fapp%2Fmonitors"
+    cookies = pending.headers.get_list("set-cookie")
+    assert any(c.startswith("upwatch_pending=") for c in cookies)
+    assert not any(c.startswith("upwatch_session=") for c in cookies)
 
 
 async def test_a_password_account_with_the_same_verified_e_mail_is_linked_and_keeps_its_password(
@@ -327,6 +347,16 @@ async def test_any_callback_without_its_flow_is_a_page_not_a_500(
     answer = await client.get(f"/app/sso/callback?{query}")
     assert answer.status_code == 400, answer.text
     assert "<script>" not in answer.text
+
+
+async def test_a_flood_of_made_up_callbacks_is_throttled_and_leaves_a_bounded_trail(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
+    allowed = runtime.settings.login_failures_allowed
+    for _ in range(allowed):
+        refused(await client.get("/app/sso/callback?code=x&state=y"), 400, "start again")
+    refused(await client.get("/app/sso/callback?code=x&state=y"), 429, "Too many")
+    assert len(await events(runtime, "sign_in.failed")) == allowed
 
 
 @pytest.mark.parametrize("signup", ["closed"])

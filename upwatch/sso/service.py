@@ -94,7 +94,17 @@ class SsoService(DomainService):
         user.provider, user.provider_id = PROVIDER, subject
         user.is_email_verified = True
         now = self.runtime.clock.now()
-        await record(self.session, kinds.SSO_LINKED, now, actor=user, details={"method": "oidc"})
+        await record(
+            self.session,
+            kinds.SSO_LINKED,
+            now,
+            actor=user,
+            target_type="account",
+            target_id=user.id,
+            target_label=user.email,
+            via="oidc",
+            details={"method": "oidc"},
+        )
 
     async def _create(self, email: str, subject: str, claims: dict[str, Any]) -> User:
         if self.runtime.settings.signup not in ("open", "sso"):

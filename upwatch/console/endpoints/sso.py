@@ -8,26 +8,41 @@ tokens and the client secret never show in a page or the log."""
 from __future__ import annotations
 
 import hmac
-from typing import Any
+from typing import Any, Final
+from urllib.parse import urlencode
 
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
+from upwatch.accounts.factors import (
+    PENDING_COOKIE,
+    PENDING_LIFETIME,
+    PendingSignIns,
+    has_second_factor,
+)
 from upwatch.audit import kinds
 from upwatch.audit.service import record
 from upwatch.config import Settings
 from upwatch.console.endpoints.page import Visitor, after_sign_in, redirect, secure
 from upwatch.console.endpoints.signin import SIGN_IN, _sign_in_page, _start_session
-from upwatch.dependencies import RuntimeDep, Session
+from upwatch.dependencies import ClientAddress, RuntimeDep, Session
+from upwatch.models import User
+from upwatch.runtime import Runtime
 from upwatch.sso.flow import FLOW_COOKIE, FLOW_SECONDS, Flow, Flows
 from upwatch.sso.provider import OpenIdProvider, SignInRefused, http_client
 from upwatch.sso.service import SsoService
 
 router = APIRouter(prefix="/app")
+# The sign-in's second step (TOTP, recovery code, passkey), which reads the pending sign-in.
+SECOND_STEP: Final = "/app/login/second-factor"
 
 
 class NotConfigured(SignInRefused):
     status = 404
+
+
+class TooManyAttempts(SignInRefused):
+    status = 429
 
 
 def _refused(request: Request, exc: SignInRefused, wanted: str = "") -> Response:
@@ -35,6 +50,24 @@ def _refused(request: Request, exc: SignInRefused, wanted: str = "") -> Response
         request, SIGN_IN, exc.status, form={"next": wanted}, errors={"": str(exc)}
     )
     response.delete_cookie(FLOW_COOKIE, path="/app")
+    return response
+
+
+def _to_second_step(request: Request, runtime: Runtime, user: User, wanted: str) -> Response:
+    """An account with a second factor in Upwatch (TOTP, a passkey) gives it after the
+    provider too, as after a password: the pending sign-in, and the second step's page."""
+    target = f"{SECOND_STEP}?{urlencode({'next': wanted})}" if wanted else SECOND_STEP
+    response = redirect(request, target)
+    value = PendingSignIns(runtime.settings.signing_key).issue(user, "oidc", runtime.clock.now())
+    response.set_cookie(
+        PENDING_COOKIE,
+        value,
+        path="/app",
+        httponly=True,
+        samesite="lax",
+        secure=secure(request),
+        max_age=int(PENDING_LIFETIME.total_seconds()),
+    )
     return response
 
 
@@ -73,10 +106,17 @@ async def start(request: Request, runtime: RuntimeDep, visitor: Visitor) -> Resp
 
 
 @router.get("/sso/callback")
-async def callback(request: Request, session: Session, runtime: RuntimeDep) -> Response:
+async def callback(
+    request: Request, session: Session, runtime: RuntimeDep, client: ClientAddress
+) -> Response:
     """Back from the provider: check the flow, redeem the code, sign the account in."""
     settings = runtime.settings
     now = runtime.clock.now()
+    # The password sign-in's throttle per address: a flood of made-up callbacks neither
+    # fills the audit log with failures nor reaches the provider's token endpoint.
+    if await runtime.throttles.login_address.take(client) is not None:
+        refusal = TooManyAttempts("Too many sign-in attempts; try again later.", "throttled")
+        return _refused(request, refusal)
     flow = Flows(settings.signing_key).open(request.cookies.get(FLOW_COOKIE), now)
     wanted = flow.next if flow else ""
     try:
@@ -91,11 +131,27 @@ async def callback(request: Request, session: Session, runtime: RuntimeDep) -> R
             kinds.SIGN_IN_FAILED,
             now,
             actor=None,
+            target_type="account",
+            via="oidc",
             details={"method": "oidc", "reason": exc.reason},
         )
         return _refused(request, exc, wanted)
-    await record(session, kinds.SIGN_IN_SUCCEEDED, now, actor=user, details={"method": "oidc"})
-    response = await _start_session(request, session, runtime, user, "Signed in.", wanted)
+    await record(
+        session,
+        kinds.SIGN_IN_SUCCEEDED,
+        now,
+        actor=user,
+        target_type="account",
+        target_id=user.id,
+        target_label=user.email,
+        via="oidc",
+        details={"method": "oidc"},
+    )
+    await runtime.throttles.login_address.release(client)
+    if await has_second_factor(session, user):
+        response = _to_second_step(request, runtime, user, wanted)
+    else:
+        response = await _start_session(request, session, runtime, user, "Signed in.", wanted)
     response.delete_cookie(FLOW_COOKIE, path="/app")
     return response
 
