@@ -32,6 +32,7 @@ DOMAINS = {
     "projects",
     "retention",
     "sessions",
+    "sso",
     "statuspages",
 }
 LAYERS = {"base": 0, "probes": 1, "ports": 2, "engine": 3, "domain": 4, "root": 5}

@@ -51,6 +51,7 @@ SECRET_SETTINGS = (
     "smtp_username",
     "smtp_password",
     "metrics_token",
+    "oidc_client_secret",
 )
 
 
@@ -186,8 +187,20 @@ class Settings(BaseSettings):
     # limits and the shortest interval the schema allows, and there is nothing to upgrade to.
     edition: Literal["hosted", "selfhosted"] = "hosted"
     # Who may create an account: anyone (open), only with a project invitation (invite), or
-    # only administrators (closed; the first one with `upwatch admin create`).
-    signup: Literal["open", "invite", "closed"] = "open"
+    # only administrators (closed; the first one with `upwatch admin create`), or only through
+    # single sign-on (sso; needs UPWATCH_OIDC_ISSUER).
+    signup: Literal["open", "invite", "closed", "sso"] = "open"
+    # Single sign-on by OpenID Connect (docs/single-sign-on.md): the provider's issuer URL
+    # (its /.well-known/openid-configuration is read from there), this service's client at
+    # it, the scopes asked for, the button's label, and an optional "claim=value" whose
+    # presence in the ID token (or userinfo) makes the account an administrator at each
+    # sign-in, and whose absence takes the role away again.
+    oidc_issuer: str = ""
+    oidc_client_id: str = ""
+    oidc_client_secret: str = ""
+    oidc_scopes: str = "openid email profile"
+    oidc_name: str = Field(default="single sign-on", min_length=1, max_length=60)
+    oidc_admin_claim: str = Field(default="", pattern=r"^$|^[^=\s]{1,100}=[^=]{1,200}$")
     redis_url: str = ""
     # Distributed mode (docs/deployment.md): the key prefix of the broker's streams, so
     # several deployments can share one Redis, and how long a job or result a consumer read
@@ -319,6 +332,7 @@ class Settings(BaseSettings):
         "twilio_api_url",
         "opsgenie_api_url",
         "pushover_api_url",
+        "oidc_issuer",
     )
     @classmethod
     def _strip_slash(cls, value: str) -> str:
@@ -358,6 +372,23 @@ class Settings(BaseSettings):
                 "scheduler through it)"
             )
         return self
+
+    @model_validator(mode="after")
+    def _single_sign_on(self) -> Settings:
+        if self.signup == "sso" and not self.oidc_issuer:
+            raise ValueError("UPWATCH_SIGNUP=sso needs UPWATCH_OIDC_ISSUER")
+        if self.oidc_issuer:
+            if not self.oidc_issuer.startswith(("https://", "http://")):
+                raise ValueError("UPWATCH_OIDC_ISSUER must be an https:// (or http://) URL")
+            if not self.oidc_client_id:
+                raise ValueError("UPWATCH_OIDC_ISSUER needs UPWATCH_OIDC_CLIENT_ID")
+            if "openid" not in self.oidc_scopes.split():
+                raise ValueError("UPWATCH_OIDC_SCOPES must include openid")
+        return self
+
+    @property
+    def sso_configured(self) -> bool:
+        return bool(self.oidc_issuer)
 
     @field_validator("database_url")
     @classmethod

@@ -40,6 +40,7 @@ def test_every_secret_setting_is_read_from_the_file_its_FILE_variable_names(  # 
         "smtp_username": "mailer",
         "smtp_password": "s3cret with spaces ",
         "metrics_token": "scrape-token",
+        "oidc_client_secret": "client-secret",
     }
     assert set(values) == set(SECRET_SETTINGS)
     for name, value in values.items():

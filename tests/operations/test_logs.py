@@ -74,6 +74,7 @@ def test_an_access_line_is_written_with_its_token_masked_in_json() -> None:
         "api%5Fkey",  # api_key with its underscore percent-encoded
         "%41PI%4Bey",  # APIKey, letters percent-encoded
         "pass+word",
+        "code",  # an OAuth authorization code, on the single sign-on callback
     ],
 )
 def test_sensitive_query_parameters_are_masked_in_the_access_line_whatever_their_spelling(

@@ -65,7 +65,8 @@ def admit_signup(mode: str, invitation_token: str | None, caller: User | None = 
     """Whether this service takes a new account now (``UPWATCH_SIGNUP``): always from an
     administrator; in ``invite`` mode from anyone holding a project invitation; in
     ``closed`` mode from nobody else. Whether the invitation is valid is checked when it is
-    accepted, in the same transaction, so a wrong one creates no account either."""
+    accepted, in the same transaction, so a wrong one creates no account either. In ``sso``
+    mode accounts come from single sign-on (``sso/service.py``) and from administrators."""
     if mode == "open" or (caller is not None and caller.is_admin):
         return
     if mode == "invite":
@@ -75,6 +76,11 @@ def admit_signup(mode: str, invitation_token: str | None, caller: User | None = 
                 "invitationToken from your project invitation e-mail"
             )
         return
+    if mode == "sso":
+        raise SignupClosed(
+            "this service creates accounts through single sign-on only: sign in with single "
+            "sign-on instead"
+        )
     raise SignupClosed("this service does not take sign-ups; ask an administrator for an account")
 
 

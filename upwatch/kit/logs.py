@@ -31,8 +31,9 @@ MASK = "****"
 
 # Query parameters whose values are credentials, by name once percent-decoded, lower-cased
 # and without separators: api_key, apiKey, API-KEY and api%5Fkey alike. Clients put keys
-# and passwords in query strings whatever the API documents.
-_SECRET_NAME = re.compile(r"token|secret|passw(?:or)?d|pwd|credential|signature|auth|key$")
+# and passwords in query strings whatever the API documents. ``code`` is an OAuth
+# authorization code (single sign-on's callback, docs/single-sign-on.md).
+_SECRET_NAME = re.compile(r"token|secret|passw(?:or)?d|pwd|credential|signature|auth|key$|^code$")
 _NAME_SEPARATORS = re.compile(r"[\s._-]")
 _HEARTBEAT_TOKEN = re.compile(r"(/heartbeat/)[^/?#\s]+")
 

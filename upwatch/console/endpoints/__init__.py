@@ -36,6 +36,7 @@ from upwatch.console.endpoints import (
     security,
     sessions,
     signin,
+    sso,
     statuspages,
 )
 from upwatch.console.endpoints.page import Answer, send_answer
@@ -52,6 +53,7 @@ GROUPS: Final = (
     signin,
     second_factor,
     passkeys,
+    sso,
     dashboard,
     projects,
     apikeys,

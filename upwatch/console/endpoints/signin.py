@@ -63,6 +63,8 @@ def _sign_in_page(
     request: Request, which: tuple[str, str], status: int = 200, **context: Any
 ) -> Response:
     template, title = which
+    settings = request.app.state.runtime.settings
+    context.setdefault("sso", settings.oidc_name if settings.sso_configured else "")
     token = request.cookies.get(FORM_COOKIE) or new_csrf_token()
     response = html(request, template, status, title=title, csrf=token, **context)
     response.set_cookie(
