@@ -97,7 +97,8 @@ def test_the_owner_requires_two_factor_and_a_member_without_it_is_shown_why(
         # Without a second factor of her own she is told to turn one on first.
         box.click()
         submit(browser, "form[action$='/two-factor']")
-        wait_for(browser, lambda b: "your own account first" in b.page_source)
+        # The refusal's own words: the field's hint says "first" too.
+        wait_for(browser, lambda b: "would shut you out" in b.page_source)
 
         change_user(server, alice_id, totp_enabled_at=datetime.now(UTC))
         browser.get(f"{server.url}/app/projects/{project_id}")
