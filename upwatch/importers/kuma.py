@@ -3,7 +3,7 @@
 Both forms are read into the same rows (the database's column names), then mapped. The
 database is opened read-only; Kuma 2.x records its schema in ``knex_migrations``, 1.x in the
 ``database_version`` setting (Kuma 2.x keeps that setting too, at 10, under its migrations).
-What carries over and what does not is listed in docs/migrating-kuma.md.
+What carries over and what does not is listed in docs/migrating.md (Uptime Kuma).
 """
 
 from __future__ import annotations
