@@ -7,6 +7,7 @@ its line and field before anything changes."""
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import subprocess
 from collections.abc import Iterator
@@ -215,6 +216,50 @@ def test_the_first_apply_creates_everything_and_a_second_changes_nothing(fresh: 
     assert "Plan: 0 to create, 0 to update, 0 to replace, 0 to delete, 7 unchanged." in second
     assert "Nothing to do." in second
     assert fresh.state() == state
+
+
+def test_each_applying_run_is_one_event_of_the_projects_audit_log(fresh: Project) -> None:
+    login = fresh.api.post("/auth/login", json={"email": "a@example.com", "password": PASSWORD})
+    owner = bearer(login, 200)
+
+    def runs() -> list[dict[str, Any]]:
+        log = fresh.api.get(
+            f"/projects/{fresh.project_id}/audit-log",
+            headers=owner,
+            params={"kind": "config.applied"},
+        )
+        assert log.status_code == 200, log.text
+        found: list[dict[str, Any]] = log.json()
+        return found
+
+    before = len(runs())  # the module's earlier tests applied to this project too
+    fresh.apply(FILE)
+    fresh.apply(FILE)  # nothing to do: no run to record
+    event, *older = runs()
+    assert len(older) == before
+    digest = hashlib.sha256(yaml.safe_dump(FILE, sort_keys=False).encode()).hexdigest()
+    assert event["details"] == {
+        "created": 7,
+        "updated": 0,
+        "replaced": 0,
+        "deleted": 0,
+        "unchanged": 0,
+        "fileDigest": digest,
+    }
+    assert event["via"].startswith("api_key:")
+    assert event["userAgent"].startswith("upwatch/")
+    # A read key cannot write the record.
+    read_key = fresh.api.post(
+        f"/projects/{fresh.project_id}/api-keys",
+        headers=owner,
+        json={"name": "reader", "scope": "read"},
+    ).json()["key"]
+    refused = fresh.api.post(
+        f"/projects/{fresh.project_id}/config-applied",
+        headers={"Authorization": f"Bearer {read_key}"},
+        json={"created": 1},
+    )
+    assert refused.status_code == 403
 
 
 def test_an_edited_file_updates_exactly_what_changed(fresh: Project) -> None:

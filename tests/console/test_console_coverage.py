@@ -36,6 +36,7 @@ API_ONLY: Final = {
     "readyz": "for orchestrators and load balancers",
     "metrics": "Prometheus scrapes it",
     "configFileSchema": "read by editors checking an `upwatch apply` file",
+    "recordConfigApplied": "sent by `upwatch apply` after a run; people read it in the audit log",
 }
 
 

@@ -7,9 +7,9 @@ from typing import Annotated
 
 from fastapi import Query
 
-from upwatch.audit.schemas import AuditEventOut, KindName
-from upwatch.audit.service import AuditLog, audit_filter
-from upwatch.callers.dependencies import AdminUser, PersonUser
+from upwatch.audit.schemas import AuditEventOut, ConfigApplied, KindName
+from upwatch.audit.service import AuditLog, audit_filter, config_applied
+from upwatch.callers.dependencies import AdminUser, CurrentUser, PersonUser
 from upwatch.dependencies import RuntimeDep, Session
 from upwatch.kit.errors import problem_responses
 from upwatch.kit.inputs import Instant
@@ -93,3 +93,16 @@ async def security_events(
     events = await AuditLog(session, runtime).of_account(user, only, page.limit, page.offset)
     page.total(events.total)
     return [AuditEventOut.of(e) for e in events.rows]
+
+
+@projects.creates("recordConfigApplied", path="/{id}/config-applied")
+async def record_config_applied(
+    id: str, body: ConfigApplied, user: CurrentUser, session: Session, runtime: RuntimeDep
+) -> AuditEventOut:
+    """Record that `upwatch apply` applied a config file to the project: what it counted
+    (created, updated, replaced, deleted, unchanged) and the file's digest, as the event
+    `config.applied` of the project's audit log. The command sends it after applying, with
+    the project's write API key (a read key: 403); each change it made went through the API
+    under its own rules. A project the caller cannot open: 404."""
+    event = await config_applied(session, runtime, user, id, body)
+    return AuditEventOut.of(event)

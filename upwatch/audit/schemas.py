@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StringConstraints
 
 from upwatch.audit.kinds import KINDS
+from upwatch.kit.inputs import Input
 from upwatch.models import AuditEvent
 
 # The kinds as the schema's enum (a list filter by an unknown kind is a 422); built from the
@@ -16,6 +17,14 @@ if TYPE_CHECKING:
     KindName = str
 else:
     KindName = Literal[KINDS]
+
+
+Count = Annotated[int, Field(ge=0, le=1_000_000)]
+FileDigest = Annotated[
+    str,
+    StringConstraints(pattern=r"^[0-9a-f]{64}$"),
+    Field(description="The SHA-256 of the file applied, in hex"),
+]
 
 
 class ActorOut(BaseModel):
@@ -57,3 +66,14 @@ class AuditEventOut(BaseModel):
             userAgent=event.user_agent,
             details=dict(event.details or {}),
         )
+
+
+class ConfigApplied(Input):
+    """What one run of `upwatch apply` did, as the command counted it."""
+
+    created: Count = 0
+    updated: Count = 0
+    replaced: Count = 0
+    deleted: Count = 0
+    unchanged: Count = 0
+    fileDigest: FileDigest | None = None

@@ -14,13 +14,15 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from upwatch.audit import kinds
 from upwatch.audit.kinds import KINDS
 from upwatch.audit.repository import AuditFilter, AuditRepository
+from upwatch.audit.schemas import ConfigApplied
 from upwatch.kit.errors import Forbidden, NotFound, ValidationFailed
 from upwatch.kit.origin import request_origin
 from upwatch.kit.repository import Listed
 from upwatch.models import AuditEvent, User
-from upwatch.runtime import DomainService, uses
+from upwatch.runtime import DomainService, Runtime, uses
 
 
 async def record(
@@ -36,7 +38,7 @@ async def record(
     target_label: str = "",
     via: str = "",
     details: Mapping[str, str | int | bool | None] | None = None,
-) -> None:
+) -> AuditEvent:
     """Append one event at ``at`` (the service clock's now).
 
     ``actor`` is who acted (None: nobody signed in, e.g. a failed sign-in); an API key acting
@@ -49,23 +51,23 @@ async def record(
     origin = request_origin.get()
     if not via and actor is not None and actor.grant is not None:
         via = f"api_key:{actor.grant.key_id}"
-    session.add(
-        AuditEvent(
-            occurred_at=at,
-            kind=kind,
-            actor_id=actor.id if actor is not None else None,
-            actor_label=actor.email if actor is not None else "",
-            via=via,
-            account_id=account_id if account_id is not None else (actor.id if actor else None),
-            project_id=project_id,
-            target_type=target_type,
-            target_id=target_id,
-            target_label=target_label[:320],
-            address=origin.address,
-            user_agent=origin.user_agent,
-            details=dict(details or {}),
-        )
+    event = AuditEvent(
+        occurred_at=at,
+        kind=kind,
+        actor_id=actor.id if actor is not None else None,
+        actor_label=actor.email if actor is not None else "",
+        via=via,
+        account_id=account_id if account_id is not None else (actor.id if actor else None),
+        project_id=project_id,
+        target_type=target_type,
+        target_id=target_id,
+        target_label=target_label[:320],
+        address=origin.address,
+        user_agent=origin.user_agent,
+        details=dict(details or {}),
     )
+    session.add(event)
+    return event
 
 
 def secrets_changed(
@@ -130,3 +132,24 @@ def audit_filter(
     return AuditFilter(
         project_id=project_id, account_id=account_id, kind=kind, since=since, until=until
     )
+
+
+async def config_applied(
+    session: AsyncSession, runtime: Runtime, caller: User, project_id: str, run: ConfigApplied
+) -> AuditEvent:
+    """Record a run of `upwatch apply` on the project, in the words of the command that ran it
+    (the changes themselves went through the API, each under its own rules)."""
+    if await AuditRepository(session).owner_of(caller, project_id) is None:
+        raise NotFound("no such project")
+    event = await record(
+        session,
+        kinds.CONFIG_APPLIED,
+        runtime.clock.now(),
+        actor=caller,
+        project_id=project_id,
+        target_type="project",
+        target_id=project_id,
+        details=run.model_dump(exclude_none=True),
+    )
+    await session.flush()
+    return event

@@ -8,6 +8,7 @@ what the API answered, for scripts. Exit status: 0 done, 1 the service refused o
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import sys
 from pathlib import Path
@@ -21,6 +22,7 @@ from upwatch.client.service import Service, ServiceError
 
 if TYPE_CHECKING:
     from upwatch.client.document import ConfigFile
+    from upwatch.client.plan import Plan
 
 # The config file's models are built from the API's (a second to import): only the commands
 # that read or write a file load them, so `upwatch status` starts at once.
@@ -76,10 +78,11 @@ def apply_command(args: argparse.Namespace) -> int:
             _err().print(problem, markup=False)
         _err().print("upwatch: the file has errors; nothing was changed", markup=False)
         return _refused(args)
-    return _run(args, lambda service, a: _apply(service, config, a))
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    return _run(args, lambda service, a: _apply(service, config, a, digest))
 
 
-def _apply(service: Service, config: ConfigFile, args: argparse.Namespace) -> int:
+def _apply(service: Service, config: ConfigFile, args: argparse.Namespace, digest: str) -> int:
     from upwatch.client.apply import Applier, current_state, describe, make_plan
     from upwatch.client.document import masked_places
 
@@ -128,7 +131,25 @@ def _apply(service: Service, config: ConfigFile, args: argparse.Namespace) -> in
         if not follow_up.empty:
             Applier(service, report).run(follow_up, current)
     out.print(f"Applied: {todo} change(s).")
+    _record_run(service, plan, digest)
     return changes
+
+
+def _record_run(service: Service, plan: Plan, digest: str) -> None:
+    """The project's audit log gets one event for the run (`config.applied`); a service that
+    cannot take it (an older version) does not undo what was applied."""
+    counts = {
+        "created": plan.count("create"),
+        "updated": plan.count("update"),
+        "replaced": plan.count("replace"),
+        "deleted": plan.count("delete"),
+        "unchanged": plan.count("unchanged"),
+        "fileDigest": digest,
+    }
+    try:
+        service.call("POST", f"/projects/{service.project_id}/config-applied", json=counts)
+    except ServiceError as exc:
+        _err().print(f"upwatch: applied, but not recorded in the audit log: {exc}", markup=False)
 
 
 def export_command(args: argparse.Namespace) -> int:
