@@ -423,3 +423,27 @@ class TestAtAnIpAddress:
             "/app/settings/passkeys/options", headers={"X-CSRF-Token": csrf}
         )
         assert "domain name" in assert_problem(refused, 409)["detail"]
+
+
+async def test_sign_ins_finished_with_a_passkey_count_as_no_failures(
+    client: httpx.AsyncClient, cast: Cast, runtime: Runtime, clock: ManualClock
+) -> None:
+    """A password and a passkey that both were right forgive the password step's throttle
+    slots, as a TOTP code does: else an account (and everyone behind its address) would be
+    shut out after a few ordinary sign-ins."""
+    key = SoftAuthenticator()
+    assert (await register(client, await signed_in(client, cast.alice.email), key)).is_redirect
+    for _ in range(runtime.settings.login_failures_allowed + 1):
+        clock.advance(LATER)
+        async with other_client(client) as browser:
+            token = await sign_in_page_token(browser)
+            first = await submit(
+                browser, "/app/login", token, email=cast.alice.email, password=PASSWORD
+            )
+            assert first.status_code == 303, first.text
+            asked = await options(browser, "/app/login/second-factor/passkey/options", token)
+            done = await submit(
+                browser, "/app/login/second-factor/passkey", token, credential=key.get(asked)
+            )
+            assert done.status_code == 303, done.text
+            assert done.headers["location"] == "/app/dashboard"

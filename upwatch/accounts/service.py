@@ -289,9 +289,7 @@ class AccountService(DomainService):
         self, user: User, client: str, factor: Factor | None, *, via: str = "password"
     ) -> None:
         """Every factor was right: the failures counted for this sign-in are forgiven."""
-        throttles = self.runtime.throttles
-        await throttles.login_account.clear(user.email)
-        await throttles.login_address.release(client)
+        await self.forgive_failures(user, client)
         await record(
             self.session,
             kinds.SIGN_IN_SUCCEEDED,
@@ -303,6 +301,14 @@ class AccountService(DomainService):
             via=via,
             details={"secondFactor": factor},
         )
+
+    async def forgive_failures(self, user: User, client: str) -> None:
+        """The throttle slots the password step took (kept as a failure while the second
+        factor was awaited) are given back once every factor was right, by whichever second
+        factor: else a few ordinary sign-ins would shut the account and its address out."""
+        throttles = self.runtime.throttles
+        await throttles.login_account.clear(user.email)
+        await throttles.login_address.release(client)
 
     async def _sign_in_failed(self, user: User | None, reason: str, tried: str = "") -> None:
         """Recorded with the account when it exists, else with the address ``tried``; never
