@@ -275,3 +275,27 @@ async def test_reset_password_validates_the_new_password(client: httpx.AsyncClie
     response = await reset_password(client, "made-up", "short")
     problem = assert_problem(response, 422)
     assert problem["errors"][0]["field"] == "newPassword"
+
+
+async def test_nobody_writes_a_single_sign_on_subject_onto_an_account_by_hand(
+    client: httpx.AsyncClient, sign_up: SignUp
+) -> None:
+    """Single sign-on finds accounts by provider subject: a person who set a victim's subject
+    on their own account would receive the victim's next sign-in through the provider."""
+    subject = {"provider": "oidc", "providerId": "victim-subject@https://id.example"}
+    created = await client.post(
+        "/users", json={"email": "mallory@example.com", "password": "pass-1234-word", **subject}
+    )
+    assert_problem(created, 403)
+    mallory = await sign_up("mallory@example.com")
+    changed = await client.put("/users/me", headers=mallory.headers, json=subject)
+    assert_problem(changed, 403)
+    upper = await client.put(
+        "/users/me", headers=mallory.headers, json={**subject, "provider": " OIDC "}
+    )
+    assert_problem(upper, 403)
+    # Other providers' fields stay the person's own, as before.
+    other = await client.put(
+        "/users/me", headers=mallory.headers, json={"provider": "github", "providerId": "42"}
+    )
+    assert other.status_code == 200, other.text

@@ -17,6 +17,8 @@ from tests.accounts.soft_authenticator import SoftAuthenticator
 from tests.app_settings import overriding
 from tests.conftest import PASSWORD, Cast, assert_problem
 from tests.console.forms import csrf_of, signed_in, submit
+from upwatch.accounts.factors import PendingSignIns
+from upwatch.accounts.passkeys import Ceremonies
 from upwatch.kit.clock import ManualClock
 from upwatch.models import AuditEvent, PasskeyCredential
 from upwatch.runtime import Runtime
@@ -423,3 +425,43 @@ class TestAtAnIpAddress:
             "/app/settings/passkeys/options", headers={"X-CSRF-Token": csrf}
         )
         assert "domain name" in assert_problem(refused, 409)["detail"]
+
+
+async def test_sign_ins_finished_with_a_passkey_count_as_no_failures(
+    client: httpx.AsyncClient, cast: Cast, runtime: Runtime, clock: ManualClock
+) -> None:
+    """A password and a passkey that both were right forgive the password step's throttle
+    slots, as a TOTP code does: else an account (and everyone behind its address) would be
+    shut out after a few ordinary sign-ins."""
+    key = SoftAuthenticator()
+    assert (await register(client, await signed_in(client, cast.alice.email), key)).is_redirect
+    for _ in range(runtime.settings.login_failures_allowed + 1):
+        clock.advance(LATER)
+        async with other_client(client) as browser:
+            token = await sign_in_page_token(browser)
+            first = await submit(
+                browser, "/app/login", token, email=cast.alice.email, password=PASSWORD
+            )
+            assert first.status_code == 303, first.text
+            asked = await options(browser, "/app/login/second-factor/passkey/options", token)
+            done = await submit(
+                browser, "/app/login/second-factor/passkey", token, credential=key.get(asked)
+            )
+            assert done.status_code == 303, done.text
+            assert done.headers["location"] == "/app/dashboard"
+
+
+async def test_a_cookie_beyond_ascii_is_a_void_sign_in_never_a_fault(
+    client: httpx.AsyncClient, clock: ManualClock
+) -> None:
+    # A browser sends what a page or an extension set: a pending sign-in or a ceremony
+    # cookie with characters beyond ASCII is no sign-in, not a 500.
+    now = clock.now()
+    forged = "a.1.password.99999999999.\u00e9"
+    assert PendingSignIns("key").read(forged, now) is None
+    assert Ceremonies("key").read("sign_in..AA.1.\u00e9", "sign_in", now) is None
+    step = await client.get(
+        "/app/login/second-factor", headers={"Cookie": b"upwatch_pending=a.b.c.1.\xc3\xa9"}
+    )
+    assert step.status_code == 303
+    assert step.headers["location"] == "/app/login"

@@ -78,3 +78,20 @@ async def test_the_administrator_pages_through_every_event(
     later = await client.get("/app/admin/audit-log", params={"offset": "50", "kind": ""})
     assert later.status_code == 200
     assert "Newer" in later.text
+
+
+async def test_a_day_at_the_end_of_the_calendar_is_no_fault_in_any_time_zone(
+    client: httpx.AsyncClient, alice: Account
+) -> None:
+    # Days that exist in the visitor's zone but not in UTC (year 0 or 10000 once converted)
+    # are refused as a filter, never a 500.
+    changed = await client.put(
+        "/users/settings", json={"timezone": "America/New_York"}, headers=alice.headers
+    )
+    assert changed.status_code == 200, changed.text
+    await signed_in(client, alice.email, PASSWORD)
+    late = await client.get("/app/settings/security-events", params={"to": "9999-12-31"})
+    assert late.status_code in (200, 422)
+    await client.put("/users/settings", json={"timezone": "Asia/Tokyo"}, headers=alice.headers)
+    early = await client.get("/app/settings/security-events", params={"from": "0001-01-01"})
+    assert early.status_code in (200, 422)

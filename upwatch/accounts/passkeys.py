@@ -141,7 +141,8 @@ class Ceremonies:
         if not value:
             return None
         payload, _, mac = value.rpartition(".")
-        if not hmac.compare_digest(mac, self._mac(payload)):
+        # As bytes: compare_digest raises on a str with characters beyond ASCII.
+        if not hmac.compare_digest(mac.encode(), self._mac(payload).encode()):
             return None
         parts = payload.split(".")
         if len(parts) != 4 or parts[0] != purpose or not parts[3].isdigit():

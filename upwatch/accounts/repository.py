@@ -24,6 +24,10 @@ from upwatch.models import (
     User,
 )
 
+# The ``provider`` of an account linked to single sign-on (sso/service.py): its
+# ``provider_id`` is the subject the provider signs in, so nobody but the sign-in sets it.
+SSO_PROVIDER = "oidc"
+
 
 class UserRepository(UserDirectory):
     async def email_taken(self, email: str, *, besides: str | None = None) -> bool:

@@ -11,7 +11,7 @@ from pydantic.alias_generators import to_snake
 
 from upwatch.accounts import preferences
 from upwatch.accounts.factors import has_second_factor
-from upwatch.accounts.repository import TokenRepository, UserRepository
+from upwatch.accounts.repository import SSO_PROVIDER, TokenRepository, UserRepository
 from upwatch.accounts.schemas import (
     CreateUserRequest,
     SignupRequest,
@@ -184,6 +184,8 @@ class AccountService(DomainService):
         is_admin = caller is not None and caller.is_admin
         if not is_admin and (body.roles != ["user"] or body.isEmailVerified):
             raise Forbidden("only an administrator may grant roles or e-mail verification")
+        if not is_admin:
+            _check_sso_link(None, body.provider)
         _check_super_admin_grant(caller, body.roles, current=[])
         if await self.users.email_taken(body.email):
             raise Conflict("an account with this e-mail already exists")
@@ -289,9 +291,7 @@ class AccountService(DomainService):
         self, user: User, client: str, factor: Factor | None, *, via: str = "password"
     ) -> None:
         """Every factor was right: the failures counted for this sign-in are forgiven."""
-        throttles = self.runtime.throttles
-        await throttles.login_account.clear(user.email)
-        await throttles.login_address.release(client)
+        await self.forgive_failures(user, client)
         await record(
             self.session,
             kinds.SIGN_IN_SUCCEEDED,
@@ -303,6 +303,14 @@ class AccountService(DomainService):
             via=via,
             details={"secondFactor": factor},
         )
+
+    async def forgive_failures(self, user: User, client: str) -> None:
+        """The throttle slots the password step took (kept as a failure while the second
+        factor was awaited) are given back once every factor was right, by whichever second
+        factor: else a few ordinary sign-ins would shut the account and its address out."""
+        throttles = self.runtime.throttles
+        await throttles.login_account.clear(user.email)
+        await throttles.login_address.release(client)
 
     async def _sign_in_failed(self, user: User | None, reason: str, tried: str = "") -> None:
         """Recorded with the account when it exists, else with the address ``tried``; never
@@ -381,6 +389,8 @@ class AccountService(DomainService):
             if not user.is_admin:
                 raise Forbidden("only an administrator may change roles")
             _check_super_admin_grant(user, body.roles, current=user.roles)
+        if (body.provider is not None or body.providerId is not None) and not user.is_admin:
+            _check_sso_link(user, body.provider)
         email_changes = body.email is not None and body.email != user.email
         # Verification is granted, never claimed: a new address is unverified, and only an
         # administrator may mark one verified.
@@ -446,3 +456,17 @@ def _check_super_admin_grant(
     granting = "super_admin" in roles and "super_admin" not in current
     if granting and (caller is None or "super_admin" not in caller.roles):
         raise Forbidden("only a super_admin may grant super_admin")
+
+
+def _check_sso_link(user: User | None, provider: str | None) -> None:
+    """Single sign-on finds an account by its ``provider_id`` (the provider's subject): a
+    person who could write it could set another person's subject on their own account, and
+    that person's next sign-in through the provider would land in it. So the link is made by
+    signing in through the provider only, never by a profile field."""
+    linked = user is not None and user.provider == SSO_PROVIDER
+    claimed = provider is not None and provider.strip().lower() == SSO_PROVIDER
+    if linked or claimed:
+        raise Forbidden(
+            "the single sign-on link of an account is made by signing in through it; only "
+            "an administrator may change it"
+        )

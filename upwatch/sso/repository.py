@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from upwatch.accounts.repository import UserRepository
+from upwatch.accounts.repository import SSO_PROVIDER, UserRepository
 from upwatch.models import User
 
-PROVIDER = "oidc"
+PROVIDER = SSO_PROVIDER
 
 
 class SsoAccounts(UserRepository):

@@ -4,7 +4,7 @@ visitor's time zone); pages are links, so all of it works without a script."""
 
 from __future__ import annotations
 
-from datetime import date, datetime, time
+from datetime import UTC, date, datetime, time
 from typing import Any, Final
 from urllib.parse import urlencode
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -44,7 +44,12 @@ def _day(page: Page, field: str, end: bool) -> datetime | None:
         day = date.fromisoformat(text)
     except ValueError:
         raise ValidationFailed.on(field, "a day like 2026-11-27") from None
-    return datetime.combine(day, time.max if end else time.min, _zone(page))
+    instant = datetime.combine(day, time.max if end else time.min, _zone(page))
+    try:
+        # A day at either end of the calendar may not exist in UTC (year 0 or 10000).
+        return instant.astimezone(UTC)
+    except OverflowError:
+        raise ValidationFailed.on(field, "a day from 0002-01-01 to 9998-12-31") from None
 
 
 def _chosen(page: Page) -> tuple[dict[str, str], AuditFilter, int]:

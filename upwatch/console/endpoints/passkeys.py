@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.accounts.factors import PENDING_COOKIE
 from upwatch.accounts.passkeys import CEREMONY_COOKIE, CEREMONY_LIFETIME, PasskeyService
+from upwatch.accounts.service import AccountService
 from upwatch.console.endpoints.offers import offers
 from upwatch.console.endpoints.page import (
     Answer,
@@ -156,6 +157,10 @@ async def _signed_in_with_passkey(
         if pending is None:
             return _sign_in_page(request, SIGN_IN, status_of(exc), form=form, errors=errors)
         return second_step_answer(request, pending, form, status_of(exc), errors=errors)
+    if pending is not None and first_factor == "password":
+        # The password step's throttle slots, as a TOTP code's second step forgives them
+        # (a provider's sign-in took none: nothing to give back, nor anyone else's).
+        await AccountService(session, runtime).forgive_failures(user, client)
     response = await _start_session(request, session, runtime, user, "Signed in.", form.get("next"))
     response.delete_cookie(CEREMONY_COOKIE, path="/app")
     response.delete_cookie(PENDING_COOKIE, path="/app")
