@@ -155,7 +155,9 @@ async def _signed_in_with_passkey(
         errors = {"": errors_of(exc).get("") or "The passkey was not accepted."}
         if pending is None:
             return _sign_in_page(request, SIGN_IN, status_of(exc), form=form, errors=errors)
-        return second_step_answer(request, pending, form, status_of(exc), errors=errors)
+        return await second_step_answer(
+            request, session, pending, form, status_of(exc), errors=errors
+        )
     response = await _start_session(request, session, runtime, user, "Signed in.", form.get("next"))
     response.delete_cookie(CEREMONY_COOKIE, path="/app")
     response.delete_cookie(PENDING_COOKIE, path="/app")
@@ -194,7 +196,9 @@ async def second_factor_passkey(
     form = await read_form(request)
     user, pending = await pending_account(request, session, runtime)
     if not same_token(form.get("csrf"), request.cookies.get(FORM_COOKIE) or ""):
-        return second_step_answer(request, user, form, 403, errors={"": "Reload and retry."})
+        return await second_step_answer(
+            request, session, user, form, 403, errors={"": "Reload and retry."}
+        )
     return await _signed_in_with_passkey(
         request, session, runtime, client, form, user, pending.method
     )
