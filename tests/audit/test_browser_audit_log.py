@@ -4,6 +4,7 @@ finds nothing serious on it."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -42,6 +43,8 @@ def test_the_owner_filters_the_projects_audit_log_by_kind(server: LiveServer) ->
         key = api.post(f"/projects/{project}/api-keys", json={"name": "CI", "scope": "read"}).json()
         invited = api.post(f"/projects/{project}/users", json={"email": "ola@example.com"})
         assert invited.status_code == 201, invited.text
+        revoked = api.delete(f"/projects/{project}/api-keys/{key['id']}")
+        assert revoked.status_code == 200, revoked.text
 
     browser = start_browser(javascript=True)
     try:
@@ -53,9 +56,13 @@ def test_the_owner_filters_the_projects_audit_log_by_kind(server: LiveServer) ->
         browser.find_element(By.LINK_TEXT, "Audit log").click()
         wait_for(browser, lambda b: "member.invited" in kinds_shown(b))
         assert "api_key.created" in kinds_shown(browser)
+        assert "api_key.revoked" in kinds_shown(browser)
         assert key["prefix"] in browser.page_source
         assert key["key"] not in browser.page_source
         assert accessibility_violations(browser) == []
+        shots = os.environ.get("UPWATCH_SCREENSHOT_DIR")
+        if shots:
+            browser.save_screenshot(str(Path(shots) / "console-audit-log.png"))
 
         fill(browser, kind="api_key.created")
         submit(browser, "form.filters")

@@ -7,6 +7,7 @@ says that passkeys need it, and the password form still works."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -93,6 +94,9 @@ def test_a_person_signs_in_with_a_passkey_instead_of_and_after_the_password(
     assert "Test laptop" in browser.find_element(By.CSS_SELECTOR, "table").text
     [credential] = browser.get_credentials()
     assert credential.is_resident_credential
+    shots = os.environ.get("UPWATCH_SCREENSHOT_DIR")
+    if shots:
+        browser.save_screenshot(str(Path(shots) / "console-passkeys.png"))
 
     # Instead of the password: no e-mail typed, the passkey names the account.
     sign_out(browser)

@@ -6,6 +6,7 @@ signed in here alone. Once with JavaScript, once without. axe-core reads the pag
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -85,6 +86,9 @@ def test_a_person_sees_and_ends_their_sessions_in_the_console(
         assert "HeadlessChrome" in this.text
         assert row_with(browser, "deploy-script/1.0")
         assert row_with(browser, "laptop-cli/3.1")
+        shots = os.environ.get("UPWATCH_SCREENSHOT_DIR")
+        if shots and javascript:
+            browser.save_screenshot(str(Path(shots) / "console-sessions.png"))
 
         [deploy_row] = row_with(browser, "deploy-script/1.0")
         deploy_row.find_element(By.CSS_SELECTOR, "button[type=submit]").click()

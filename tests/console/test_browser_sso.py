@@ -7,6 +7,7 @@ server's log never holds the client secret."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -88,6 +89,9 @@ def test_a_person_signs_in_through_the_provider_and_again_into_the_same_account(
     live, _ = servers
     browser.get(f"{live.url}/app/login")
     assert accessibility_violations(browser) == []
+    shots = os.environ.get("UPWATCH_SCREENSHOT_DIR")
+    if shots:
+        browser.save_screenshot(str(Path(shots) / "console-sign-in-sso.png"))
     through_provider(browser, live, "alice")
     signed_in_as(browser, "alice@example.com")
     assert not browser.find_elements(By.LINK_TEXT, "Admin")

@@ -11,6 +11,7 @@ it reads the pages in the run with JavaScript on."""
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -70,6 +71,9 @@ def test_a_person_turns_on_an_authenticator_app_and_signs_in_with_its_code(
         wait_for(browser, lambda b: b.find_elements(By.ID, "f-secret"))
         assert browser.find_elements(By.CSS_SELECTOR, "figure.qr svg[role=img]")
         assert not javascript or accessibility_violations(browser) == []
+        shots = os.environ.get("UPWATCH_SCREENSHOT_DIR")
+        if shots and javascript:
+            browser.save_screenshot(str(Path(shots) / "console-two-factor.png"))
         shown = browser.find_element(By.ID, "f-secret").get_attribute("value") or ""
         secret = shown.replace(" ", "")
         browser.find_element(By.ID, "f-confirm-code").send_keys(_code(secret))
@@ -91,6 +95,8 @@ def test_a_person_turns_on_an_authenticator_app_and_signs_in_with_its_code(
         _submit(browser, "main form")
         wait_for(browser, lambda b: _path(b) == "/app/login/second-factor")
         assert not javascript or accessibility_violations(browser) == []
+        if shots and javascript:
+            browser.save_screenshot(str(Path(shots) / "console-second-step.png"))
         browser.find_element(By.NAME, "code").send_keys(
             "000000" if _code(secret, 1) != "000000" else "111111"
         )

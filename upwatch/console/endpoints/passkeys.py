@@ -156,7 +156,9 @@ async def _signed_in_with_passkey(
         errors = {"": errors_of(exc).get("") or "The passkey was not accepted."}
         if pending is None:
             return _sign_in_page(request, SIGN_IN, status_of(exc), form=form, errors=errors)
-        return second_step_answer(request, pending, form, status_of(exc), errors=errors)
+        return await second_step_answer(
+            request, session, pending, form, status_of(exc), errors=errors
+        )
     if pending is not None and first_factor == "password":
         # The password step's throttle slots, as a TOTP code's second step forgives them
         # (a provider's sign-in took none: nothing to give back, nor anyone else's).
@@ -199,7 +201,9 @@ async def second_factor_passkey(
     form = await read_form(request)
     user, pending = await pending_account(request, session, runtime)
     if not same_token(form.get("csrf"), request.cookies.get(FORM_COOKIE) or ""):
-        return second_step_answer(request, user, form, 403, errors={"": "Reload and retry."})
+        return await second_step_answer(
+            request, session, user, form, 403, errors={"": "Reload and retry."}
+        )
     return await _signed_in_with_passkey(
         request, session, runtime, client, form, user, pending.method
     )

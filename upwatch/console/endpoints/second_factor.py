@@ -22,7 +22,7 @@ from upwatch.accounts.factors import (
     PendingSignIns,
     has_second_factor,
 )
-from upwatch.accounts.repository import UserRepository
+from upwatch.accounts.repository import SecondFactorRepository, UserRepository
 from upwatch.accounts.service import AccountService
 from upwatch.console.endpoints.offers import offers
 from upwatch.console.endpoints.page import Answer, errors_of, redirect, status_of
@@ -83,11 +83,16 @@ async def finish_sign_in(
     return response
 
 
-def second_step_answer(
-    request: Request, user: User, form: dict[str, str], status: int = 200, **context: Any
+async def second_step_answer(
+    request: Request,
+    session: AsyncSession,
+    user: User,
+    form: dict[str, str],
+    status: int = 200,
+    **context: Any,
 ) -> Response:
-    """The second step's page for ``user`` (each of its factors' parts), e.g. again with
-    ``errors``."""
+    """The second step's page for ``user`` (the parts of the factors it has: an account
+    without a passkey is not offered one), e.g. again with ``errors``."""
     recovery = request.query_params.get("with") == "recovery-code" or form.get("with") == (
         "recovery-code"
     )
@@ -98,6 +103,7 @@ def second_step_answer(
         status,
         form=form,
         totp_on=user.totp_enabled_at is not None,
+        passkeys_on=await SecondFactorRepository(session).passkey_count(user.id) > 0,
         recovery=recovery,
         switch_query=urlencode({**carried, **({} if recovery else {"with": "recovery-code"})}),
         **context,
@@ -108,7 +114,7 @@ def second_step_answer(
 async def second_step_page(request: Request, session: Session, runtime: RuntimeDep) -> Response:
     user, _ = await pending_account(request, session, runtime)
     form = {name: request.query_params.get(name, "") for name in CARRIED}
-    return second_step_answer(request, user, form)
+    return await second_step_answer(request, session, user, form)
 
 
 @router.post("/login/second-factor", openapi_extra=offers("login"))
@@ -128,4 +134,6 @@ async def second_step(
             discard_changes(session)
         shown = {k: v for k, v in form.items() if k != "code"}
         errors = {"code": errors_of(exc).get("", exc.title)}
-        return second_step_answer(request, user, shown, status_of(exc), errors=errors)
+        return await second_step_answer(
+            request, session, user, shown, status_of(exc), errors=errors
+        )
