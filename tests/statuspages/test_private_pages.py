@@ -406,3 +406,12 @@ async def test_an_api_key_of_the_project_reads_a_members_page_and_one_of_another
     assert answer.json()["name"] == "Vault shop"
     forged = {"Authorization": "Bearer upw_" + "x" * 40}
     assert_problem(await client.get("/status-pages/public/slug/vault", headers=forged), 404)
+
+
+def test_a_pass_cookie_outside_ascii_is_a_wrong_pass_not_an_error() -> None:
+    from upwatch.statuspages.access import holds_pass, pass_value
+
+    right = pass_value("key", "page", "hash")
+    assert holds_pass("key", "page", "hash", right)
+    assert not holds_pass("key", "page", "hash", "é" * len(right))
+    assert not holds_pass("key", "page", "hash", right[:-1] + "\udcff")

@@ -101,7 +101,9 @@ def pass_value(signing_key: str, page_id: str, password_hash: str) -> str:
 def holds_pass(signing_key: str, page_id: str, password_hash: str | None, cookie: str) -> bool:
     if password_hash is None or not cookie:
         return False
-    return hmac.compare_digest(pass_value(signing_key, page_id, password_hash), cookie)
+    # As bytes: a cookie with characters outside ASCII is a wrong pass, not a TypeError.
+    expected = pass_value(signing_key, page_id, password_hash).encode()
+    return hmac.compare_digest(expected, cookie.encode("utf-8", "surrogateescape"))
 
 
 @dataclass

@@ -30,10 +30,15 @@ from upwatch.console.endpoints.page import (
     secure,
     status_of,
 )
-from upwatch.console.endpoints.second_factor import pending_account, second_step_answer
+from upwatch.console.endpoints.second_factor import (
+    finish_sign_in,
+    pending_account,
+    second_step_answer,
+)
 from upwatch.console.endpoints.signin import FORM_COOKIE, SIGN_IN, _sign_in_page, _start_session
 from upwatch.console.service import same_token
 from upwatch.dependencies import ClientAddress, RuntimeDep, Session
+from upwatch.kit.db import discard_changes
 from upwatch.kit.errors import Forbidden, ProblemError
 from upwatch.models import User
 from upwatch.runtime import Runtime
@@ -163,7 +168,21 @@ async def _signed_in_with_passkey(
         # The password step's throttle slots, as a TOTP code's second step forgives them
         # (a provider's sign-in took none: nothing to give back, nor anyone else's).
         await AccountService(session, runtime).forgive_failures(user, client)
-    response = await _start_session(request, session, runtime, user, "Signed in.", form.get("next"))
+    response: Response
+    if pending is None:
+        response = await _start_session(
+            request, session, runtime, user, "Signed in.", form.get("next")
+        )
+    else:
+        try:
+            # As after a code: the invitation the password form carried is accepted too.
+            response = await finish_sign_in(request, session, runtime, user, form)
+        except ProblemError as exc:
+            discard_changes(session)
+            errors = {"": errors_of(exc).get("") or exc.title}
+            return await second_step_answer(
+                request, session, pending, form, status_of(exc), errors=errors
+            )
     response.delete_cookie(CEREMONY_COOKIE, path="/app")
     response.delete_cookie(PENDING_COOKIE, path="/app")
     return response
