@@ -24,10 +24,11 @@ async def test_the_owner_reads_the_projects_log_from_the_project_page_and_filter
     page = await client.get(path)
     assert page.status_code == 200
     assert "member.invited" in page.text
+    assert "Member invited" in page.text
     assert cast.bob.email in page.text
     filtered = await client.get(path, params={"kind": "member.added"})
-    assert "<code>member.added</code>" in filtered.text
-    assert "<code>member.invited</code>" not in filtered.text
+    assert '<code class="hint">member.added</code>' in filtered.text
+    assert '<code class="hint">member.invited</code>' not in filtered.text
     refused = await client.get(path, params={"kind": "made.up"})
     assert refused.status_code == 422
     assert "not a kind of audit event" in refused.text
@@ -62,8 +63,8 @@ async def test_a_failed_sign_in_shows_on_the_victims_security_events_page(
     settings = await client.get("/app/settings")
     assert 'href="/app/settings/security-events"' in settings.text
     page = await client.get("/app/settings/security-events")
-    assert "<code>sign_in.failed</code>" in page.text
-    assert "<code>sign_in.succeeded</code>" in page.text
+    assert "Sign-in failed" in page.text and "sign_in.failed" in page.text
+    assert "Signed in<br>" in page.text
     assert "wrong-guess" not in page.text
 
 

@@ -28,7 +28,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
 
 
 def kinds_shown(browser: WebDriver) -> list[str]:
-    cells = browser.find_elements(By.CSS_SELECTOR, "table.audit-log tbody td:nth-child(2)")
+    cells = browser.find_elements(By.CSS_SELECTOR, "table.audit-log tbody td:nth-child(2) code")
     return [cell.text for cell in cells]
 
 

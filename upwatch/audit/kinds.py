@@ -57,3 +57,31 @@ KINDS: Final = (
     CONFIG_APPLIED,
     ADMIN_ACTION,
 )
+
+# What the console shows for each kind.
+WORDS: Final = {
+    SIGN_IN_SUCCEEDED: "Signed in",
+    SIGN_IN_FAILED: "Sign-in failed",
+    SESSION_ENDED: "Session ended",
+    SESSIONS_ENDED_ELSEWHERE: "Signed out everywhere else",
+    TOTP_ENABLED: "Authenticator app turned on",
+    TOTP_DISABLED: "Authenticator app turned off",
+    RECOVERY_CODE_USED: "Recovery code used",
+    PASSKEY_ADDED: "Passkey added",
+    PASSKEY_REMOVED: "Passkey removed",
+    PASSWORD_CHANGED: "Password changed",
+    PASSWORD_RESET: "Password reset",
+    SSO_LINKED: "Single sign-on linked",
+    API_KEY_CREATED: "API key created",
+    API_KEY_REVOKED: "API key revoked",
+    MEMBER_INVITED: "Member invited",
+    MEMBER_ADDED: "Member added",
+    MEMBER_REMOVED: "Member removed",
+    MEMBER_ROLE_CHANGED: "Member's role changed",
+    PROJECT_DELETED: "Project deleted",
+    PROJECT_TWO_FACTOR_CHANGED: "Two-factor rule changed",
+    PROVIDER_SECRET_CHANGED: "Provider secret changed",
+    MONITOR_SECRET_CHANGED: "Monitor secret changed",
+    CONFIG_APPLIED: "Config file applied",
+    ADMIN_ACTION: "Administrator action",
+}

@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from fastapi import APIRouter
 from fastapi.responses import Response
 
-from upwatch.audit.kinds import KINDS
+from upwatch.audit.kinds import KINDS, WORDS
 from upwatch.audit.repository import AuditFilter
 from upwatch.audit.schemas import AuditEventOut
 from upwatch.audit.service import AuditLog, audit_filter
@@ -96,6 +96,7 @@ async def _log_page(
         offset=offset,
         rows=ROWS,
         kinds=KINDS,
+        words=WORDS,
         chosen=shown,
         newer=f"{action}?{urlencode({**kept, 'offset': max(offset - ROWS, 0)})}",
         older=f"{action}?{urlencode({**kept, 'offset': offset + ROWS})}",
