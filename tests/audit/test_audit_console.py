@@ -63,7 +63,8 @@ async def test_a_failed_sign_in_shows_on_the_victims_security_events_page(
     settings = await client.get("/app/settings")
     assert 'href="/app/settings/security-events"' in settings.text
     page = await client.get("/app/settings/security-events")
-    assert "Sign-in failed" in page.text and "sign_in.failed" in page.text
+    assert "Sign-in failed" in page.text
+    assert "sign_in.failed" in page.text
     assert "Signed in<br>" in page.text
     assert "wrong-guess" not in page.text
 
