@@ -14,7 +14,9 @@ One name is also a word of another domain: ``email`` is an account's address (a 
 field, a JSON-schema format). For it, identifiers do not count (``user.email`` is everywhere),
 and the string literal ``"email"`` counts everywhere except in the modules listed in
 ``ADDRESS_FIELD``, where it names that address. A module that deals with channels must never be
-in that list (a test below says so), so a channel listing there would still fail. Three
+in that list (a test below says so), so a channel listing there would still fail. The importers map
+other tools' names for their notification types onto channel names (``FOREIGN_VOCABULARY``,
+exempt for every name, under the same guard). Three
 names are also a status-page subscriber's kind (``email``, ``webhook``, ``slack``): the
 modules listed in ``SUBSCRIBER_KIND`` deliver subscriber notices and are exempt for those
 names, under the same guard.
@@ -51,6 +53,9 @@ ADDRESS_FIELD = frozenset(
         "console/templates/forgot.html",
         "console/templates/signup.html",
         "statuspages/templates/page.html",
+        # An identity provider's `email` claim.
+        "sso/provider.py",
+        "sso/service.py",
     }
 )
 # Where "email", "webhook" and "slack" name a status-page subscriber's kind (a vocabulary of
@@ -71,10 +76,22 @@ SUBSCRIBER_KIND = frozenset(
         "console/templates/status_page_subscribers.html",
     }
 )
-ALSO_A_WORD = {
-    "email": ADDRESS_FIELD | SUBSCRIBER_KIND,
-    "webhook": SUBSCRIBER_KIND,
-    "slack": SUBSCRIBER_KIND,
+# The importers translate other tools' names for their notification types (Kuma's
+# "discord", Gatus' "pagerduty", UptimeRobot's contact types) into a provider's `type` of the
+# config file: a mapping from a foreign vocabulary, written once per source, that never
+# sends anything (a test below says so).
+FOREIGN_VOCABULARY = frozenset(
+    {
+        "importers/gatus.py",
+        "importers/kuma.py",
+        "importers/uptimerobot.py",
+        "importers/healthchecks.py",
+    }
+)
+ALSO_A_WORD = dict.fromkeys(REGISTRY, FOREIGN_VOCABULARY) | {
+    "email": ADDRESS_FIELD | SUBSCRIBER_KIND | FOREIGN_VOCABULARY,
+    "webhook": SUBSCRIBER_KIND | FOREIGN_VOCABULARY,
+    "slack": SUBSCRIBER_KIND | FOREIGN_VOCABULARY,
 }
 
 
@@ -148,7 +165,7 @@ def test_no_module_that_deals_with_channels_takes_the_address_exemption() -> Non
     assert all((PACKAGE / module).exists() for module in exempt)
     # The subscriber kinds' modules send notices of their own: none imports the channels'
     # delivery (a channel listing there would be a second way to alert).
-    for module in SUBSCRIBER_KIND:
+    for module in SUBSCRIBER_KIND | FOREIGN_VOCABULARY:
         text = (PACKAGE / module).read_text()
         assert "channels import deliver" not in text, module
         assert "REGISTRY" not in text, module
