@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import BaseModel, Field, StringConstraints
 
 from upwatch.audit.kinds import KINDS
-from upwatch.kit.inputs import Input
+from upwatch.kit.inputs import Input, worded
 from upwatch.models import AuditEvent
 
 # The kinds as the schema's enum (a list filter by an unknown kind is a 422); built from the
@@ -22,7 +22,9 @@ else:
 Count = Annotated[int, Field(ge=0, le=1_000_000)]
 FileDigest = Annotated[
     str,
-    StringConstraints(pattern=r"^[0-9a-f]{64}$"),
+    StringConstraints(
+        pattern=worded(r"^[0-9a-f]{64}$", "a SHA-256 digest: 64 lowercase hexadecimal digits")
+    ),
     Field(description="The SHA-256 of the file applied, in hex"),
 ]
 
