@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 import os
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -22,7 +22,7 @@ from upwatch.config import async_database_url
 from upwatch.engine.broker import CheckReport
 from upwatch.kit.db import Database
 from upwatch.migrations import alembic_config
-from upwatch.models import CheckResult, DailyAggregate, HistogramBucket, Monitor
+from upwatch.models import CheckResult, DailyAggregate, HistogramBucket, Monitor, Region
 from upwatch.probes.outcome import ErrorKind, Outcome, Timings
 
 REGION = "region-a"
@@ -82,6 +82,8 @@ async def monitor_ids(db: Database) -> list[str]:
     """Three active monitors that are down after one failure."""
     async with db.sessionmaker() as session:
         project = await add_project(session, "Shop", "owner@example.com")
+        # Results name their region by its number: the region has to exist.
+        session.add(Region(id=REGION, code=REGION, name="Region A", created_at=datetime.now(UTC)))
         monitors = [
             Monitor(
                 project_id=project.id,
@@ -120,12 +122,20 @@ def report(monitor_id: str, ok: bool = True, response_ms: float | None = None) -
     return CheckReport(monitor_id, REGION, at.timestamp(), at.timestamp(), at, outcome)
 
 
-async def rows_per_report(db: Database) -> dict[str, int]:
+async def rows_per_report(db: Database, reports: Sequence[CheckReport]) -> dict[str, int]:
+    """How many rows each of ``reports`` has (its key: monitor and time; one region)."""
     async with db.sessionmaker() as session:
         rows = await session.execute(
-            select(CheckResult.report_id, func.count()).group_by(CheckResult.report_id)
+            select(CheckResult.monitor_number, CheckResult.checked_at, func.count()).group_by(
+                CheckResult.monitor_number, CheckResult.checked_at
+            )
         )
-        return {report_id: int(n) for report_id, n in rows.all()}
+        stored = {(m, at): int(n) for m, at, n in rows.all()}
+        numbers = dict((await session.execute(select(Monitor.id, Monitor.number))).all())
+    counts = {r.id: stored.get((numbers[r.monitor_id], r.checked_at), 0) for r in reports}
+    unmatched = sum(stored.values()) - sum(counts.values())
+    # Rows of no report given show up as their own entry, so an equality test sees them.
+    return {**counts, "unmatched": unmatched} if unmatched else counts
 
 
 async def day_totals(db: Database) -> tuple[int, int, int]:

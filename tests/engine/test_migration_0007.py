@@ -6,11 +6,11 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime
 
-from sqlalchemy import insert, inspect, text
+from sqlalchemy import column, insert, inspect, table, text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 from tests.engine.conftest import add_project, insert_early_monitor, migrate
-from upwatch.models import CheckResult
+from upwatch.kit.db import UTCDateTime
 
 
 async def test_days_stored_before_0007_get_their_range_only_from_complete_raw_results(
@@ -32,7 +32,22 @@ async def test_days_stored_before_0007_get_their_range_only_from_complete_raw_re
         ]
         # Only the columns this old schema has (the model's later ones are not there yet).
         await session.execute(
-            insert(CheckResult.__table__),
+            insert(
+                table(
+                    "check_results",
+                    *(
+                        column(name)
+                        for name in (
+                            "monitor_id",
+                            "report_id",
+                            "region_id",
+                            "status",
+                            "response_time_ms",
+                        )
+                    ),
+                    column("checked_at", UTCDateTime()),
+                )
+            ),
             [
                 {
                     "monitor_id": monitor_id,
@@ -70,7 +85,7 @@ async def test_days_stored_before_0007_get_their_range_only_from_complete_raw_re
             )
         await session.commit()
 
-    await migrate(fresh_engine, "head")
+    await migrate(fresh_engine, "0026")  # the last schema of wide result rows
     async with fresh_engine.connect() as connection:
         rows = await connection.execute(
             text("SELECT region_id, day, response_ms_min, response_ms_max FROM daily_aggregates")

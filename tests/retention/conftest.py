@@ -18,6 +18,7 @@ from tests.factories import Target, create_monitor, ingest, log_in
 from upwatch.kit.clock import ManualClock
 from upwatch.kit.db import Database
 from upwatch.models import CheckResult
+from upwatch.models.keys import monitor_number
 from upwatch.retention.job import RetentionJob
 from upwatch.runtime import Runtime
 
@@ -56,7 +57,10 @@ async def old_results(runtime: Runtime, monitor_id: str) -> int:
         runtime,
         select(func.count())
         .select_from(CheckResult)
-        .where(CheckResult.monitor_id == monitor_id, CheckResult.checked_at < MONDAY),
+        .where(
+            CheckResult.monitor_number == monitor_number(monitor_id),
+            CheckResult.checked_at < MONDAY,
+        ),
     )
 
 
@@ -104,5 +108,7 @@ def purged(runtime: Runtime, data_type: str) -> float:
 
 
 async def ingest_old(app: FastAPI, monitor: str, days_ago: list[int]) -> None:
-    for days in days_ago:
-        await ingest(app.state.engine, monitor, MONDAY - timedelta(days=days), ok=True)
+    # A millisecond apart: results are keyed by monitor, region and millisecond.
+    for n, days in enumerate(days_ago):
+        at = MONDAY - timedelta(days=days, milliseconds=n)
+        await ingest(app.state.engine, monitor, at, ok=True)

@@ -48,7 +48,9 @@ async def test_an_owners_old_results_are_announced_a_week_ahead_mailed_once_and_
     engine = app.state.engine
     monitor = await monitor_of(client, cast.alice, cast.project_id, target)
     for days_ago, ok in ((40, True), (40, False), (35, True), (20, True), (1, True)):
-        await ingest(engine, monitor, MONDAY - timedelta(days=days_ago), ok=ok)
+        # A second apart on the same day: results are one per monitor and millisecond.
+        at = MONDAY - timedelta(days=days_ago) + timedelta(seconds=0 if ok else 1)
+        await ingest(engine, monitor, at, ok=ok)
     job = job_of(runtime)
 
     assert await job.run_once() >= 1
@@ -96,7 +98,7 @@ async def test_an_owners_old_results_are_announced_a_week_ahead_mailed_once_and_
     assert await count(runtime, select(func.count()).select_from(Incident)) == 0
     async with runtime.db.readsession() as session:
         [day] = (await session.scalars(select(IncidentDay))).all()
-    assert (day.day, day.incidents, day.duration_seconds) == ("2026-10-21", 1, 5 * 86400)
+    assert (day.day, day.incidents, day.duration_seconds) == ("2026-10-21", 1, 5 * 86400 - 1)
     # The next batch (the result of 20 days before the first run) is announced in turn.
     [following] = await notices(client, cast.alice)
     assert following["expiryDate"] == "2026-12-14T00:00:00Z"

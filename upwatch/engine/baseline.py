@@ -90,8 +90,10 @@ async def hour_windows(
     """Each monitor's p95 over the hour before ``now``, from its stored results."""
     histograms: dict[str, Histogram] = {m: Histogram() for m in monitor_ids}
     rows = await session.execute(
-        select(CheckResult.monitor_id, CheckResult.response_time_ms).where(
-            CheckResult.monitor_id.in_(monitor_ids),
+        select(Monitor.id, CheckResult.response_time_ms)
+        .join(Monitor, Monitor.number == CheckResult.monitor_number)
+        .where(
+            Monitor.id.in_(monitor_ids),
             CheckResult.checked_at > now - timedelta(hours=1),
             CheckResult.checked_at <= now,
             CheckResult.response_time_ms.is_not(None),

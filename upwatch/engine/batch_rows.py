@@ -1,5 +1,5 @@
-"""The rows one ingested batch writes, gathered result by result: the results and their
-timings, the monitors it moved, and the day, hour and histogram counts it adds to, each as
+"""The rows one ingested batch writes, gathered result by result: the results (timings in
+the row), the monitors it moved, and the day, hour and histogram counts it adds to, each as
 the parameter sets of one fixed-shape statement (engine/repository.py)."""
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ SpanKey = tuple[str, str, str]
 @dataclass
 class BatchRows:
     results: list[dict[str, Any]] = field(default_factory=list)
-    timings: list[dict[str, Any]] = field(default_factory=list)
     # Incident actions the status machine called for, carried out after the writes.
     actions: list[tuple[str, IncidentAction, Outcome, datetime]] = field(default_factory=list)
     # Certificate warnings to open or resolve (monitor id, change, checked at), after them.
@@ -34,13 +33,12 @@ class BatchRows:
 
     def add(
         self,
-        result_id: int,
         monitor: LockedMonitor,
         report: CheckReport,
         status: str,
         in_window: bool,
     ) -> None:
-        """Count one stored result in its monitor's day and hour, and keep its timings."""
+        """Count one stored result in its monitor's day and hour."""
         outcome = report.outcome
         key = (monitor.id, report.region_id, report.checked_at.date().isoformat())
         day = self.days.get(key)
@@ -59,21 +57,11 @@ class BatchRows:
             name = f"maintenance_{status}"
             setattr(day, name, getattr(day, name) + 1)
         if outcome.response_time_ms is not None:
-            day.response_ms_sum += outcome.response_time_ms
+            # As stored (whole microseconds), so a recount from the rows gives the same sums.
+            stored_ms = round(outcome.response_time_ms * 1000) / 1000
+            day.response_ms_sum += stored_ms
             day.response_count += 1
-            day.histogram.add(outcome.response_time_ms)
-        measured = outcome.timings
-        if measured is not None:
-            self.timings.append(
-                {
-                    "result_id": result_id,
-                    "dns_ms": measured.dns_ms,
-                    "connect_ms": measured.connect_ms,
-                    "tls_ms": measured.tls_ms,
-                    "first_byte_ms": measured.first_byte_ms,
-                    "total_ms": measured.total_ms,
-                }
-            )
+            day.histogram.add(stored_ms)
 
     def monitor_rows(self) -> list[dict[str, Any]]:
         """In id order, the order the batch locked them in."""
@@ -130,20 +118,28 @@ class BatchRows:
         ]
 
 
-def result_row(result_id: int, report: CheckReport, status: str) -> dict[str, Any]:
+def result_row(
+    monitor_number: int, region_number: int, report: CheckReport, status: str
+) -> dict[str, Any]:
+    """The result's compact row (``models.CheckResult``), by column name: the column types
+    turn the time, the status and the durations into their stored integers."""
     outcome = report.outcome
+    measured = outcome.timings
     return {
-        "id": result_id,
-        "report_id": report.id,
-        "monitor_id": report.monitor_id,
-        "region_id": report.region_id,
+        "monitor_number": monitor_number,
+        "region_number": region_number,
+        "checked_at_ms": report.checked_at,
         "status": status,
         "status_code": outcome.status_code,
-        "response_time_ms": outcome.response_time_ms,
+        "response_us": outcome.response_time_ms,
         "error_kind": outcome.error_kind.value if outcome.error_kind else None,
         "error": outcome.error,
         # Failures only, so a passing result stays as small as before.
         "evidence": None if outcome.ok or outcome.evidence is None else dict(outcome.evidence),
-        "checked_at": report.checked_at,
         "certificate_days": days_left(outcome.details),
+        "dns_us": None if measured is None else measured.dns_ms,
+        "connect_us": None if measured is None else measured.connect_ms,
+        "tls_us": None if measured is None else measured.tls_ms,
+        "first_byte_us": None if measured is None else measured.first_byte_ms,
+        "total_us": None if measured is None else measured.total_ms,
     }

@@ -1,10 +1,11 @@
 """Turning check reports into stored results, daily aggregates and monitor status.
 
-One batch is one transaction: the batch's monitors are locked, report ids stored before are
-skipped, and only the new results move the day aggregates (increments in SQL) and each
-monitor's status (through the pure status machine), written back with the batch. A batch
-stored twice therefore counts once, whichever attempt committed. Every statement has one
-fixed shape run with many parameter sets, and no ORM object is made on this path.
+One batch is one transaction: the batch's monitors are locked, results whose key (monitor,
+region, millisecond) is stored already are skipped, and only the new results move the day
+aggregates (increments in SQL) and each monitor's status (through the pure status machine),
+written back with the batch. A batch stored twice therefore counts once, whichever attempt
+committed. Every statement has one fixed shape run with many parameter sets, and no ORM
+object is made on this path.
 
 A batch that fails stays in the ingester (``pending``) and is retried with back-off until the
 database takes it: while it is away, the broker's bounded result queue fills and holds the
@@ -16,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
@@ -46,6 +47,7 @@ from upwatch.kit.metrics import Metrics
 from upwatch.kit.progress import progress, stop_if_cancelled
 from upwatch.kit.targets import target_of
 from upwatch.models import RECENT_TIMES, Monitor
+from upwatch.models.compact import epoch_ms, from_epoch_ms
 from upwatch.probes.outcome import Outcome
 from upwatch.probes.registry import KINDS
 
@@ -74,6 +76,9 @@ class Ingester:
     # The batch taken from the broker and not stored yet. On the object, not in run(), so
     # a supervisor that restarts run() after a crash picks the same batch up again.
     pending: list[CheckReport] = field(default_factory=list, init=False)
+    # Each region's number in check rows, by its id: read at the first batch and again
+    # when a report names a region created since (regions are never deleted).
+    region_numbers: dict[str, int] = field(default_factory=dict, init=False)
     _failing: int = field(default=0, init=False)  # consecutive failed attempts of an outage
 
     async def run(self) -> None:
@@ -211,9 +216,8 @@ class Ingester:
         fresh = await self._fresh(repository, reports)
         if not fresh:
             return []
-        ids = await repository.result_ids(len(fresh))
         held = await self._held(session, fresh)
-        rows = self._gather(session, fresh, ids, held)
+        rows = self._gather(session, fresh, held)
         await _write(repository, rows)
         self._report_monitors(fresh)
         await self._carry_out(session, rows.actions)
@@ -227,9 +231,13 @@ class Ingester:
         before, of a monitor that is still active, from a region it is checked in."""
         unique = {r.id: r for r in reports}  # a report delivered twice in one batch
         monitors = await repository.lock_monitors({r.monitor_id for r in unique.values()})
-        stored_before = await repository.stored_report_ids(list(unique))
+        await self._know_regions(repository, unique.values())
+        ordered = sorted(unique.values(), key=lambda r: r.checked_at)
+        stored_before = await repository.stored_keys(
+            [m.number for m in monitors.values()], ordered[0].checked_at, ordered[-1].checked_at
+        )
         fresh: list[tuple[LockedMonitor, CheckReport]] = []
-        for report in sorted(unique.values(), key=lambda r: r.checked_at):
+        for report in ordered:
             monitor = monitors.get(report.monitor_id)
             if monitor is None or not monitor.is_active:
                 if self.gone is not None:  # deleted or paused since the check was scheduled
@@ -238,9 +246,31 @@ class Ingester:
                 # Not a region this monitor is checked from (a stale job, or a worker that
                 # is not what it says): stored, it would move statistics and the quorum.
                 self.foreign += 1
-            elif report.id not in stored_before:
-                fresh.append((monitor, report))
+            elif report.region_id not in self.region_numbers:
+                self.foreign += 1  # a region that does not exist
+            else:
+                key = self.key_of(monitor, report)
+                if key not in stored_before:
+                    # Also a second report in the batch with the same key: a result is
+                    # one per monitor, region and millisecond.
+                    stored_before.add(key)
+                    fresh.append((monitor, report))
         return fresh
+
+    def key_of(self, monitor: LockedMonitor, report: CheckReport) -> tuple[int, int, datetime]:
+        """The stored key of ``report``'s result: numbers, and its time to the millisecond."""
+        return (
+            monitor.number,
+            self.region_numbers[report.region_id],
+            from_epoch_ms(epoch_ms(report.checked_at)),
+        )
+
+    async def _know_regions(
+        self, repository: IngestRepository, reports: Iterable[CheckReport]
+    ) -> None:
+        """Read the regions' numbers again when a report names a region not known yet."""
+        if any(r.region_id not in self.region_numbers for r in reports):
+            self.region_numbers = await repository.region_numbers()
 
     async def _held(
         self, session: AsyncSession, fresh: Sequence[tuple[LockedMonitor, CheckReport]]
@@ -256,19 +286,19 @@ class Ingester:
         self,
         session: AsyncSession,
         fresh: Sequence[tuple[LockedMonitor, CheckReport]],
-        ids: Sequence[int],
         held: Sequence[bool],
     ) -> BatchRows:
         """Result by result, oldest first: its row, its monitor's move (none during
         maintenance) and last check, and its counts."""
         all_regions = self.region_ids()
         rows = BatchRows()
-        for (monitor, report), result_id, in_window in zip(fresh, ids, held, strict=True):
+        for (monitor, report), in_window in zip(fresh, held, strict=True):
             outcome = report.outcome
             status = result_status(
                 outcome.ok, outcome.response_time_ms, monitor.degraded_threshold_ms
             )
-            rows.results.append(result_row(result_id, report, status))
+            region_number = self.region_numbers[report.region_id]
+            rows.results.append(result_row(monitor.number, region_number, report, status))
             if not in_window:
                 self._move(session, monitor, report, all_regions, rows.actions)
                 _watch_certificate(monitor, report, rows)
@@ -278,7 +308,7 @@ class Ingester:
                 recent = monitor.recent_ms or []
                 monitor.recent_ms = [*recent[-(RECENT_TIMES - 1) :], outcome.response_time_ms]
             rows.moved[monitor.id] = monitor
-            rows.add(result_id, monitor, report, status, in_window)
+            rows.add(monitor, report, status, in_window)
         return rows
 
     async def _carry_out(
@@ -335,9 +365,8 @@ def _watch_certificate(monitor: LockedMonitor, report: CheckReport, rows: BatchR
 
 
 async def _write(repository: IngestRepository, rows: BatchRows) -> None:
-    """One statement each; the results before their timings, which refer to them."""
+    """One statement each."""
     await repository.insert_results(rows.results)
-    await repository.insert_timings(rows.timings)
     await repository.save_monitors(rows.monitor_rows())
     await repository.add_days(rows.day_rows())
     await repository.add_hours(rows.hour_rows())

@@ -48,6 +48,7 @@ class RemoteChecks:
                 headers={"Retry-After": "30"},
             )
         report_id = new_id()
+        sent = self.clock.now()
         job = CheckJob(spec=spec, region_id=candidates[0], due_at=time.time(), report_id=report_id)
         if await self.broker.publish_jobs([job]) == 0:
             raise ServiceUnavailable(
@@ -56,7 +57,9 @@ class RemoteChecks:
         deadline = time.monotonic() + spec.timeout_seconds + self.extra_wait_seconds
         while time.monotonic() < deadline:
             async with self.db.readsession() as session:
-                stored = await EngineRepository(session).result(report_id)
+                # The first result from that region since the job was sent: this one, or a
+                # scheduled check that got there first, which answers as well.
+                stored = await EngineRepository(session).result(spec.id, candidates[0], sent)
             if stored is not None:
                 return stored
             await asyncio.sleep(self.poll_seconds)

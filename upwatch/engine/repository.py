@@ -15,31 +15,31 @@ from typing import Any
 from sqlalchemy import (
     ARRAY,
     ColumnElement,
+    Integer,
     String,
     Table,
     any_,
     bindparam,
     case,
-    func,
     insert,
     select,
-    text,
     update,
 )
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import undefer
 
 from upwatch.kit.ids import new_id
 from upwatch.models import (
     CheckResult,
-    CheckTiming,
     DailyAggregate,
     HistogramBucket,
     HourlyCount,
     Monitor,
     Region,
 )
+from upwatch.models.keys import monitor_number, region_number
 
 DAY_COUNTS = (
     "total",
@@ -80,6 +80,7 @@ class LockedMonitor:
     """What the ingester reads of a monitor and writes back: plain values, no ORM object."""
 
     id: str
+    number: int
     project_id: str
     name: str
     type: str
@@ -103,19 +104,17 @@ class LockedMonitor:
 
 _MONITORS: Table = Monitor.__table__  # type: ignore[assignment]
 _RESULTS: Table = CheckResult.__table__  # type: ignore[assignment]
-_TIMINGS: Table = CheckTiming.__table__  # type: ignore[assignment]
+_REGIONS: Table = Region.__table__  # type: ignore[assignment]
 _LOCKED_COLUMNS = [_MONITORS.c[f.name] for f in fields(LockedMonitor)]
 
 
 class IngestRepository:
-    """What the ingester writes: results (once per report id), their timings, and the day
-    aggregates as increments.
+    """What the ingester writes: results (once per key), and the day, hour and histogram
+    counts as increments.
 
     The hot path uses statements of one fixed shape, run with many parameter sets
     (executemany): compiled once, cached by SQLAlchemy and prepared once by the driver. No
-    ORM object is made and nothing is returned from an insert: result ids are taken ahead
-    (the PostgreSQL sequence, or past SQLite's largest id under its write lock), so timings
-    can name their result without ``RETURNING``.
+    ORM object is made and nothing is returned from an insert.
     """
 
     def __init__(self, session: AsyncSession) -> None:
@@ -146,31 +145,33 @@ class IngestRepository:
         rows = (await self.session.execute(query)).all()
         return {row.id: LockedMonitor(*row) for row in rows}
 
-    async def stored_report_ids(self, report_ids: Sequence[str]) -> set[str]:
-        """Which of ``report_ids`` are stored already (a batch retried, a report redelivered).
-        Exact while the batch holds its monitors' locks: a report's copies all wait for the
-        lock of its one monitor."""
-        query = select(_RESULTS.c.report_id).where(self._among(_RESULTS.c.report_id, report_ids))
-        return set((await self.session.scalars(query)).all())
-
-    async def result_ids(self, count: int) -> list[int]:
-        """``count`` fresh ids for ``check_results``, taken before the insert."""
+    async def stored_keys(
+        self, monitor_numbers: Sequence[int], first: datetime, last: datetime
+    ) -> set[tuple[int, int, datetime]]:
+        """The keys (monitor number, region number, time) stored already among the batch's
+        monitors and times (a batch retried, a report redelivered). Exact while the batch
+        holds its monitors' locks: a report's copies all wait for the lock of its one
+        monitor. One statement shape: the monitors, and the batch's span of time."""
+        numbers = sorted(set(monitor_numbers))
+        monitor = _RESULTS.c.monitor_number
+        among: ColumnElement[bool]
         if self._postgresql:
-            if self._sequence is None:
-                IngestRepository._sequence = await self.session.scalar(
-                    text("SELECT pg_get_serial_sequence('check_results', 'id')")
-                )
-            rows = await self.session.scalars(
-                text("SELECT nextval(:sequence) FROM generate_series(1, :count)"),
-                {"sequence": self._sequence, "count": count},
-            )
-            return list(rows.all())
-        # Under the write lock lock_monitors took: no one else inserts until commit.
-        largest = await self.session.scalar(select(func.max(_RESULTS.c.id)))
-        start = (largest or 0) + 1
-        return list(range(start, start + count))
+            among = monitor == any_(bindparam("numbers", numbers, type_=ARRAY(Integer)))
+        else:
+            among = monitor.in_(numbers)
+        at = _RESULTS.c.checked_at_ms
+        query = select(monitor, _RESULTS.c.region_number, at).where(
+            among,
+            at >= bindparam("first", first, type_=at.type),
+            at <= bindparam("last", last, type_=at.type),
+        )
+        rows = await self.session.execute(query)
+        return {(m, r, t) for m, r, t in rows.all()}
 
-    _sequence: str | None = None  # the name, the same for every database of one process
+    async def region_numbers(self) -> dict[str, int]:
+        """Every region's number by its id (regions are few and never deleted)."""
+        rows = await self.session.execute(select(_REGIONS.c.id, _REGIONS.c.number))
+        return dict(rows.all())
 
     async def _run(self, name: str, rows: Sequence[Mapping[str, Any]]) -> None:
         """Run the hot-path statement ``name`` once for every row (executemany) on the
@@ -181,7 +182,7 @@ class IngestRepository:
             await connection.execute(_statement(name, self._postgresql), list(rows))
 
     async def insert_results(self, rows: Sequence[Mapping[str, Any]]) -> None:
-        """Insert results that carry their ``id`` (``result_ids``) and are not stored yet."""
+        """Insert results that are not stored yet (``stored_keys``)."""
         await self._run("results", rows)
 
     async def save_monitors(self, rows: Sequence[Mapping[str, Any]]) -> None:
@@ -189,9 +190,6 @@ class IngestRepository:
         (keys ``m_id``, ``m_status``, ``m_state``, ``m_checked``, ``m_recent``): one
         statement for the batch."""
         await self._run("monitors", rows)
-
-    async def insert_timings(self, rows: Sequence[Mapping[str, Any]]) -> None:
-        await self._run("timings", rows)
 
     async def add_days(self, rows: Sequence[Mapping[str, Any]]) -> None:
         """Add day counts to the stored ones: ``value = value + excluded.value`` in SQL, and
@@ -232,8 +230,6 @@ def _build(name: str, postgresql: bool) -> Any:
     dialect_insert = pg_insert if postgresql else sqlite_insert
     if name == "results":
         return insert(_RESULTS)
-    if name == "timings":
-        return insert(_TIMINGS)
     if name == "monitors":
         return (
             update(_MONITORS)
@@ -307,9 +303,19 @@ class EngineRepository:
         )
         return tuple(sorted(rows.all()))
 
-    async def result(self, report_id: str) -> CheckResult | None:
+    async def result(self, monitor_id: str, region_id: str, since: datetime) -> CheckResult | None:
+        """The newest result of ``monitor_id`` from ``region_id`` checked at ``since`` or
+        later, with its monitor's and region's ids."""
         found: CheckResult | None = await self.session.scalar(
-            select(CheckResult).where(CheckResult.report_id == report_id)
+            select(CheckResult)
+            .options(undefer(CheckResult.monitor_id), undefer(CheckResult.region_id))
+            .where(
+                CheckResult.monitor_number == monitor_number(monitor_id),
+                CheckResult.region_number == region_number(region_id),
+                CheckResult.checked_at >= since,
+            )
+            .order_by(CheckResult.checked_at.desc())
+            .limit(1)
         )
         return found
 

@@ -17,14 +17,18 @@ from upwatch.models import (
     StatusPage,
     StatusPageComponent,
 )
+from upwatch.models.compact import epoch_ms, from_epoch_ms
+from upwatch.models.keys import monitor_number
 
 # How far back the start of an outage is looked for.
 OUTAGE_LOOKBACK = timedelta(days=7)
 
 
 def _instant(moment: datetime) -> datetime:
-    """One spelling of a moment: SQLite gives back times without their zone."""
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    """One spelling of a moment, to the millisecond a check result keeps: SQLite gives back
+    times without their zone."""
+    aware = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    return from_epoch_ms(epoch_ms(aware))
 
 
 class IncidentRepository(ProjectScopedRepository[Incident]):
@@ -67,12 +71,13 @@ class IncidentRepository(ProjectScopedRepository[Incident]):
         if not opened:
             return {}
         rows = await self.session.execute(
-            select(CheckResult.monitor_id, CheckResult.checked_at, CheckResult.evidence)
+            select(Monitor.id, CheckResult.checked_at, CheckResult.evidence)
+            .join(Monitor, Monitor.number == CheckResult.monitor_number)
             .where(
                 or_(
                     *(
                         and_(
-                            CheckResult.monitor_id == i.monitor_id,
+                            Monitor.id == i.monitor_id,
                             CheckResult.checked_at == i.opened_at,
                         )
                         for i in opened
@@ -80,7 +85,7 @@ class IncidentRepository(ProjectScopedRepository[Incident]):
                 ),
                 CheckResult.evidence.is_not(None),
             )
-            .order_by(CheckResult.id)
+            .order_by(CheckResult.region_number)
         )
         # The latest result wins when regions reported the same instant.
         seen = {(m, _instant(at)): evidence for m, at, evidence in rows.all()}
@@ -181,7 +186,7 @@ class IncidentRepository(ProjectScopedRepository[Incident]):
         since = confirmed_at - OUTAGE_LOOKBACK
         last_ok = await self.session.scalar(
             select(func.max(CheckResult.checked_at)).where(
-                CheckResult.monitor_id == monitor_id,
+                CheckResult.monitor_number == monitor_number(monitor_id),
                 CheckResult.status != "down",
                 CheckResult.checked_at >= since,
                 CheckResult.checked_at <= confirmed_at,
@@ -189,7 +194,7 @@ class IncidentRepository(ProjectScopedRepository[Incident]):
         )
         first_failure = await self.session.scalar(
             select(func.min(CheckResult.checked_at)).where(
-                CheckResult.monitor_id == monitor_id,
+                CheckResult.monitor_number == monitor_number(monitor_id),
                 CheckResult.status == "down",
                 CheckResult.checked_at > (last_ok or since),
                 CheckResult.checked_at <= confirmed_at,

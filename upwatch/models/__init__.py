@@ -10,12 +10,12 @@ from upwatch.models.maintenance import MaintenanceWindow, MaintenanceWindowMonit
 from upwatch.models.monitor import (
     RECENT_TIMES,
     CheckResult,
-    CheckTiming,
     DailyAggregate,
     HistogramBucket,
     HourlyCount,
     Monitor,
     Region,
+    UnflushedBatch,
 )
 from upwatch.models.notification import Alert, AlertAttempt, NotificationProvider
 from upwatch.models.project import Project, ProjectInvitation, ProjectMember
@@ -42,7 +42,6 @@ __all__ = [
     "AuditEvent",
     "BrowserSession",
     "CheckResult",
-    "CheckTiming",
     "ContactSubmission",
     "DailyAggregate",
     "EscalationPolicy",
@@ -74,5 +73,6 @@ __all__ = [
     "SubscriberDelivery",
     "SubscriberNotice",
     "Subscription",
+    "UnflushedBatch",
     "User",
 ]

@@ -5,20 +5,24 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
-    BigInteger,
     Boolean,
     Float,
     ForeignKey,
+    ForeignKeyConstraint,
     Index,
     Integer,
+    LargeBinary,
+    Sequence,
     SmallInteger,
     String,
     Text,
     UniqueConstraint,
+    select,
 )
-from sqlalchemy.orm import Mapped, MappedColumn, mapped_column
+from sqlalchemy.orm import Mapped, MappedColumn, column_property, mapped_column
 
 from upwatch.kit.db import Base, IdMixin, TimestampMixin
+from upwatch.models.compact import CheckStatus, EpochMillis, Micros, epoch_ms
 from upwatch.models.project import project_ref
 
 
@@ -29,6 +33,12 @@ def _monitor_key() -> MappedColumn[str]:
     )
 
 
+# Numbers given to each new monitor and region: by these sequences on PostgreSQL, by a
+# trigger (the largest so far plus one) on SQLite, which has no sequences (migration 0027).
+MONITOR_NUMBERS = Sequence("monitor_numbers")
+REGION_NUMBERS = Sequence("region_numbers")
+
+
 class Region(IdMixin, Base):
     """Where checks run from. `local` is built in; a worker for a region reports itself by
     updating ``last_seen_at``."""
@@ -36,6 +46,10 @@ class Region(IdMixin, Base):
     __tablename__ = "regions"
 
     code: Mapped[str] = mapped_column(String(50), unique=True)
+    # The region's key in check rows: a small number instead of its 32-character id.
+    number: Mapped[int | None] = mapped_column(
+        SmallInteger, REGION_NUMBERS, unique=True, index=True
+    )
     name: Mapped[str] = mapped_column(String(100))
     builtin: Mapped[bool] = mapped_column(Boolean, default=False)
     last_seen_at: Mapped[datetime | None]
@@ -49,6 +63,8 @@ class Monitor(IdMixin, TimestampMixin, Base):
     __table_args__ = (UniqueConstraint("project_id", "key"),)
 
     project_id: Mapped[str] = project_ref()
+    # The monitor's key in check rows: a number instead of its 32-character id.
+    number: Mapped[int | None] = mapped_column(Integer, MONITOR_NUMBERS, unique=True, index=True)
     name: Mapped[str] = mapped_column(String(100))
     type: Mapped[str] = mapped_column(String(20))
     url: Mapped[str | None] = mapped_column(String(2048))
@@ -119,52 +135,84 @@ RECENT_TIMES = 20
 
 
 class CheckResult(Base):
-    """One check of one monitor from one region. Integer keys: there are many of these."""
+    """One check of one monitor from one region, in one compact row (about 40 bytes on
+    SQLite with its key; ``docs/storage.md``).
+
+    The key is the monitor's and the region's number and the time in milliseconds: a
+    clustered table on SQLite (``WITHOUT ROWID``), so the key is the only index, rows of one
+    monitor lie together in time order, and a result stored twice (a batch retried after the
+    database dropped the connection mid-commit) is refused by the key itself. The phase
+    timings are in the row; ``monitoring_data`` retention empties them."""
 
     __tablename__ = "check_results"
-    __table_args__ = (Index("ix_check_results_monitor_time", "monitor_id", "checked_at"),)
+    __table_args__ = (
+        ForeignKeyConstraint(["monitor_number"], ["monitors.number"], ondelete="CASCADE"),
+        {"sqlite_with_rowid": False},
+    )
 
-    id: Mapped[int] = mapped_column(
-        BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True
-    )
-    monitor_id: Mapped[str] = mapped_column(
-        String(32), ForeignKey("monitors.id", ondelete="CASCADE")
-    )
-    # Made where the check ran, so a batch stored twice (a retry after the database dropped
-    # the connection mid-commit) inserts each result once.
-    report_id: Mapped[str] = mapped_column(String(32), unique=True)
-    region_id: Mapped[str] = mapped_column(String(32))
-    status: Mapped[str] = mapped_column(String(10))  # up, down, degraded
+    monitor_number: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    region_number: Mapped[int] = mapped_column(SmallInteger, primary_key=True, autoincrement=False)
+    checked_at: Mapped[datetime] = mapped_column("checked_at_ms", EpochMillis, primary_key=True)
+    status: Mapped[str] = mapped_column(CheckStatus)  # up, down, degraded
     status_code: Mapped[int | None] = mapped_column(Integer)
-    response_time_ms: Mapped[float | None] = mapped_column(Float)
+    response_time_ms: Mapped[float | None] = mapped_column("response_us", Micros)
     error_kind: Mapped[str | None] = mapped_column(String(30))
     error: Mapped[str | None] = mapped_column(Text)
-    checked_at: Mapped[datetime]
     # What a failed check saw, bounded and redacted (``probes/evidence.py``); None when it
     # passed. Shown to the project's members and in alerts, never on a public page.
     evidence: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True))
     # Whole days the target's certificate had left, where the check saw one.
     certificate_days: Mapped[int | None] = mapped_column(Integer)
+    # What the probe measured per phase (None when the phase did not happen or was not
+    # measured, and once ``monitoring_data`` retention has passed).
+    dns_ms: Mapped[float | None] = mapped_column("dns_us", Micros)
+    connect_ms: Mapped[float | None] = mapped_column("connect_us", Micros)
+    tls_ms: Mapped[float | None] = mapped_column("tls_us", Micros)
+    first_byte_ms: Mapped[float | None] = mapped_column("first_byte_us", Micros)
+    total_ms: Mapped[float | None] = mapped_column("total_us", Micros)
 
-
-class CheckTiming(Base):
-    """What a probe measured per phase of one check (milliseconds; None when the phase did not
-    happen). Its own table, keyed by the result, so raw timings can be kept for less time than
-    the results they belong to."""
-
-    __tablename__ = "check_timings"
-
-    result_id: Mapped[int] = mapped_column(
-        BigInteger().with_variant(Integer, "sqlite"),
-        ForeignKey("check_results.id", ondelete="CASCADE"),
-        primary_key=True,
-        autoincrement=False,
+    # The monitor's and the region's ids, read only where a query asks for them
+    # (``undefer``): the row itself holds their numbers.
+    monitor_id: Mapped[str] = column_property(
+        select(Monitor.id).where(Monitor.number == monitor_number).scalar_subquery(),
+        deferred=True,
+        raiseload=True,
     )
-    dns_ms: Mapped[float | None] = mapped_column(Float)
-    connect_ms: Mapped[float | None] = mapped_column(Float)
-    tls_ms: Mapped[float | None] = mapped_column(Float)
-    first_byte_ms: Mapped[float | None] = mapped_column(Float)
-    total_ms: Mapped[float | None] = mapped_column(Float)
+    region_id: Mapped[str] = column_property(
+        select(Region.id).where(Region.number == region_number).scalar_subquery(),
+        deferred=True,
+        raiseload=True,
+    )
+
+    @property
+    def id(self) -> str:
+        """The API's id of the result: its key, unique across the service."""
+        return f"{self.monitor_number}-{self.region_number}-{epoch_ms(self.checked_at)}"
+
+    @property
+    def timings(self) -> dict[str, float | None] | None:
+        """The phase timings, or None when none was measured (or they were purged)."""
+        values = {name: getattr(self, name) for name in TIMING_FIELDS}
+        return values if any(v is not None for v in values.values()) else None
+
+
+TIMING_FIELDS = ("dns_ms", "connect_ms", "tls_ms", "first_byte_ms", "total_ms")
+
+
+class UnflushedBatch(Base):
+    """A stored batch of results whose day, hour and histogram counts are still only in the
+    memory of the ingester that stored it. Written in the batch's transaction and deleted in
+    the one that adds its counts, so after a crash (kill -9) the batches still here are
+    exactly the results whose counts were lost, and they are counted again from their stored
+    rows (``engine/aggregates.py``)."""
+
+    __tablename__ = "unflushed_batches"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    created_at: Mapped[datetime]
+    # The batch's results' keys: (monitor number, region number, epoch ms) packed as
+    # little-endian int32, int16, int64 (``engine/aggregates.py``).
+    result_keys: Mapped[bytes] = mapped_column(LargeBinary)
 
 
 class DailyAggregate(Base):

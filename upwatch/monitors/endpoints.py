@@ -18,7 +18,7 @@ from upwatch.kit.inputs import Day
 from upwatch.kit.pagination import IdFilter, PageParams
 from upwatch.kit.routes import SIGNED_IN, Routes
 from upwatch.kit.schemas import DeletedOut
-from upwatch.models import CheckResult, CheckTiming, Monitor, Region
+from upwatch.models import CheckResult, Monitor, Region
 from upwatch.monitors import dashboard
 from upwatch.monitors.repository import MonitorRepository, RegionRepository
 from upwatch.monitors.schemas import (
@@ -61,8 +61,8 @@ def monitor_out(monitor: Monitor, runtime: Runtime) -> MonitorOut:
     return MonitorOut.model_validate(monitor, context={"public_url": runtime.settings.public_url})
 
 
-def result_out(result: CheckResult, timing: CheckTiming | None = None) -> CheckResultOut:
-    return CheckResultOut.model_validate(result, context={"timing": timing})
+def result_out(result: CheckResult) -> CheckResultOut:
+    return CheckResultOut.model_validate(result)
 
 
 @router.creates("createMonitor", 402, 409)
@@ -129,9 +129,7 @@ async def check_now(
     that is online, and the answer waits for its stored result: 503 with Retry-After when no
     such worker is online, or when the result is not stored within the check's timeout plus
     about 10 s (it is stored later and listed under the monitor's checks)."""
-    stored = await MonitorService(session, runtime).check_now(user, id)
-    timings = await MonitorRepository(session).timings([stored.id])
-    return result_out(stored, timings.get(stored.id))
+    return result_out(await MonitorService(session, runtime).check_now(user, id))
 
 
 @router.get("/{id}/checks", operation_id="listMonitorChecks")
@@ -151,8 +149,7 @@ async def list_checks(
         monitor.id, from_, to, regionId, page.limit, page.offset
     )
     page.total(total)
-    timings = await MonitorRepository(session).timings([r.id for r in items])
-    return [result_out(r, timings.get(r.id)) for r in items]
+    return [result_out(r) for r in items]
 
 
 @router.get("/{id}/stats", operation_id="monitorStats")

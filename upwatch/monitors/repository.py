@@ -5,14 +5,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import fields as dataclass_fields
 from datetime import datetime
+from typing import Any, TypeVar
 
-from sqlalchemy import String, cast, delete, func, or_, select
+from sqlalchemy import Select, String, cast, delete, func, or_, select
+from sqlalchemy.orm import undefer
 
 from upwatch.callers.access import ProjectScopedRepository, refuse_without_second_factor
 from upwatch.kit.repository import Listed, Repository
 from upwatch.models import (
     CheckResult,
-    CheckTiming,
     DailyAggregate,
     HistogramBucket,
     HourlyCount,
@@ -22,7 +23,21 @@ from upwatch.models import (
     Region,
     User,
 )
+from upwatch.models.keys import monitor_number, monitor_numbers, region_number
 from upwatch.monitors.sla import Counts
+
+# The monitor's and the region's ids of each result read, for the API.
+_WITH_IDS = (undefer(CheckResult.monitor_id), undefer(CheckResult.region_id))
+
+
+_Query = TypeVar("_Query", bound=Select[*tuple[Any, ...]])
+
+
+def _with_ids(query: _Query) -> _Query:
+    """``query`` of results joined to their monitor and region (their ids selectable)."""
+    return query.join(Monitor, Monitor.number == CheckResult.monitor_number).join(
+        Region, Region.number == CheckResult.region_number
+    )
 
 
 class MonitorRepository(ProjectScopedRepository[Monitor]):
@@ -56,9 +71,10 @@ class MonitorRepository(ProjectScopedRepository[Monitor]):
         return int(total or 0)
 
     async def delete(self, monitor: Monitor) -> None:
-        results = select(CheckResult.id).where(CheckResult.monitor_id == monitor.id)
-        await self.session.execute(delete(CheckTiming).where(CheckTiming.result_id.in_(results)))
-        for model in (CheckResult, DailyAggregate, HistogramBucket, HourlyCount):
+        await self.session.execute(
+            delete(CheckResult).where(CheckResult.monitor_number == monitor_number(monitor.id))
+        )
+        for model in (DailyAggregate, HistogramBucket, HourlyCount):
             await self.session.execute(delete(model).where(model.monitor_id == monitor.id))
         await super().delete(monitor)
 
@@ -79,42 +95,43 @@ class MonitorRepository(ProjectScopedRepository[Monitor]):
         limit: int,
         offset: int,
     ) -> Listed[CheckResult]:
-        query = select(CheckResult).where(CheckResult.monitor_id == monitor_id)
+        query = (
+            select(CheckResult)
+            .options(*_WITH_IDS)
+            .where(CheckResult.monitor_number == monitor_number(monitor_id))
+        )
         if since is not None:
             query = query.where(CheckResult.checked_at >= since)
         if until is not None:
             query = query.where(CheckResult.checked_at <= until)
         if region_id is not None:
-            query = query.where(CheckResult.region_id == region_id)
+            query = query.where(CheckResult.region_number == region_number(region_id))
         return await self.page_of(
-            query.order_by(CheckResult.checked_at.desc(), CheckResult.id.desc()), limit, offset
+            query.order_by(CheckResult.checked_at.desc(), CheckResult.region_number),
+            limit,
+            offset,
         )
 
     async def latest(self, monitor_id: str, limit: int) -> Sequence[CheckResult]:
         """A monitor's last ``limit`` results, newest first (no count of all of them)."""
         return await self.rows_of(
             select(CheckResult)
-            .where(CheckResult.monitor_id == monitor_id)
-            .order_by(CheckResult.checked_at.desc(), CheckResult.id.desc())
+            .options(*_WITH_IDS)
+            .where(CheckResult.monitor_number == monitor_number(monitor_id))
+            .order_by(CheckResult.checked_at.desc(), CheckResult.region_number)
             .limit(limit)
         )
-
-    async def timings(self, result_ids: Sequence[int]) -> dict[int, CheckTiming]:
-        """The measured phases of these results, by result id (results without none)."""
-        if not result_ids:
-            return {}
-        rows = await self.session.scalars(
-            select(CheckTiming).where(CheckTiming.result_id.in_(result_ids))
-        )
-        return {t.result_id: t for t in rows}
 
     async def recent_results(
         self, monitor_ids: Sequence[str], since: datetime
     ) -> Sequence[CheckResult]:
         """Raw results of the last hours (bounded by the interval), for 24-hour figures."""
         return await self.rows_of(
-            select(CheckResult).where(
-                CheckResult.monitor_id.in_(monitor_ids), CheckResult.checked_at >= since
+            select(CheckResult)
+            .options(*_WITH_IDS)
+            .where(
+                CheckResult.monitor_number.in_(monitor_numbers(monitor_ids)),
+                CheckResult.checked_at >= since,
             )
         )
 
@@ -162,18 +179,18 @@ class MonitorRepository(ProjectScopedRepository[Monitor]):
     ) -> Sequence[tuple[str, str, str, int, datetime]]:
         """(monitor, region, status, checks, latest check) from ``since`` (until before
         ``until``, when given), counted in SQL."""
-        query = select(
-            CheckResult.monitor_id,
-            CheckResult.region_id,
-            CheckResult.status,
-            func.count(),
-            func.max(CheckResult.checked_at),
-        ).where(CheckResult.monitor_id.in_(monitor_ids), CheckResult.checked_at >= since)
+        query = _with_ids(
+            select(
+                Monitor.id,
+                Region.id,
+                CheckResult.status,
+                func.count(),
+                func.max(CheckResult.checked_at),
+            )
+        ).where(Monitor.id.in_(monitor_ids), CheckResult.checked_at >= since)
         if until is not None:
             query = query.where(CheckResult.checked_at < until)
-        rows = await self.session.execute(
-            query.group_by(CheckResult.monitor_id, CheckResult.region_id, CheckResult.status)
-        )
+        rows = await self.session.execute(query.group_by(Monitor.id, Region.id, CheckResult.status))
         return [(m, r, s, int(n), t) for m, r, s, n, t in rows.all()]
 
     async def hour_counts(
@@ -201,10 +218,8 @@ class MonitorRepository(ProjectScopedRepository[Monitor]):
         self, monitor_ids: Sequence[str], since: datetime
     ) -> Sequence[tuple[str, str, float]]:
         rows = await self.session.execute(
-            select(
-                CheckResult.monitor_id, CheckResult.region_id, CheckResult.response_time_ms
-            ).where(
-                CheckResult.monitor_id.in_(monitor_ids),
+            _with_ids(select(Monitor.id, Region.id, CheckResult.response_time_ms)).where(
+                Monitor.id.in_(monitor_ids),
                 CheckResult.checked_at >= since,
                 CheckResult.response_time_ms.is_not(None),
             )
@@ -217,7 +232,7 @@ class MonitorRepository(ProjectScopedRepository[Monitor]):
         """(checked at, response time) of a monitor's results since ``since``, all regions."""
         rows = await self.session.execute(
             select(CheckResult.checked_at, CheckResult.response_time_ms).where(
-                CheckResult.monitor_id == monitor_id,
+                CheckResult.monitor_number == monitor_number(monitor_id),
                 CheckResult.checked_at >= since,
                 CheckResult.response_time_ms.is_not(None),
             )

@@ -357,10 +357,7 @@ class CheckTimingsOut(RowOut):
 
 
 class CheckResultOut(RowOut):
-    # Result keys are integers in the database, strings in the API.
-    model_config = ConfigDict(coerce_numbers_to_str=True)
-
-    id: str
+    id: str = Field(description="the result's key: monitor and region numbers and the time")
     monitor_id: str
     region_id: str
     status: Literal["up", "down", "degraded"]
@@ -382,11 +379,6 @@ class CheckResultOut(RowOut):
         description="whole days the target's certificate had left (negative once expired), "
         "where the check saw one (https, TLS and the other types that read a certificate)",
     )
-
-    @classmethod
-    def derived(cls, row: Any, context: Any) -> dict[str, Any]:
-        """The timings are another row (``context``: that row or None)."""
-        return {"timings": context["timing"]}
 
 
 class StatsOut(BaseModel):

@@ -105,13 +105,11 @@ async def _monitor_state(page: Page, monitor_id: str) -> dict[str, Any]:
         page.not_found("monitor")
     repository = MonitorRepository(page.session)
     checks = await repository.latest(monitor.id, RECENT_CHECKS)
-    timings = await repository.timings([c.id for c in checks])
     now = page.runtime.clock.now()
     uptime = await dashboard.uptime_24h(page.session, [monitor.id], now)
     return {
         "monitor": monitor,
         "checks": checks,
-        "timings": timings,
         "uptime": uptime.get(monitor.id),
         # From the newest recent check that read a certificate: a failed handshake reads none.
         "certificate_days": next(

@@ -20,6 +20,7 @@ from sqlalchemy import (
     or_,
     select,
     tuple_,
+    update,
 )
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -28,7 +29,6 @@ from upwatch.models import (
     Alert,
     AlertAttempt,
     CheckResult,
-    CheckTiming,
     DailyAggregate,
     HistogramBucket,
     HourlyCount,
@@ -37,6 +37,8 @@ from upwatch.models import (
     IncidentUpdate,
     Monitor,
 )
+from upwatch.models.keys import monitor_numbers
+from upwatch.models.monitor import TIMING_FIELDS
 from upwatch.retention.repository.scope import NO_SYNC, owner_monitors, owner_projects, rowcount
 from upwatch.retention.repository.storage import (
     ALERT_ATTEMPT_BYTES,
@@ -50,8 +52,13 @@ from upwatch.retention.repository.storage import (
 
 def _results(owner_id: str, before: datetime) -> ColumnElement[bool]:
     return and_(
-        CheckResult.monitor_id.in_(owner_monitors(owner_id)), CheckResult.checked_at < before
+        CheckResult.monitor_number.in_(monitor_numbers(owner_monitors(owner_id))),
+        CheckResult.checked_at < before,
     )
+
+
+# A result whose timings ``monitoring_data`` retention has not emptied yet.
+_TIMED = or_(*(getattr(CheckResult, name).is_not(None) for name in TIMING_FIELDS))
 
 
 def _resolved_incidents(owner_id: str, before: datetime) -> ColumnElement[bool]:
@@ -96,9 +103,8 @@ class PurgeRepository:
         if data_type == "monitoring_data":
             count = await self._count(
                 select(func.count())
-                .select_from(CheckTiming)
-                .join(CheckResult, CheckResult.id == CheckTiming.result_id)
-                .where(_results(owner_id, before))
+                .select_from(CheckResult)
+                .where(_results(owner_id, before), _TIMED)
             )
             return count, count * CHECK_TIMING_BYTES
         if data_type == "alert_history":
@@ -155,44 +161,52 @@ class PurgeRepository:
         data_type: str,
         before: datetime,
         rows: int,
-        cursor: tuple[int, tuple[datetime, int] | None] | None,
-    ) -> tuple[int, tuple[int, tuple[datetime, int] | None] | None]:
-        """Delete up to ``rows`` results older than ``before`` (or only their timings, for
-        ``monitoring_data``) of ``monitor_ids``, monitor after monitor and in order of time
-        from ``cursor`` on: how many rows went, and where the next batch starts (None when
-        none is left).
+        cursor: tuple[int, tuple[int, datetime] | None] | None,
+    ) -> tuple[int, tuple[int, tuple[int, datetime] | None] | None]:
+        """Delete up to ``rows`` results older than ``before`` (or empty their timings, for
+        ``monitoring_data``) of ``monitor_ids``, monitor after monitor and along each one's
+        key (region, time) from ``cursor`` on: how many rows went, and where the next batch
+        starts (None when none is left).
 
-        Walking each monitor's index from where the last batch ended never reads the entries
-        of rows already deleted, which a vacuum has not cleared yet: on PostgreSQL a plain
-        "oldest first, LIMIT" took longer with every batch. One batch spans monitors, so a
-        page of the table (results of many monitors, stored in time order) is written once
-        per batch on SQLite, not once per monitor."""
+        Walking each monitor's key range from where the last batch ended never reads the
+        entries of rows already deleted, which a vacuum has not cleared yet: on PostgreSQL a
+        plain "oldest first, LIMIT" took longer with every batch. One batch spans monitors.
+        Emptying timings walks rows whose timings are gone already too (reads only): the
+        key has no place for them."""
         index, after = cursor if cursor is not None else (0, None)
         gone = 0
         budget = rows
+        timings = data_type == "monitoring_data"
+        key = tuple_(CheckResult.region_number, CheckResult.checked_at)
         while index < len(monitor_ids):
-            query = select(CheckResult.id, CheckResult.checked_at).where(
-                CheckResult.monitor_id == monitor_ids[index], CheckResult.checked_at < before
+            number = await self.session.scalar(
+                select(Monitor.number).where(Monitor.id == monitor_ids[index])
             )
+            span = [CheckResult.monitor_number == number, CheckResult.checked_at < before]
             if after is not None:
-                query = query.where(tuple_(CheckResult.checked_at, CheckResult.id) > tuple_(*after))
+                span.append(key > tuple_(*after))
             batch = (
                 await self.session.execute(
-                    query.order_by(CheckResult.checked_at, CheckResult.id).limit(budget)
+                    select(CheckResult.region_number, CheckResult.checked_at)
+                    .where(*span)
+                    .order_by(CheckResult.region_number, CheckResult.checked_at)
+                    .limit(budget)
                 )
             ).all()
             if batch:
-                ids = [row[0] for row in batch]
-                table = CheckTiming if data_type == "monitoring_data" else CheckResult
-                key = CheckTiming.result_id if data_type == "monitoring_data" else CheckResult.id
-                gone += rowcount(
-                    await self.session.execute(
-                        delete(table).where(key.in_(ids)).execution_options(**NO_SYNC)
+                within = and_(*span, key <= tuple_(*batch[-1]))
+                if timings:
+                    statement: Any = (
+                        update(CheckResult)
+                        .where(within, _TIMED)
+                        .values({getattr(CheckResult, name): None for name in TIMING_FIELDS})
                     )
-                )
+                else:
+                    statement = delete(CheckResult).where(within)
+                gone += rowcount(await self.session.execute(statement.execution_options(**NO_SYNC)))
             if len(batch) == budget:
-                last_id, last_at = batch[-1]
-                return gone, (index, (last_at, last_id))
+                last_region, last_at = batch[-1]
+                return gone, (index, (last_region, last_at))
             budget -= len(batch)
             index, after = index + 1, None
         return gone, None
