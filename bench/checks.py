@@ -83,6 +83,7 @@ TARGET_P50_DIFF_MS = 0.5
 TARGET_P90_DIFF_MS = 1.0
 TARGET_PEAK_RSS_MB = 250.0
 TARGET_RSS_SLOPE_MB_PER_10_MIN = 1.0
+TARGET_BYTES_PER_CHECK_SQLITE = 60.0  # issue 39: check_results with its key, on SQLite
 SLOPE_MIN_WINDOW_S = 600  # a shorter window cannot tell allocator settling from a leak
 # The absolute figure earlier records were held to; printed for comparison, not a target.
 ABSOLUTE_CPU_PER_1000 = 1.5
@@ -533,19 +534,29 @@ def _naive_utc(epoch: float) -> str:
     return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
 
 
+# The stored status numbers (upwatch/models/compact.py).
+STATUS_NAMES = {0: "up", 1: "down", 2: "degraded"}
+RESULT_COLUMNS = (
+    "monitor_number, status, error_kind, checked_at_ms, response_us FROM check_results "
+    "WHERE checked_at_ms >= {} AND checked_at_ms < {}"
+)
+
+
+def _row(
+    m: int, s: int, e: str | None, at_ms: int, us: int | None
+) -> tuple[str, str, str | None, float, float | None]:
+    return (str(m), STATUS_NAMES[s], e, at_ms / 1000, None if us is None else us / 1000)
+
+
 def rows_sqlite(path: Path, start: float, end: float) -> Rows:
     # Read-only, after the service stopped (its WAL is checkpointed then).
     connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
     try:
         cursor = connection.execute(
-            "SELECT monitor_id, status, error_kind, checked_at, response_time_ms "
-            "FROM check_results WHERE checked_at >= ? AND checked_at < ?",
-            (_naive_utc(start), _naive_utc(end)),
+            "SELECT " + RESULT_COLUMNS.format("?", "?"),
+            (int(start * 1000), int(end * 1000)),
         )
-        raw = [
-            (m, s, e, datetime.fromisoformat(c).replace(tzinfo=UTC).timestamp(), r)
-            for m, s, e, c, r in cursor
-        ]
+        raw = [_row(*row) for row in cursor]
     finally:
         connection.close()
     return summarise(raw)
@@ -555,24 +566,41 @@ def rows_postgresql(database: str, start: float, end: float) -> Rows:
     records = asyncio.run(
         pg_fetch(
             database,
-            "SELECT monitor_id, status, error_kind, checked_at, response_time_ms "
-            "FROM check_results WHERE checked_at >= $1 AND checked_at < $2",
-            datetime.fromtimestamp(start, UTC),
-            datetime.fromtimestamp(end, UTC),
+            "SELECT " + RESULT_COLUMNS.format("$1", "$2"),
+            int(start * 1000),
+            int(end * 1000),
         )
     )
-    return summarise(
-        [
-            (
-                r["monitor_id"],
-                r["status"],
-                r["error_kind"],
-                r["checked_at"].timestamp(),
-                r["response_time_ms"],
+    return summarise([_row(*r) for r in records])
+
+
+def bytes_per_check(workdir: Path, database: str | None) -> dict[str, Any]:
+    """The result table's size on disk, indexes included, over its rows: SQLite's ``dbstat``
+    (pages of the table and its indexes), PostgreSQL's ``pg_total_relation_size``."""
+    if database:
+        size, rows = asyncio.run(
+            pg_fetch(
+                database,
+                "SELECT pg_total_relation_size('check_results'), "
+                "(SELECT count(*) FROM check_results)",
             )
-            for r in records
-        ]
-    )
+        )[0]
+    else:
+        path = workdir / "data" / "upwatch.db"
+        connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
+        try:
+            size = connection.execute(
+                "SELECT sum(pgsize) FROM dbstat WHERE name = 'check_results' "
+                "OR name IN (SELECT name FROM sqlite_master WHERE tbl_name = 'check_results')"
+            ).fetchone()[0]
+            rows = connection.execute("SELECT count(*) FROM check_results").fetchone()[0]
+        finally:
+            connection.close()
+    return {
+        "result_table_bytes": int(size or 0),
+        "result_rows": int(rows),
+        "bytes_per_check": round(int(size or 0) / rows, 1) if rows else None,
+    }
 
 
 def summarise(raw: list[tuple[str, str, str | None, float, float | None]]) -> Rows:
@@ -795,6 +823,7 @@ def measure_service(
             if database is None
             else rows_postgresql(database, start, end)
         )
+        result.update(bytes_per_check(workdir, database))
     finally:
         if service is not None:
             stop_service(service)
@@ -961,7 +990,16 @@ def verdicts(result: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:
             diff is not None and abs(diff) <= limit,
         )
 
+    per_check = result.get("bytes_per_check")
     return [
+        (
+            "disk per check",
+            "n/a" if per_check is None else f"{per_check:.1f} B",
+            f"<= {TARGET_BYTES_PER_CHECK_SQLITE:g} B on SQLite",
+            (per_check is not None and per_check <= TARGET_BYTES_PER_CHECK_SQLITE)
+            if result["db"] == "sqlite"
+            else None,
+        ),
         (
             "CPU Upwatch / bare",
             "n/a"
@@ -1026,6 +1064,11 @@ def print_table(result: dict[str, Any], command: str) -> bool:
         ("rows in window", f"{result['rows_in_window']} ({result['rows_by_status']})"),
         ("checks run (metric)", f"{result['checks_run_metric']}"),
         ("results written / s", f"{result['results_per_second']}"),
+        (
+            "disk per check",
+            f"{_fmt(result.get('bytes_per_check'))} B (check_results with its key, "
+            f"{result.get('result_table_bytes')} B over {result.get('result_rows')} rows)",
+        ),
         (
             "lateness p50 / p99 / max",
             f"{_fmt(result['lateness_p50_s'])} / {_fmt(result['lateness_p99_s'])} / "

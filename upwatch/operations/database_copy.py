@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import Integer, Table, func, insert, inspect, select, text
+from sqlalchemy import Sequence as SchemaSequence
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -80,6 +81,14 @@ async def _advance_sequences(target: AsyncConnection, tables: Sequence[Table]) -
     if target.dialect.name != "postgresql":
         return
     for table in tables:
+        # Numbers given by a named sequence (monitors' and regions' numbers).
+        for column in table.columns:
+            if isinstance(column.default, SchemaSequence):
+                largest = await target.scalar(select(func.max(column)))
+                await target.execute(
+                    text("SELECT setval(:sequence, :next, false)"),
+                    {"sequence": column.default.name, "next": (largest or 0) + 1},
+                )
         (key, *more) = table.primary_key.columns
         if more or not isinstance(key.type, Integer) or key.autoincrement is not True:
             continue
