@@ -6,7 +6,8 @@ from collections.abc import Sequence
 from dataclasses import fields as dataclass_fields
 from datetime import datetime
 
-from sqlalchemy import String, cast, delete, func, or_, select
+from sqlalchemy import ColumnElement, String, cast, delete, func, or_, select
+from sqlalchemy.orm import aliased
 
 from upwatch.callers.access import ProjectScopedRepository, refuse_without_second_factor
 from upwatch.kit.repository import Listed, Repository
@@ -48,12 +49,19 @@ class MonitorRepository(ProjectScopedRepository[Monitor]):
         )
         return [m for m in rows.all() if monitor.id in (m.depends_on or [])]
 
-    async def count_for_owner(self, owner_id: str) -> int:
-        owned = select(Project.id).where(Project.owner_id == owner_id)
-        total = await self.session.scalar(
-            select(func.count()).select_from(Monitor).where(Monitor.project_id.in_(owned))
+    @staticmethod
+    def count_of_owner() -> ColumnElement[int]:
+        """How many monitors the owner of the project being read has, in all its projects: a
+        figure for ``ProjectRepository.access_with``, so a create reads access and its plan
+        limit with one statement (a count over the index on ``project_id``, no rows)."""
+        owned = aliased(Project)
+        return (
+            select(func.count())
+            .select_from(Monitor)
+            .join(owned, owned.id == Monitor.project_id)
+            .where(owned.owner_id == Project.owner_id)
+            .scalar_subquery()
         )
-        return int(total or 0)
 
     async def delete(self, monitor: Monitor) -> None:
         results = select(CheckResult.id).where(CheckResult.monitor_id == monitor.id)
