@@ -236,8 +236,9 @@ class MonitorService(DomainService):
         after_commit(self.session, lambda: self.runtime.monitor_changes.changed(monitor_id))
 
     async def create(self, caller: User, body: NewMonitor) -> Monitor:
-        # Three statements for access and the plan: lock (which reads the plan), then access
-        # with the count, which must follow the lock.
+        # Two statements for access and the plan limit: the lock (which reads the plan), then
+        # access with the owner's count, which must come after the lock: PostgreSQL sees a
+        # concurrent create's commit only in a later statement.
         plan = await self.limits.lock_owner_of(body.projectId)
         _, count = await self.projects.get_visible_with(
             caller, body.projectId, self.monitors.count_of_owner()
