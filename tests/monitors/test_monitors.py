@@ -218,6 +218,41 @@ async def test_monitor_count_and_check_frequency_are_plan_limits(
     assert usage["usage"]["monitors"]["current"] == 3
 
 
+async def test_a_members_monitors_count_against_the_project_owners_limit_not_the_members(
+    client: httpx.AsyncClient, cast: Cast, target: Target
+) -> None:
+    await _watching(client, cast, target, name="alice's", intervalSeconds=3600)
+    for n in range(2):
+        await create_monitor(client, cast.bob, cast.project_id, url=target.url, name=f"bob's {n}")
+    over = await post_in_project(
+        client, cast.bob, cast.project_id, "/monitors", name="x", type="http", url=target.url
+    )
+    assert "monitorCount" in assert_problem(over, 402)["detail"]
+    own = await client.post("/projects", headers=cast.bob.headers, json={"name": "Bob's"})
+    assert own.status_code == 201, own.text
+    await create_monitor(client, cast.bob, own.json()["id"], url=target.url, name="in his own")
+
+
+async def test_concurrent_creates_stop_exactly_at_the_monitor_limit(
+    client: httpx.AsyncClient, cast: Cast, target: Target
+) -> None:
+    creates = [
+        post_in_project(
+            client,
+            cast.bob if n % 2 else cast.alice,
+            cast.project_id,
+            "/monitors",
+            name=f"m{n}",
+            type="http",
+            url=target.url,
+            intervalSeconds=3600,
+        )
+        for n in range(8)
+    ]
+    statuses = sorted(r.status_code for r in await asyncio.gather(*creates))
+    assert statuses == [201] * 3 + [402] * 5
+
+
 async def test_charlie_gets_404_on_every_monitor_route(
     client: httpx.AsyncClient, cast: Cast, target: Target
 ) -> None:

@@ -35,14 +35,30 @@ ROW_OVERHEAD = 96
 
 
 class SubscriptionRepository(SubscriptionDirectory):
-    async def lock(self, user_id: str) -> None:
+    async def lock(self, user_id: str) -> str | None:
         """Serialise limit checks of one owner: a no-op write takes PostgreSQL's row lock and
-        SQLite's writer lock, so two creations cannot both pass a count of N-1."""
-        await self.session.execute(
+        SQLite's writer lock, so two creations cannot both pass a count of N-1. Answers the
+        plan's name as the lock holds it (None: no subscription row), sparing a read."""
+        plan: str | None = await self.session.scalar(
             update(Subscription)
             .where(Subscription.user_id == user_id)
             .values(plan=Subscription.plan)
+            .returning(Subscription.plan)
         )
+        return plan
+
+    async def lock_owner_of(self, project_id: str) -> str | None:
+        """``lock`` for the owner of ``project_id``, found by the same statement: a creation
+        locks before it reads access and counts in one query (the count must come after the
+        lock). A project that does not exist locks nothing."""
+        owner = select(Project.owner_id).where(Project.id == project_id).scalar_subquery()
+        plan: str | None = await self.session.scalar(
+            update(Subscription)
+            .where(Subscription.user_id == owner)
+            .values(plan=Subscription.plan)
+            .returning(Subscription.plan)
+        )
+        return plan
 
 
 class UsageRepository:

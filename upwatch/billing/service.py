@@ -43,12 +43,23 @@ class PlanLimits(DomainService):
         Call ``lock`` first and measure ``current`` after it, so concurrent creations of one
         owner are serialised and none slips past the count.
         """
-        allowed = (await self.plan_of(owner_id)).limit(limit)
-        if current + adding > allowed:
-            raise PlanLimitExceeded(f"{limit}: the plan allows {allowed}, and {current} are in use")
+        within(await self.plan_of(owner_id), limit, current, adding)
 
-    async def lock(self, owner_id: str) -> None:
-        await self.subscriptions.lock(owner_id)
+    async def lock(self, owner_id: str) -> Plan:
+        """Serialise the owner's limit checks (see ``require``); answers the owner's plan,
+        read by the same statement, for ``within`` and ``frequency_within``."""
+        return self._plan_named(await self.subscriptions.lock(owner_id))
+
+    async def lock_owner_of(self, project_id: str) -> Plan:
+        """``lock`` for the owner of ``project_id`` before its access is read, so that access
+        and the count the limit needs can then be read by one statement
+        (``ProjectRepository.access_with``). Locking a project the caller may not open
+        reveals nothing: the request ends in 404 and its transaction rolls back."""
+        return self._plan_named(await self.subscriptions.lock_owner_of(project_id))
+
+    def _plan_named(self, name: str | None) -> Plan:
+        catalog = self.runtime.catalog
+        return catalog.get(name if name is not None else catalog.default_plan)
 
     async def require_channel(self, owner_id: str, channel: str) -> None:
         plan = await self.plan_of(owner_id)
@@ -58,11 +69,23 @@ class PlanLimits(DomainService):
             )
 
     async def require_frequency(self, owner_id: str, interval_seconds: int) -> None:
-        minutes = (await self.plan_of(owner_id)).checkFrequencyMinutes
-        if interval_seconds < minutes * 60:
-            raise PlanLimitExceeded(
-                f"checkFrequencyMinutes: the plan checks at most every {minutes} minutes"
-            )
+        frequency_within(await self.plan_of(owner_id), interval_seconds)
+
+
+def within(plan: Plan, limit: str, current: int, adding: int = 1) -> None:
+    """Refuse with 402 when ``current + adding`` would pass the plan's ``limit``."""
+    allowed = plan.limit(limit)
+    if current + adding > allowed:
+        raise PlanLimitExceeded(f"{limit}: the plan allows {allowed}, and {current} are in use")
+
+
+def frequency_within(plan: Plan, interval_seconds: int) -> None:
+    """Refuse with 402 an interval shorter than the plan checks."""
+    minutes = plan.checkFrequencyMinutes
+    if interval_seconds < minutes * 60:
+        raise PlanLimitExceeded(
+            f"checkFrequencyMinutes: the plan checks at most every {minutes} minutes"
+        )
 
 
 class SubscriptionService(DomainService):

@@ -30,9 +30,10 @@ async def caller_of_access_token(
     except InvalidToken as exc:
         raise Unauthorized("the access token is invalid or expired") from exc
     users = UserDirectory(session)
-    user = await users.get(claims.user_id)
-    if user is None or user.token_version != claims.token_version:
-        raise Unauthorized("the access token has been revoked")
-    if claims.session_id is not None and not await users.session_open(user.id, claims.session_id):
+    if claims.session_id is None:
+        user, still_open = await users.get(claims.user_id), True
+    else:
+        user, still_open = await users.with_session(claims.user_id, claims.session_id)
+    if user is None or user.token_version != claims.token_version or not still_open:
         raise Unauthorized("the access token has been revoked")
     return user, claims.session_id

@@ -23,19 +23,26 @@ class UserDirectory:
     async def get_by_email(self, email: str) -> User | None:
         return await self.session.scalar(select(User).where(User.email == email))
 
-    async def session_open(self, user_id: str, family_id: str) -> bool:
-        """Whether the account's API session (refresh-token family) has not been ended: one
-        lookup on the indexed ``family_id``, stopping at the first link not revoked."""
-        query = (
+    async def with_session(self, user_id: str, family_id: str) -> tuple[User | None, bool]:
+        """The account, and whether its API session (refresh-token family) has not been
+        ended, in one statement (every request asks): a lookup on the indexed ``family_id``,
+        stopping at the first link not revoked."""
+        still_open = (
             select(RefreshToken.id)
             .where(
                 RefreshToken.family_id == family_id,
-                RefreshToken.user_id == user_id,
+                RefreshToken.user_id == User.id,
                 RefreshToken.revoked_at.is_(None),
             )
-            .limit(1)
+            .exists()
         )
-        return await self.session.scalar(query) is not None
+        row = (
+            await self.session.execute(select(User, still_open).where(User.id == user_id))
+        ).first()
+        if row is None:
+            return None, False
+        user, is_open = row
+        return user, bool(is_open)
 
 
 class KeyDirectory:

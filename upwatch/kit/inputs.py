@@ -9,7 +9,7 @@ import re
 import zoneinfo
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
-from functools import lru_cache, partial
+from functools import cache, lru_cache, partial
 from types import MappingProxyType, UnionType
 from typing import Annotated, Any, ClassVar, Final, Self, Union, get_args, get_origin
 
@@ -132,6 +132,17 @@ def _is_only(annotation: Any, kind: type) -> bool:
     return get_origin(annotation) in (Union, UnionType) and members == [kind]
 
 
+@cache
+def _typed_keys(model: type[BaseModel]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The keys of a model's boolean fields and of its integer ones, found once per model
+    rather than from the annotations on every request."""
+    keys = [(info.alias or name, info.annotation) for name, info in model.model_fields.items()]
+    return (
+        tuple(key for key, annotation in keys if _is_flag(annotation)),
+        tuple(key for key, annotation in keys if _is_only(annotation, int)),
+    )
+
+
 _BUILTIN_ERRORS: Final = frozenset(get_args(ErrorType))
 
 
@@ -229,19 +240,14 @@ class Input(BaseModel):
         validator: field validators on every field would disturb discriminated unions.)"""
         if not isinstance(data, dict):
             return data
+        flags, numbers = _typed_keys(cls)
         wrong = {
             key: [data[key]]  # a value no boolean validation accepts: the field's own error
-            for name, info in cls.model_fields.items()
-            if _is_flag(info.annotation)
-            and not isinstance(data.get(key := info.alias or name), bool | None)
+            for key in flags
+            if not isinstance(data.get(key), bool | None)
         }
         # And the other way round: pydantic reads false as 0 in a number field.
-        wrong |= {
-            key: [data[key]]
-            for name, info in cls.model_fields.items()
-            if _is_only(info.annotation, int)
-            and isinstance(data.get(key := info.alias or name), bool)
-        }
+        wrong |= {key: [data[key]] for key in numbers if isinstance(data.get(key), bool)}
         return {**data, **wrong} if wrong else data
 
     @field_validator("*", mode="after")

@@ -7,8 +7,8 @@ from dataclasses import fields as dataclass_fields
 from datetime import datetime
 from typing import Any, TypeVar
 
-from sqlalchemy import Select, String, cast, delete, func, or_, select
-from sqlalchemy.orm import undefer
+from sqlalchemy import ColumnElement, Select, String, cast, delete, func, or_, select
+from sqlalchemy.orm import aliased, undefer
 
 from upwatch.callers.access import ProjectScopedRepository, refuse_without_second_factor
 from upwatch.kit.repository import Listed, Repository
@@ -63,12 +63,19 @@ class MonitorRepository(ProjectScopedRepository[Monitor]):
         )
         return [m for m in rows.all() if monitor.id in (m.depends_on or [])]
 
-    async def count_for_owner(self, owner_id: str) -> int:
-        owned = select(Project.id).where(Project.owner_id == owner_id)
-        total = await self.session.scalar(
-            select(func.count()).select_from(Monitor).where(Monitor.project_id.in_(owned))
+    @staticmethod
+    def count_of_owner() -> ColumnElement[int]:
+        """How many monitors the owner of the project being read has, in all its projects: a
+        figure for ``ProjectRepository.access_with``, so a create reads access and its plan
+        limit with one statement (a count over the index on ``project_id``, no rows)."""
+        owned = aliased(Project)
+        return (
+            select(func.count())
+            .select_from(Monitor)
+            .join(owned, owned.id == Monitor.project_id)
+            .where(owned.owner_id == Project.owner_id)
+            .scalar_subquery()
         )
-        return int(total or 0)
 
     async def delete(self, monitor: Monitor) -> None:
         await self.session.execute(

@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.audit import kinds
 from upwatch.audit.service import record, secrets_changed
-from upwatch.billing.service import PlanLimits
+from upwatch.billing.service import PlanLimits, frequency_within, within
 from upwatch.escalation.repository import EscalationRepository
 from upwatch.kit.db import after_commit, end_transaction
 from upwatch.kit.declared import SecretWrite, digested, require_free_key
@@ -210,9 +210,8 @@ class MonitorService(DomainService):
             where = ".".join(str(part) for part in error["loc"]) or "type"
             raise ValidationFailed.on(where, str(error["msg"])) from None
 
-    async def _check_fields(
-        self, body: MonitorFields, owner_id: str, schemes: tuple[str, ...]
-    ) -> None:
+    async def _check_fields(self, body: MonitorFields, schemes: tuple[str, ...]) -> None:
+        """Targets and regions (422); the plan's frequency is the caller's to check after."""
         guard = self.runtime.guard
         for field, value in (("url", body.url), ("host", body.host)):
             if value is None:
@@ -232,26 +231,22 @@ class MonitorService(DomainService):
             unknown = [r for r in body.regionIds if r not in known]
             if unknown:
                 raise ValidationFailed.on("regionIds", f"unknown regions: {', '.join(unknown)}")
-        if body.intervalSeconds is not None:
-            await self.limits.require_frequency(owner_id, body.intervalSeconds)
 
     def _notify(self, monitor_id: str) -> None:
         after_commit(self.session, lambda: self.runtime.monitor_changes.changed(monitor_id))
 
     async def create(self, caller: User, body: NewMonitor) -> Monitor:
-        access = await self.projects.get_visible(caller, body.projectId)
-        owner_id = access.project.owner_id
-        await self.limits.lock(owner_id)
-        await self.limits.require(
-            owner_id, "monitorCount", await self.monitors.count_for_owner(owner_id)
+        # Two statements for access and the plan limit: the lock (which reads the plan), then
+        # access with the owner's count, which must come after the lock: PostgreSQL sees a
+        # concurrent create's commit only in a later statement.
+        plan = await self.limits.lock_owner_of(body.projectId)
+        _, count = await self.projects.get_visible_with(
+            caller, body.projectId, self.monitors.count_of_owner()
         )
-        plan = await self.limits.plan_of(owner_id)
+        within(plan, "monitorCount", count)
         interval = body.intervalSeconds or default_interval(plan)
-        await self._check_fields(
-            body.model_copy(update={"intervalSeconds": interval}),
-            owner_id,
-            kind_of(body.type).url_schemes,
-        )
+        await self._check_fields(body, kind_of(body.type).url_schemes)
+        frequency_within(plan, interval)
         await self._check_policy(body, body.projectId)
         parents = list(dict.fromkeys(body.dependsOn or []))
         await self._check_parents(None, body.projectId, parents)
@@ -284,7 +279,9 @@ class MonitorService(DomainService):
         access = await self.projects.access(caller, monitor.project_id)
         assert access is not None
         kind = kind_of(monitor.type)
-        await self._check_fields(body, access.project.owner_id, kind.url_schemes)
+        await self._check_fields(body, kind.url_schemes)
+        if body.intervalSeconds is not None:
+            await self.limits.require_frequency(access.project.owner_id, body.intervalSeconds)
         await self._check_policy(body, monitor.project_id)
         if body.dependsOn is not None:
             parents = list(dict.fromkeys(body.dependsOn))

@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import ColumnElement, delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.callers.access import lacks_second_factor, listed_memberships, opens_by_membership
@@ -54,9 +55,27 @@ class ProjectRepository:
         (to be answered 404) for everyone else. A member or administrator without a second
         factor, of a project that requires one, gets 403 ``mfa-required-by-project``: the
         project row is at hand, so the rule costs a query only for such a project."""
+        row = await self._opened(caller, project_id)
+        return await self._access(caller, row[0], row[1]) if row is not None else None
+
+    async def access_with(
+        self, caller: User, project_id: str, figure: ColumnElement[int]
+    ) -> tuple[ProjectAccess, int] | None:
+        """``access``, and ``figure`` (a scalar subquery that may name ``Project``, such as a
+        count of what the project's owner has) read by the same statement: a creation checks
+        access and its plan limit in one query. Nothing of a project the caller may not open
+        is read."""
+        row = await self._opened(caller, project_id, figure)
+        if row is None:
+            return None
+        return await self._access(caller, row[0], row[1]), int(row[2] or 0)
+
+    async def _opened(
+        self, caller: User, project_id: str, *figures: ColumnElement[int]
+    ) -> tuple[Any, ...] | None:
         row = (
             await self.session.execute(
-                select(Project, ProjectMember.role)
+                select(Project, ProjectMember.role, *figures)
                 .outerjoin(
                     ProjectMember,
                     (ProjectMember.project_id == Project.id) & (ProjectMember.user_id == caller.id),
@@ -64,9 +83,9 @@ class ProjectRepository:
                 .where(Project.id == project_id, opens_by_membership(caller, Project.id))
             )
         ).first()
-        if row is None:
-            return None
-        project, role = row
+        return tuple(row) if row is not None else None
+
+    async def _access(self, caller: User, project: Project, role: str | None) -> ProjectAccess:
         if project.require_two_factor and await lacks_second_factor(self.session, caller):
             raise TwoFactorRequired
         # A row let through without a membership is an administrator's.
@@ -79,6 +98,15 @@ class ProjectRepository:
         if access is None:
             raise NotFound("no such project")
         return access
+
+    async def get_visible_with(
+        self, caller: User, project_id: str, figure: ColumnElement[int]
+    ) -> tuple[ProjectAccess, int]:
+        """``access_with``, or 404 as ``get_visible`` answers."""
+        found = await self.access_with(caller, project_id, figure)
+        if found is None:
+            raise NotFound("no such project")
+        return found
 
     async def of_member(
         self, caller: User, limit: int, offset: int
