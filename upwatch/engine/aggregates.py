@@ -81,9 +81,6 @@ class Counts:
     days: dict[SpanKey, DayTotals] = field(default_factory=dict)
     hours: dict[SpanKey, dict[str, int]] = field(default_factory=dict)
 
-    def __bool__(self) -> bool:
-        return bool(self.days)
-
     def add(
         self,
         monitor_id: str,
