@@ -388,6 +388,9 @@ def make_settings(database_url: str, data_dir: Path, **overrides: Any) -> Settin
         "check_dispatch_lead_seconds": 0.0,
         # Results stored within a quarter second: tests wait for statuses after each check.
         "ingest_max_wait_seconds": 0.25,
+        # Counts written with each batch, so statistics read right after ingesting are whole;
+        # tests of the deferred flush opt in (tests/engine/test_aggregates.py).
+        "aggregate_flush_seconds": 0.0,
         # The retention job runs on the test's calls (tests/retention), not on its own.
         "retention": False,
         # Tests read /metrics without a token; the closed default has tests of its own

@@ -30,6 +30,9 @@ def clean_env(**extra: str) -> dict[str, str]:
         UPWATCH_ARGON2_PARALLELISM="1",
         # Fuzzed monitors carry arbitrary targets: the server's probes reach loopback only.
         UPWATCH_TARGETS_LOOPBACK_ONLY="true",
+        # Counts with each batch, as in the in-process tests (make_settings); a test of the
+        # deferred flush sets its own.
+        UPWATCH_AGGREGATE_FLUSH_SECONDS="0",
     )
     env.update(extra)
     return env

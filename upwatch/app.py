@@ -193,6 +193,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
                 ingest_max_wait_seconds=settings.ingest_max_wait_seconds,
                 remote=remote_broker(settings),
                 maintenance=WindowCalendar(),
+                aggregate_flush_seconds=settings.aggregate_flush_seconds,
             )
         meter: ApiMeter = (
             RedisMeter(settings.redis_url, clock)

@@ -307,6 +307,12 @@ class Settings(BaseSettings):
     # transaction (at most 1,000 results): longer means fewer transactions at low rates, and
     # statuses, incidents and alerts this much later.
     ingest_max_wait_seconds: float = Field(default=1.0, gt=0, le=10)
+    # The day, hour and histogram counts of stored results are held in memory and added to
+    # the database this often (and at shutdown), not in every batch's transaction; statistics
+    # read from them lag by up to this much. A kill -9 loses nothing: the next start counts
+    # the unflushed batches again from their stored results (docs/architecture.md). 0 writes them
+    # with each batch.
+    aggregate_flush_seconds: float = Field(default=10.0, ge=0, le=3600)
     # Workers report their region alive this often; a region is online while its last report
     # is younger than region_online_seconds.
     region_report_seconds: float = Field(default=15.0, gt=0)

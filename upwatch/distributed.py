@@ -187,12 +187,22 @@ def _ingester(process: RoleProcess) -> None:
         gone=gone,
         max_wait=settings.ingest_max_wait_seconds,
         maintenance=WindowCalendar(),
+        aggregate_flush_seconds=settings.aggregate_flush_seconds,
     )
     # Per-monitor series come from the ingesters only (an API process stores no results):
     # the sweep keeps each monitor's to the ingester that stored its latest check.
     sweep = SeriesSweep(process.metrics, last_checks_in(process.db))
     start = process.supervisor.start
     start("ingester", ingester.run, 5.0, busy=lambda: bool(ingester.pending))
+    aggregates = ingester.aggregates
+    if aggregates.deferred:
+        # Each ingester flushes its own batches, and a dead peer's once they are stale.
+        start(
+            "aggregate-flush",
+            aggregates.run,
+            aggregates.flush_seconds,
+            busy=lambda: bool(aggregates.held),
+        )
     start("change-feed", feed.run, 30.0, busy=lambda: False)
     start("online-regions", process.follow_online, settings.region_report_seconds)
     start("monitor-series", sweep.run, sweep.period_seconds * 2)

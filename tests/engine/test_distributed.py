@@ -29,6 +29,7 @@ from tests.factories import FAST_PLANS, Target
 from tests.tcp_proxy import proxy_to
 from upwatch.config import async_database_url
 from upwatch.models import CheckResult
+from upwatch.models.keys import monitor_number
 
 INTERVAL = 10  # the shortest a monitor may have
 
@@ -148,7 +149,13 @@ async def stored_results(database_url: str, monitor_id: str) -> int:
     engine = create_async_engine(async_database_url(database_url))
     try:
         async with engine.connect() as connection:
-            query = select(func.count()).where(CheckResult.monitor_id == monitor_id)
+            # By the monitor's number: the row holds no id (``CheckResult.monitor_id`` is a
+            # subquery for loaded results, with no FROM of its own here).
+            query = (
+                select(func.count())
+                .select_from(CheckResult)
+                .where(CheckResult.monitor_number == monitor_number(monitor_id))
+            )
             return int(await connection.scalar(query) or 0)
     finally:
         await engine.dispose()

@@ -67,6 +67,7 @@ class Engine:
         ingest_max_wait_seconds: float = 0.25,
         remote: RedisBroker | None = None,
         maintenance: MaintenanceCalendar | None = None,
+        aggregate_flush_seconds: float = 0.0,
     ) -> None:
         self.metrics = metrics
         self.db = db
@@ -101,6 +102,7 @@ class Engine:
             gone=self.changed,
             max_wait=ingest_max_wait_seconds,
             maintenance=maintenance,
+            aggregate_flush_seconds=aggregate_flush_seconds,
         )
         self.concurrency = concurrency
         self.worker_processes = worker_processes
@@ -187,6 +189,14 @@ class Engine:
         else:
             self.roles["worker"] = start("worker-local", self._run_worker, 30.0, busy=has_jobs)
         self.roles["ingester"] = start("ingester", self._run_ingester, 5.0, busy=has_results)
+        aggregates = self.ingester.aggregates
+        if aggregates.deferred:
+            self.roles["aggregates"] = start(
+                "aggregate-flush",
+                aggregates.run,
+                aggregates.flush_seconds,
+                busy=lambda: bool(aggregates.held),
+            )
         self.roles["presence"] = start("region-presence", self._run_presence, self.report_seconds)
 
     async def _run_scheduler(self) -> None:

@@ -2,10 +2,11 @@
 
 One batch is one transaction: the batch's monitors are locked, results whose key (monitor,
 region, millisecond) is stored already are skipped, and only the new results move the day
-aggregates (increments in SQL) and each monitor's status (through the pure status machine),
-written back with the batch. A batch stored twice therefore counts once, whichever attempt
-committed. Every statement has one fixed shape run with many parameter sets, and no ORM
-object is made on this path.
+aggregates (increments in SQL; or, with ``aggregate_flush_seconds``, a row of
+``unflushed_batches`` now and the counts from memory later: ``engine/aggregates.py``) and each
+monitor's status (through the pure status machine), written back with the batch. A batch
+stored twice therefore counts once, whichever attempt committed. Every statement has one fixed
+shape run with many parameter sets, and no ORM object is made on this path.
 
 A batch that fails stays in the ingester (``pending``) and is retried with back-off until the
 database takes it: while it is away, the broker's bounded result queue fills and holds the
@@ -24,6 +25,7 @@ from functools import partial
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from upwatch.engine.aggregates import Aggregates, add_counts
 from upwatch.engine.batch_rows import BatchRows, result_row
 from upwatch.engine.broker import Broker, CheckReport
 from upwatch.engine.certificates import STATE_KEY, CertificateChange, crossed, days_left
@@ -69,6 +71,10 @@ class Ingester:
     # paused, e.g. deleted with its project, which tells the scheduler nothing.
     gone: Callable[[str], None] | None = None
     maintenance: MaintenanceCalendar | None = None
+    # > 0: a batch's day, hour and histogram counts are held in memory and flushed this
+    # often (``engine/aggregates.py``); 0: written in the batch's transaction.
+    aggregate_flush_seconds: float = 0.0
+    aggregates: Aggregates = field(init=False)
     written: int = field(default=0, init=False)  # results stored, since start
     failures: int = field(default=0, init=False)  # failed attempts to store a batch
     # Results dropped: from a region the monitor is not checked in.
@@ -80,9 +86,22 @@ class Ingester:
     # when a report names a region created since (regions are never deleted).
     region_numbers: dict[str, int] = field(default_factory=dict, init=False)
     _failing: int = field(default=0, init=False)  # consecutive failed attempts of an outage
+    # Whether the batches a previous process left unflushed were counted (at the first run).
+    _recovered: bool = field(default=False, init=False)
+
+    def __post_init__(self) -> None:
+        self.aggregates = Aggregates(self.db, self.maintenance, self.aggregate_flush_seconds)
 
     async def run(self) -> None:
-        """Store batches forever; a batch that fails is kept and retried, never dropped."""
+        """Store batches forever; a batch that fails is kept and retried, never dropped.
+
+        First, count the batches a killed process left unflushed (whatever this process's
+        setting): a failure raises, and the supervisor restarts this role to try again."""
+        if not self._recovered:
+            recovered = await self.aggregates.recover()
+            if recovered:
+                log.info("counted %d unflushed batches again from their stored results", recovered)
+            self._recovered = True
         while True:
             stop_if_cancelled()
             if not self.pending:
@@ -218,7 +237,12 @@ class Ingester:
             return []
         held = await self._held(session, fresh)
         rows = self._gather(session, fresh, held)
-        await _write(repository, rows)
+        await repository.insert_results(rows.results)
+        await repository.save_monitors(rows.monitor_rows())
+        if self.aggregates.deferred:
+            await self.aggregates.journal(session, rows.keys, rows.counts)
+        else:
+            await add_counts(session, rows.counts)
         self._report_monitors(fresh)
         await self._carry_out(session, rows.actions)
         await self._warn(session, rows.certificates)
@@ -308,7 +332,7 @@ class Ingester:
                 recent = monitor.recent_ms or []
                 monitor.recent_ms = [*recent[-(RECENT_TIMES - 1) :], outcome.response_time_ms]
             rows.moved[monitor.id] = monitor
-            rows.add(monitor, report, status, in_window)
+            rows.add(monitor, region_number, report, status, in_window)
         return rows
 
     async def _carry_out(
@@ -362,15 +386,6 @@ def _watch_certificate(monitor: LockedMonitor, report: CheckReport, rows: BatchR
         rows.moved[monitor.id] = monitor
     if change:
         rows.certificates.append((monitor.id, change, report.checked_at))
-
-
-async def _write(repository: IngestRepository, rows: BatchRows) -> None:
-    """One statement each."""
-    await repository.insert_results(rows.results)
-    await repository.save_monitors(rows.monitor_rows())
-    await repository.add_days(rows.day_rows())
-    await repository.add_hours(rows.hour_rows())
-    await repository.add_buckets(rows.bucket_rows())
 
 
 def certificate_expiry(details: Mapping[str, object]) -> float | None:

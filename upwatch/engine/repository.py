@@ -21,6 +21,7 @@ from sqlalchemy import (
     any_,
     bindparam,
     case,
+    delete,
     insert,
     select,
     update,
@@ -38,6 +39,7 @@ from upwatch.models import (
     HourlyCount,
     Monitor,
     Region,
+    UnflushedBatch,
 )
 from upwatch.models.keys import monitor_number, region_number
 
@@ -266,6 +268,105 @@ def _build(name: str, postgresql: bool) -> Any:
         index_elements=["monitor_id", "region_id", "day", "bucket"],
         set_={"count": buckets.c.count + upsert.excluded.count},
     )
+
+
+@dataclass(frozen=True, slots=True)
+class StoredResult:
+    """What a recount reads of a stored result: its key, its figures, and the ids it counts
+    under (the monitor's project for maintenance windows)."""
+
+    monitor_number: int
+    region_number: int
+    checked_at: datetime
+    status: str
+    response_time_ms: float | None
+    monitor_id: str
+    project_id: str
+    region_id: str
+
+
+class AggregateRepository:
+    """The journal of batches whose counts are held in an ingester's memory
+    (``unflushed_batches``, ``engine/aggregates.py``), and what a recount reads.
+
+    A batch's row is claimed by deleting it (``DELETE ... RETURNING``): the database lets one
+    transaction delete a row, so whoever gets it back counts the batch, and no one else."""
+
+    def __init__(self, session: AsyncSession) -> None:
+        self.session = session
+        self._postgresql = session.get_bind().dialect.name == "postgresql"
+
+    async def journal(self, batch_id: str, created_at: datetime, result_keys: bytes) -> None:
+        await self.session.execute(
+            insert(UnflushedBatch).values(
+                id=batch_id, created_at=created_at, result_keys=result_keys
+            )
+        )
+
+    async def claim(self, batch_ids: Sequence[str]) -> set[str]:
+        """Delete the rows of ``batch_ids``; the ids this transaction deleted (a batch a
+        peer recovered meanwhile is not among them)."""
+        claimed: set[str] = set()
+        ids = sorted(batch_ids)
+        for start in range(0, len(ids), 500):  # bounded bind parameters per statement
+            rows = await self.session.execute(
+                delete(UnflushedBatch)
+                .where(UnflushedBatch.id.in_(ids[start : start + 500]))
+                .returning(UnflushedBatch.id)
+            )
+            claimed.update(rows.scalars().all())
+        return claimed
+
+    async def claim_older(self, before: datetime | None, limit: int) -> list[bytes]:
+        """Delete up to ``limit`` rows written before ``before`` (any, when None), oldest
+        first; their result keys."""
+        oldest = select(UnflushedBatch.id).order_by(UnflushedBatch.created_at).limit(limit)
+        if before is not None:
+            oldest = oldest.where(UnflushedBatch.created_at < before)
+        rows = await self.session.execute(
+            delete(UnflushedBatch)
+            .where(UnflushedBatch.id.in_(oldest.scalar_subquery()))
+            .returning(UnflushedBatch.result_keys)
+        )
+        return list(rows.scalars().all())
+
+    async def existing_monitors(self, monitor_ids: Collection[str]) -> set[str]:
+        """Which of ``monitor_ids`` still exist; on PostgreSQL held until commit (``FOR KEY
+        SHARE``, in id order), so none is deleted under the counts added for it."""
+        ids = sorted(monitor_ids)
+        found: set[str] = set()
+        for start in range(0, len(ids), 5000):
+            query = select(Monitor.id).where(Monitor.id.in_(ids[start : start + 5000]))
+            if self._postgresql:
+                query = query.order_by(Monitor.id).with_for_update(key_share=True)
+            found.update((await self.session.scalars(query)).all())
+        return found
+
+    async def stored_results(
+        self, monitor_numbers: Collection[int], first: datetime, last: datetime
+    ) -> list[StoredResult]:
+        """The stored results of ``monitor_numbers`` checked from ``first`` to ``last``
+        (inclusive), with their monitor's, project's and region's ids."""
+        query = (
+            select(
+                CheckResult.monitor_number,
+                CheckResult.region_number,
+                CheckResult.checked_at,
+                CheckResult.status,
+                CheckResult.response_time_ms,
+                Monitor.id,
+                Monitor.project_id,
+                Region.id,
+            )
+            .join(Monitor, Monitor.number == CheckResult.monitor_number)
+            .join(Region, Region.number == CheckResult.region_number)
+            .where(
+                CheckResult.monitor_number.in_(sorted(monitor_numbers)),
+                CheckResult.checked_at >= first,
+                CheckResult.checked_at <= last,
+            )
+        )
+        return [StoredResult(*row) for row in (await self.session.execute(query)).all()]
 
 
 class EngineRepository:
