@@ -138,7 +138,7 @@ class CheckResult(Base):
     """One check of one monitor from one region, in one compact row (about 40 bytes on
     SQLite with its key; ``docs/storage.md``).
 
-    The key is the monitor's and the region's number and the time in milliseconds: a
+    The key is the monitor's number, the time in milliseconds and the region's number: a
     clustered table on SQLite (``WITHOUT ROWID``), so the key is the only index, rows of one
     monitor lie together in time order, and a result stored twice (a batch retried after the
     database dropped the connection mid-commit) is refused by the key itself. The phase
@@ -150,9 +150,11 @@ class CheckResult(Base):
         {"sqlite_with_rowid": False},
     )
 
+    # Key order: a monitor's results in time order whatever their region, so its history
+    # and its latest checks are one range of the key (regions interleave within it).
     monitor_number: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
-    region_number: Mapped[int] = mapped_column(SmallInteger, primary_key=True, autoincrement=False)
     checked_at: Mapped[datetime] = mapped_column("checked_at_ms", EpochMillis, primary_key=True)
+    region_number: Mapped[int] = mapped_column(SmallInteger, primary_key=True, autoincrement=False)
     status: Mapped[str] = mapped_column(CheckStatus)  # up, down, degraded
     status_code: Mapped[int | None] = mapped_column(Integer)
     response_time_ms: Mapped[float | None] = mapped_column("response_us", Micros)

@@ -4,7 +4,7 @@
   sequence on PostgreSQL and by a trigger (the largest so far plus one) on SQLite. A later
   ``batch_alter_table`` of either table on SQLite recreates the table without the trigger:
   it must create the trigger again (``_number_trigger``).
-- ``check_results`` becomes (monitor number, region number, epoch ms) as its primary key, a
+- ``check_results`` becomes (monitor number, epoch ms, region number) as its primary key, a
   clustered ``WITHOUT ROWID`` table on SQLite; status as 0/1/2, durations as whole
   microseconds, and the phase timings of ``check_timings`` in the same row. Rows are
   converted in batches with their progress logged. Results of a region id that names no
@@ -98,7 +98,7 @@ def _create_compact(name: str, postgresql: bool) -> None:
         sa.Column("total_us", sa.Integer(), nullable=True),
         *([] if postgresql else [key]),
         sa.PrimaryKeyConstraint(
-            "monitor_number", "region_number", "checked_at_ms", name=f"pk_{name}"
+            "monitor_number", "checked_at_ms", "region_number", name=f"pk_{name}"
         ),
         sqlite_with_rowid=False,
     )

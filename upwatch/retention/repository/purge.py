@@ -161,11 +161,11 @@ class PurgeRepository:
         data_type: str,
         before: datetime,
         rows: int,
-        cursor: tuple[int, tuple[int, datetime] | None] | None,
-    ) -> tuple[int, tuple[int, tuple[int, datetime] | None] | None]:
+        cursor: tuple[int, tuple[datetime, int] | None] | None,
+    ) -> tuple[int, tuple[int, tuple[datetime, int] | None] | None]:
         """Delete up to ``rows`` results older than ``before`` (or empty their timings, for
         ``monitoring_data``) of ``monitor_ids``, monitor after monitor and along each one's
-        key (region, time) from ``cursor`` on: how many rows went, and where the next batch
+        key (time, region) from ``cursor`` on: how many rows went, and where the next batch
         starts (None when none is left).
 
         Walking each monitor's key range from where the last batch ended never reads the
@@ -177,7 +177,7 @@ class PurgeRepository:
         gone = 0
         budget = rows
         timings = data_type == "monitoring_data"
-        key = tuple_(CheckResult.region_number, CheckResult.checked_at)
+        key = tuple_(CheckResult.checked_at, CheckResult.region_number)
         while index < len(monitor_ids):
             number = await self.session.scalar(
                 select(Monitor.number).where(Monitor.id == monitor_ids[index])
@@ -187,9 +187,9 @@ class PurgeRepository:
                 span.append(key > tuple_(*after))
             batch = (
                 await self.session.execute(
-                    select(CheckResult.region_number, CheckResult.checked_at)
+                    select(CheckResult.checked_at, CheckResult.region_number)
                     .where(*span)
-                    .order_by(CheckResult.region_number, CheckResult.checked_at)
+                    .order_by(CheckResult.checked_at, CheckResult.region_number)
                     .limit(budget)
                 )
             ).all()
@@ -205,8 +205,8 @@ class PurgeRepository:
                     statement = delete(CheckResult).where(within)
                 gone += rowcount(await self.session.execute(statement.execution_options(**NO_SYNC)))
             if len(batch) == budget:
-                last_region, last_at = batch[-1]
-                return gone, (index, (last_region, last_at))
+                last_at, last_region = batch[-1]
+                return gone, (index, (last_at, last_region))
             budget -= len(batch)
             index, after = index + 1, None
         return gone, None
