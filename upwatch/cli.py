@@ -68,6 +68,9 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from upwatch.app import create_app
+    from upwatch.kit.allocator import limit_arenas
+
+    limit_arenas()  # before any thread starts (docs/operations.md, "Memory")
 
     settings = serve_settings(args.host, args.port)
     level = args.log_level or settings.log_level

@@ -11,6 +11,7 @@ issued after the credential's last use, in one conditional update (``PasskeyRepo
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import hmac
 import ipaddress
@@ -19,23 +20,8 @@ import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
-
-from webauthn import (
-    generate_authentication_options,
-    generate_registration_options,
-    options_to_json,
-    verify_authentication_response,
-    verify_registration_response,
-)
-from webauthn.helpers.structs import (
-    AuthenticatorSelectionCriteria,
-    AuthenticatorTransport,
-    PublicKeyCredentialDescriptor,
-    ResidentKeyRequirement,
-    UserVerificationRequirement,
-)
 
 from upwatch.accounts.repository import PasskeyRepository, UserRepository
 from upwatch.audit import kinds
@@ -50,6 +36,11 @@ from upwatch.kit.errors import (
 from upwatch.models import PasskeyCredential, User
 from upwatch.runtime import DomainService, uses
 
+# webauthn, with the OpenSSL and ASN.1 libraries it verifies attestations with, weighs 7 MB in
+# every process that serves the API; it is imported by the passkey ceremonies that use it.
+if TYPE_CHECKING:
+    from webauthn.helpers.structs import PublicKeyCredentialDescriptor
+
 RP_NAME: Final = "Upwatch"
 CEREMONY_COOKIE: Final = "upwatch_passkey"
 CEREMONY_LIFETIME: Final = timedelta(minutes=5)
@@ -58,7 +49,6 @@ MAX_PASSKEYS: Final = 20
 # The browser's answer, JSON: a credential id of at most 1023 bytes and an attestation with
 # its certificates fit well within this.
 MAX_CREDENTIAL_CHARS: Final = 64_000
-KNOWN_TRANSPORTS: Final = frozenset(t.value for t in AuthenticatorTransport)
 
 REGISTER: Final = "register"
 SIGN_IN: Final = "sign_in"
@@ -213,6 +203,13 @@ class PasskeyService(DomainService):
 
     async def registration_options(self, user: User) -> tuple[str, str]:
         """The options for ``navigator.credentials.create`` (JSON) and the ceremony cookie."""
+        from webauthn import generate_registration_options, options_to_json
+        from webauthn.helpers.structs import (
+            AuthenticatorSelectionCriteria,
+            ResidentKeyRequirement,
+            UserVerificationRequirement,
+        )
+
         party = self._usable_party()
         mine = await self.passkeys.of_user(user.id)
         if len(mine) >= MAX_PASSKEYS:
@@ -241,6 +238,8 @@ class PasskeyService(DomainService):
         self, user: User, ceremony_cookie: str | None, name: str, credential: str
     ) -> PasskeyCredential:
         """Verify the browser's answer to the registration options and keep the passkey."""
+        from webauthn import verify_registration_response
+
         party = self._usable_party()
         now = self.runtime.clock.now()
         name = name.strip()
@@ -272,7 +271,8 @@ class PasskeyService(DomainService):
             raise Conflict(f"an account holds at most {MAX_PASSKEYS} passkeys; remove one first")
         response = answer.get("response")
         sent = response.get("transports") if isinstance(response, dict) else None
-        transports = [t for t in sent if t in KNOWN_TRANSPORTS] if isinstance(sent, list) else []
+        known = _known_transports()
+        transports = [t for t in sent if t in known] if isinstance(sent, list) else []
         stored = await self.passkeys.add(
             PasskeyCredential(
                 user_id=user.id,
@@ -302,6 +302,9 @@ class PasskeyService(DomainService):
         """Options for ``navigator.credentials.get`` and the ceremony cookie: for any
         discoverable passkey (``user`` None, signing in instead of the password), or for
         ``user``'s own passkeys (the second factor of a pending sign-in)."""
+        from webauthn import generate_authentication_options, options_to_json
+        from webauthn.helpers.structs import UserVerificationRequirement
+
         party = self._usable_party()
         challenge = secrets.token_bytes(32)
         allowed = [_descriptor(p) for p in await self.passkeys.of_user(user.id)] if user else []
@@ -363,6 +366,8 @@ class PasskeyService(DomainService):
         if user is None or not _handle_matches(answer, found.user_id):
             await self._failed(pending, via, "unknown passkey")
             raise PasskeySignInFailed("this passkey is not registered to an account here")
+        from webauthn import verify_authentication_response
+
         party = self._usable_party()
         try:
             verified = verify_authentication_response(
@@ -411,8 +416,18 @@ class PasskeyService(DomainService):
         )
 
 
+@functools.cache
+def _known_transports() -> frozenset[str]:
+    from webauthn.helpers.structs import AuthenticatorTransport
+
+    return frozenset(t.value for t in AuthenticatorTransport)
+
+
 def _descriptor(passkey: PasskeyCredential) -> PublicKeyCredentialDescriptor:
-    transports = [AuthenticatorTransport(t) for t in passkey.transports if t in KNOWN_TRANSPORTS]
+    from webauthn.helpers.structs import AuthenticatorTransport, PublicKeyCredentialDescriptor
+
+    known = _known_transports()
+    transports = [AuthenticatorTransport(t) for t in passkey.transports if t in known]
     return PublicKeyCredentialDescriptor(
         id=_unb64url(passkey.credential_id), transports=transports or None
     )

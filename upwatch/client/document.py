@@ -23,6 +23,7 @@ import yaml
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
+from upwatch.client import SCHEMA_PATH as SCHEMA_PATH
 from upwatch.kit.declared import DeclaredKey, EnvName
 from upwatch.kit.errors import described
 from upwatch.kit.inputs import Input, TagInWords
@@ -35,9 +36,6 @@ from upwatch.notifications.schemas import NewProvider, ProviderCreate
 from upwatch.probes.registry import KINDS as MONITOR_KINDS
 from upwatch.statuspages.schemas import ComponentCreate, StatusPageCreate
 from upwatch.statuspages.schemas import Name as GroupName
-
-# Where a running service serves the JSON Schema of this file (for editors).
-SCHEMA_PATH: Final = "/schemas/upwatch-config.json"
 
 SCHEMA_ID: Final = "https://upwatch.dev/schemas/upwatch-config.schema.json"
 # A stand-in id for references while an entry is checked against the API's model.

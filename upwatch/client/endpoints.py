@@ -7,7 +7,7 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from upwatch.client.document import SCHEMA_PATH, json_schema
+from upwatch.client import SCHEMA_PATH
 from upwatch.kit.errors import problem_responses
 
 router = APIRouter(tags=["config as code"], responses=problem_responses(500))
@@ -15,6 +15,9 @@ router = APIRouter(tags=["config as code"], responses=problem_responses(500))
 
 @cache
 def _schema() -> dict[str, Any]:
+    # The file's models (9 MB) are built on the first request, not in every service process.
+    from upwatch.client.document import json_schema
+
     return json_schema()
 
 

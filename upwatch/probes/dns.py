@@ -9,14 +9,10 @@ from __future__ import annotations
 import ipaddress
 import time
 from datetime import datetime
-from typing import Annotated, Final, Literal
+from typing import TYPE_CHECKING, Annotated, Final, Literal
 
-import dns.asyncresolver
 import dns.exception
-import dns.rdata
 import dns.rdatatype
-import dns.rdtypes.txtbase
-import dns.resolver
 from pydantic import Field
 
 from upwatch.kit.inputs import Input
@@ -26,6 +22,12 @@ from upwatch.probes.kind import FormField, MonitorKind
 from upwatch.probes.outcome import ErrorKind, Outcome, Timings
 from upwatch.probes.probe import ProbeKit
 from upwatch.probes.spec import CheckSpec
+
+# The resolver and record classes (9 MB) are imported when a check runs: the probe worker
+# process holds only the libraries its monitors use (docs/architecture.md).
+if TYPE_CHECKING:
+    import dns.asyncresolver
+    import dns.rdata
 
 DEFAULT_RECORD_TYPE: Final = "A"
 _ADDRESS_TYPES = frozenset({dns.rdatatype.A, dns.rdatatype.AAAA})
@@ -45,12 +47,16 @@ def _normalize(rdtype: dns.rdatatype.RdataType, text: str) -> str:
 
 
 def _record_text(rdata: dns.rdata.Rdata) -> str:
+    import dns.rdtypes.txtbase
+
     if isinstance(rdata, dns.rdtypes.txtbase.TXTBase):
         return b"".join(rdata.strings).decode("utf-8", "replace")
     return rdata.to_text()
 
 
 def _resolver(nameserver: tuple[str, int] | None) -> dns.asyncresolver.Resolver:
+    import dns.asyncresolver
+
     if nameserver is None:
         # dnspython's shared resolver reads the system configuration once.
         return dns.asyncresolver.get_default_resolver()
@@ -72,6 +78,8 @@ async def probe_dns(
     Raises ``ValueError`` for an unknown record type (a configuration error, not a failure of
     the target). ``host`` is absolute: resolver search domains are never appended.
     """
+    import dns.resolver
+
     try:
         rdtype = dns.rdatatype.RdataType.make(record_type.upper())
     except dns.rdatatype.UnknownRdatatype as exc:

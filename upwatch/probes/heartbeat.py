@@ -15,7 +15,6 @@ import zoneinfo
 from datetime import datetime, timedelta
 from typing import Annotated, TypeGuard
 
-from croniter import CroniterBadCronError, CroniterBadDateError, croniter
 from pydantic import Field
 
 from upwatch.kit.inputs import SINGLE_LINE_PATTERN, Input
@@ -52,6 +51,9 @@ def zone_of(name: str) -> zoneinfo.ZoneInfo:
 def next_expected(schedule: str, timezone: str, after: datetime) -> datetime:
     """The first time of ``schedule`` strictly after ``after``, read by the wall clock of
     ``timezone`` (a time skipped by a daylight-saving change moves to the next valid one)."""
+    # Imported when used: the probe worker process runs no heartbeat check.
+    from croniter import CroniterBadCronError, CroniterBadDateError, croniter
+
     zone = zone_of(timezone)
     try:
         found = croniter(schedule, after.astimezone(zone), max_years_between_matches=1)
@@ -74,6 +76,8 @@ def validate_schedule(schedule: str, timezone: str, now: datetime) -> None:
         )
     if _RANDOM_FIELD.search(schedule):
         raise BadSchedule("random (R) and hashed (H) fields would move the expected time")
+    from croniter import croniter
+
     if not croniter.is_valid(schedule):
         raise BadSchedule("not a cron schedule")
     # Every time, not only the next, must come within a year: 29 February would be late for

@@ -7,8 +7,6 @@ import ssl
 from datetime import datetime
 from typing import Any
 
-import asyncmy
-from asyncmy.errors import MySQLError
 from pydantic import model_validator
 
 from upwatch.kit.inputs import Input
@@ -39,6 +37,11 @@ def _tls() -> ssl.SSLContext:
 
 async def probe_mysql(url: str, timeout_seconds: float, guard: NetworkGuard) -> Outcome:
     """Connect to the vetted address of the URL's host and run ``SELECT 1``."""
+    # Imported when a check runs: the probe worker process holds only the libraries its
+    # monitors use (docs/architecture.md, "The probe worker's imports").
+    import asyncmy
+    from asyncmy.errors import MySQLError
+
     target = Target.parse(url, DEFAULT_PORT)
     wants_tls = target.query.get("ssl", "false").lower() in _TRUE
     clock = CheckClock()

@@ -8,8 +8,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Annotated
 
-from icmplib import async_ping
-from icmplib.exceptions import ICMPLibError, SocketPermissionError
 from pydantic import Field
 
 from upwatch.kit.inputs import Input
@@ -61,6 +59,11 @@ async def probe_ping(
     # the pauses between packets taken out first.
     left = timeout_seconds - clock.elapsed_ms() / 1000 - _INTERVAL_SECONDS * (packet_count - 1)
     per_packet = max(0.1, left / packet_count)
+    # Imported when a check runs: the probe worker process holds only the libraries its
+    # monitors use (docs/architecture.md).
+    from icmplib import async_ping
+    from icmplib.exceptions import ICMPLibError, SocketPermissionError
+
     try:
         result = await async_ping(
             address,

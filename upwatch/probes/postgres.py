@@ -6,7 +6,6 @@ import asyncio
 from datetime import datetime
 from typing import Any
 
-import asyncpg
 from pydantic import model_validator
 
 from upwatch.kit.inputs import Input
@@ -23,14 +22,14 @@ SCHEMES = ("postgresql", "postgres")
 # verify-ca and verify-full are left out: asyncpg checks the certificate against the address it
 # connects to, and the probe connects to the vetted address, not to the name.
 SSL_MODES = ("disable", "allow", "prefer", "require")
-_AUTH_ERRORS = (
-    asyncpg.InvalidPasswordError,
-    asyncpg.InvalidAuthorizationSpecificationError,
-)
 
 
 async def probe_postgres(url: str, timeout_seconds: float, guard: NetworkGuard) -> Outcome:
     """Connect to the vetted address of the URL's host and run ``SELECT 1``."""
+    # Imported when a check runs: the probe worker process holds only the libraries its
+    # monitors use (docs/architecture.md, "The probe worker's imports").
+    import asyncpg
+
     target = Target.parse(url, DEFAULT_PORT)
     user = target.user or "postgres"
     clock = CheckClock()
@@ -56,7 +55,7 @@ async def probe_postgres(url: str, timeout_seconds: float, guard: NetworkGuard) 
             version = str(connection.get_settings().server_version).split()[0]
     except (*CONNECT_ERRORS, TargetRefused) as exc:
         return scrubbed(unreached(exc, clock, timeout_seconds), target)
-    except _AUTH_ERRORS as exc:
+    except (asyncpg.InvalidPasswordError, asyncpg.InvalidAuthorizationSpecificationError) as exc:
         return scrubbed(refused(ErrorKind.AUTH, f"authentication failed: {exc}", clock), target)
     except asyncpg.PostgresError as exc:
         return scrubbed(refused(ErrorKind.DATABASE, f"the server said: {exc}", clock), target)

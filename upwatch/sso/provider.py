@@ -15,16 +15,16 @@ import json
 import logging
 import time
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote, urlencode
 
-import httpx
-from authlib.oauth2.rfc7636 import create_s256_code_challenge
-from joserfc import jwt
-from joserfc.errors import InvalidKeyIdError, JoseError
-from joserfc.jwk import KeySet
-
 from upwatch.config import Settings
+
+# httpx (with the rich and pygments of its command line), authlib and joserfc weigh 10 MB in
+# every process that serves the console; they are imported by the sign-ins that use them.
+if TYPE_CHECKING:
+    import httpx
+    from joserfc.jwk import KeySet
 
 log = logging.getLogger(__name__)
 
@@ -93,6 +93,8 @@ def redirect_uri(settings: Settings) -> str:
 
 
 def code_challenge(verifier: str) -> str:
+    from authlib.oauth2.rfc7636 import create_s256_code_challenge
+
     challenge: str = create_s256_code_challenge(verifier)
     return challenge
 
@@ -103,6 +105,8 @@ class OpenIdProvider:
         self.issuer = settings.oidc_issuer
 
     async def _get_json(self, client: httpx.AsyncClient, url: str, what: str) -> dict[str, Any]:
+        import httpx
+
         try:
             response = await client.get(url, headers={"Accept": "application/json"})
         except httpx.HTTPError as exc:
@@ -141,6 +145,9 @@ class OpenIdProvider:
         return known
 
     async def _keys(self, client: httpx.AsyncClient, discovery: Discovery) -> KeySet:
+        from joserfc.errors import JoseError
+        from joserfc.jwk import KeySet
+
         document = await self._get_json(client, discovery.jwks_uri, "key set")
         try:
             return KeySet.import_key_set(document)  # type: ignore[arg-type]
@@ -215,6 +222,8 @@ class OpenIdProvider:
     async def _exchange(
         self, client: httpx.AsyncClient, discovery: Discovery, code: str, verifier: str
     ) -> dict[str, Any]:
+        import httpx
+
         form = {
             "grant_type": "authorization_code",
             "code": code,
@@ -254,6 +263,9 @@ class OpenIdProvider:
     async def _verified(
         self, client: httpx.AsyncClient, known: _Known, id_token: str, nonce: str, now: int
     ) -> dict[str, Any]:
+        from joserfc import jwt
+        from joserfc.errors import InvalidKeyIdError, JoseError
+
         try:
             try:
                 token = jwt.decode(id_token, known.keys, algorithms=list(ALGORITHMS))
@@ -293,6 +305,8 @@ class OpenIdProvider:
     async def _userinfo(
         self, client: httpx.AsyncClient, discovery: Discovery, access_token: str
     ) -> dict[str, Any]:
+        import httpx
+
         try:
             response = await client.get(
                 discovery.userinfo_endpoint,
@@ -307,6 +321,8 @@ class OpenIdProvider:
 
 
 def http_client() -> httpx.AsyncClient:
+    import httpx
+
     return httpx.AsyncClient(timeout=TIMEOUT_SECONDS, follow_redirects=False, trust_env=False)
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import segno
 from fastapi import APIRouter
 from fastapi.responses import Response
 from markupsafe import Markup
@@ -26,6 +25,8 @@ PATH = "/app/settings/security"
 def qr_svg(text: str, label: str) -> Markup:
     """``text`` as a QR code, an inline SVG (dark on white whatever the theme, so every
     camera reads it)."""
+    import segno  # 5 MB, for the page that sets up two-factor sign-in only
+
     svg = segno.make(text, error="m").svg_inline(
         scale=4, border=4, dark="#000", light="#fff", svgclass="qr"
     )
