@@ -12,11 +12,13 @@ from typing import Any
 from sqlalchemy import (
     ColumnElement,
     Select,
+    SmallInteger,
     String,
     and_,
     cast,
     delete,
     func,
+    literal,
     or_,
     select,
     tuple_,
@@ -55,6 +57,11 @@ def _results(owner_id: str, before: datetime) -> ColumnElement[bool]:
         CheckResult.monitor_number.in_(monitor_numbers(owner_monitors(owner_id))),
         CheckResult.checked_at < before,
     )
+
+
+def _key_value(at: datetime, region: int) -> Any:
+    """(time, region) of a result as values of the key's types (the time as stored)."""
+    return tuple_(literal(at, CheckResult.checked_at.type), literal(region, SmallInteger()))
 
 
 # A result whose timings ``monitoring_data`` retention has not emptied yet.
@@ -184,7 +191,7 @@ class PurgeRepository:
             )
             span = [CheckResult.monitor_number == number, CheckResult.checked_at < before]
             if after is not None:
-                span.append(key > tuple_(*after))
+                span.append(key > _key_value(*after))
             batch = (
                 await self.session.execute(
                     select(CheckResult.checked_at, CheckResult.region_number)
@@ -194,7 +201,7 @@ class PurgeRepository:
                 )
             ).all()
             if batch:
-                within = and_(*span, key <= tuple_(*batch[-1]))
+                within = and_(*span, key <= _key_value(*batch[-1]))
                 if timings:
                     statement: Any = (
                         update(CheckResult)
