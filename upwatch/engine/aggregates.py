@@ -32,7 +32,12 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.engine.ports import MaintenanceCalendar
-from upwatch.engine.repository import AggregateRepository, IngestRepository, StoredResult
+from upwatch.engine.repository import (
+    DAY_COUNTS,
+    AggregateRepository,
+    IngestRepository,
+    StoredResult,
+)
 from upwatch.kit.db import Database, after_commit
 from upwatch.kit.histogram import DayTotals
 from upwatch.kit.ids import new_id
@@ -50,18 +55,6 @@ _KEY = struct.Struct("<ihq")
 # Batches one recovery transaction claims: a kill leaves a flush interval's batches, a
 # service stopped long with a long interval more; each transaction stays short.
 _CLAIM = 50
-_DAY_FIELDS = (
-    "total",
-    "up",
-    "down",
-    "degraded",
-    "response_ms_sum",
-    "response_count",
-    "maintenance_total",
-    "maintenance_up",
-    "maintenance_down",
-    "maintenance_degraded",
-)
 
 
 def pack_keys(keys: Iterable[ResultKey]) -> bytes:
@@ -122,7 +115,7 @@ class Counts:
             day = self.days.get(key)
             if day is None:
                 day = self.days[key] = DayTotals()
-            for name in _DAY_FIELDS:
+            for name in DAY_COUNTS:
                 setattr(day, name, getattr(day, name) + getattr(added, name))
             day.histogram.merge(added.histogram)
         for key, counts in other.hours.items():
