@@ -88,11 +88,13 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     # _sqlite_begin says how each transaction begins.
     dbapi_connection.isolation_level = None
     cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA busy_timeout=10000")
     # WAL lets readers run beside the single writer; foreign keys make cascades real.
-    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA journal_mode")
+    if cursor.fetchone()[0] != "wal":
+        cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA busy_timeout=10000")
     cursor.close()
 
 
