@@ -131,7 +131,7 @@ def test_a_report_carries_evidence_through_the_wire_but_not_on_a_passing_check()
 @pytest.fixture
 async def broken_site() -> AsyncIterator[int]:
     """``/down`` answers 503 with a long marked body, a cookie and the request's key echoed;
-    ``/up`` answers 200."""
+    ``/short`` answers 503 with four bytes; ``/up`` answers 200."""
 
     async def down(request: web.Request) -> web.Response:
         response = web.Response(
@@ -145,9 +145,13 @@ async def broken_site() -> AsyncIterator[int]:
     async def up(_request: web.Request) -> web.Response:
         return web.Response(text="fine")
 
+    async def short(_request: web.Request) -> web.Response:
+        return web.Response(status=503, text="down")
+
     app = web.Application()
     app.router.add_get("/down", down)
     app.router.add_get("/up", up)
+    app.router.add_get("/short", short)
     runner = web.AppRunner(app, shutdown_timeout=1)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
@@ -201,6 +205,22 @@ async def test_an_http_503_keeps_its_status_line_addresses_redacted_headers_and_
     text = json.dumps(seen)
     assert TOKEN not in text
     assert "cookie-secret-value" not in text
+
+
+async def test_a_failure_over_a_reused_keep_alive_connection_still_names_its_address(
+    broken_site: int,
+) -> None:
+    # A short body arrives with the headers, so aiohttp hands the connection back before the
+    # probe sees it; the second check reuses it and passes no resolver or socket factory.
+    async with guarded_session(LENIENT) as session:
+        check = HttpCheck(url=f"http://127.0.0.1:{broken_site}/short")
+        first = await probe_http(check, session)
+        second = await probe_http(check, session)
+
+    for outcome in (first, second):
+        assert outcome.error_kind is ErrorKind.STATUS_CODE
+        assert outcome.evidence is not None
+        assert outcome.evidence["addresses"] == ["127.0.0.1"]
 
 
 async def test_a_passing_http_check_keeps_no_evidence(broken_site: int) -> None:

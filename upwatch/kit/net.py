@@ -404,19 +404,25 @@ def _phase_trace_config() -> aiohttp.TraceConfig:
 
 
 class PeerResponse(aiohttp.ClientResponse):
-    """A response that keeps the certificate of the connection it came over.
+    """A response that keeps the address and certificate of the connection it came over.
 
     aiohttp hands a connection back to its pool (or closes it) as soon as a response's body
     is in, often before the caller sees the headers; ``start`` runs while it is still held.
+    A reused keep-alive connection passes no resolver or socket factory, so this is the only
+    place its address is seen.
     """
 
     peercert: dict[str, object] | None = None
+    peer_address: str | None = None
 
     async def start(self, connection: aiohttp.connector.Connection) -> aiohttp.ClientResponse:
         transport = connection.transport
         if transport is not None:
             # Empty for an unverified TLS connection, None for plain TCP.
             self.peercert = transport.get_extra_info("peercert") or None
+            peer = transport.get_extra_info("peername")
+            if isinstance(peer, tuple) and peer:
+                self.peer_address = str(peer[0])
         return await super().start(connection)
 
 

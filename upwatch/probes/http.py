@@ -193,6 +193,8 @@ def _seen(
     peer = transport.get_extra_info("peername") if transport is not None else None
     if isinstance(peer, tuple) and peer and str(peer[0]) not in addresses:
         addresses = [*addresses, str(peer[0])]
+    if isinstance(response, PeerResponse) and response.peer_address not in (None, *addresses):
+        addresses = [*addresses, str(response.peer_address)]
     peercert = transport.get_extra_info("peercert") if transport is not None else None
     if isinstance(response, PeerResponse) and response.peercert:
         peercert = response.peercert  # kept by the response: the connection may be gone
