@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from tests.conftest import BACKEND, PASSWORD, _empty_tables, eventually
+from tests.conftest import BACKEND, PASSWORD, WAIT_SECONDS, _empty_tables, eventually
 from tests.factories import FAST_PLANS, Target, bearer
 from tests.live_server import LiveServer, clean_env
 from tests.tcp_proxy import TcpProxy, proxy_to
@@ -142,7 +142,7 @@ async def test_checks_resume_and_the_api_answers_503_while_postgresql_restarts_o
             await eventually(unready, within=30)
             await asyncio.to_thread(proxy.restore)
             back = datetime.now(UTC)
-            await eventually(lambda: all_checked_since(back), within=INTERVAL + 5)
+            await eventually(lambda: all_checked_since(back), within=INTERVAL + WAIT_SECONDS)
 
             # 2. PostgreSQL refuses connections for 20 seconds.
             await asyncio.to_thread(proxy.refuse)
@@ -153,7 +153,7 @@ async def test_checks_resume_and_the_api_answers_503_while_postgresql_restarts_o
                 await asyncio.sleep(1)
             await asyncio.to_thread(proxy.restore)
             back = datetime.now(UTC)
-            await eventually(lambda: all_checked_since(back), within=INTERVAL + 5)
+            await eventually(lambda: all_checked_since(back), within=INTERVAL + WAIT_SECONDS)
 
             async def ready() -> bool:
                 return await readiness() == 200
