@@ -14,7 +14,17 @@ import pytest
 from upwatch.client import SCHEMA_PATH
 
 # Imported by the routes that use them, never at start.
-ON_USE = ("authlib", "httpx", "joserfc", "segno", "upwatch.client.document", "webauthn", "yaml")
+# Babel: on the first text in another language than English (upwatch/kit/languages.py).
+ON_USE = (
+    "authlib",
+    "babel",
+    "httpx",
+    "joserfc",
+    "segno",
+    "upwatch.client.document",
+    "webauthn",
+    "yaml",
+)
 
 
 @pytest.mark.db_independent

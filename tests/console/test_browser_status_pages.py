@@ -117,6 +117,8 @@ def change_every_setting(visit: Visit, slug: str) -> str:
         theme="dark",
         customDomain="status.shop.example",
         customCss=CUSTOM_CSS,
+        language="fr",
+        visitorLanguage=True,
     )
     visit.send("#settings", "Settings of Shop status saved.")
     assert visit.heading() == "Shop status"
@@ -125,6 +127,9 @@ def change_every_setting(visit: Visit, slug: str) -> str:
     assert settings.find_element(By.NAME, "customDomain").get_attribute("value") == (
         "status.shop.example"
     )
+    assert settings.find_element(By.NAME, "language").get_attribute("value") == "fr"
+    ticked = settings.find_element(By.CSS_SELECTOR, "[name=visitorLanguage]:not([type=hidden])")
+    assert ticked.is_selected()
     visit.check("status page editor with its settings")
     visit.shoot("status-page-settings", whole=True)
     return editor
@@ -137,6 +142,9 @@ def see_it_as_visitors_do(visit: Visit, editor: str, slug: str) -> None:
     wait_for(browser, lambda b: b.find_element(By.TAG_NAME, "h1").text == "Shop status")
     assert "Checkout and catalogue, live." in browser.find_element(By.CSS_SELECTOR, ".lede").text
     assert browser.find_element(By.TAG_NAME, "html").get_attribute("data-theme") == "dark"
+    # The preview speaks the page's language; a visitor whose browser asks for English reads
+    # English, which the page allows.
+    assert browser.find_element(By.TAG_NAME, "html").get_attribute("lang") == "fr"
 
     browser.get(editor)
     visit.fill("#settings", visibility="public")
@@ -145,6 +153,7 @@ def see_it_as_visitors_do(visit: Visit, editor: str, slug: str) -> None:
     browser.find_element(By.LINK_TEXT, f"/s/{slug}").click()
     wait_for(browser, lambda b: b.find_element(By.TAG_NAME, "h1").text == "Shop status")
     assert browser.find_element(By.TAG_NAME, "html").get_attribute("data-theme") == "dark"
+    assert browser.find_element(By.TAG_NAME, "html").get_attribute("lang") == "en"
     assert browser.find_elements(By.CSS_SELECTOR, f"link[href^='/s/{slug}/custom.css']")
     if visit.javascript:
         spacing = browser.execute_script(

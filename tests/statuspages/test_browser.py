@@ -3,8 +3,8 @@ Selenium) against a real `upwatch serve`: complete without JavaScript, the owner
 applied, the owner's script run on its page and nowhere else.
 
 Set UPWATCH_SCREENSHOT_DIR to keep the page's screenshots there (docs/status-page.png, the page
-with an open incident, and docs/status-page-<state>.png, a page in each state of its banner,
-are made so)."""
+with an open incident, docs/status-page-<state>.png, a page in each state of its banner, and
+docs/status-page-ja.png and -de.png, a page in Japanese and German, are made so)."""
 
 from __future__ import annotations
 
@@ -22,10 +22,17 @@ from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from tests.browser import BROWSER_SECONDS, require_browser, start_browser
+from tests.browser import (
+    BROWSER_SECONDS,
+    accessibility_violations,
+    require_browser,
+    start_browser,
+)
 from tests.conftest import PASSWORD
 from tests.factories import bearer
 from tests.live_server import LiveServer, clean_env
+from upwatch.kit.languages import translations
+from upwatch.statuspages.render import WORDS
 
 CUSTOM_CSS = "body { border-top: 6px solid rgb(12, 34, 56); }"
 CUSTOM_JS = (
@@ -289,5 +296,63 @@ def test_each_state_of_the_banner_reads_right_in_a_browser(
         shots = os.environ.get("UPWATCH_SCREENSHOT_DIR")
         if shots:
             browser.save_screenshot(str(Path(shots) / f"status-page-{state}.png"))
+    finally:
+        browser.quit()
+
+
+@pytest.mark.parametrize(
+    ("asked", "language"),
+    [("?lang=ja", "ja"), ("?lang=de", "de")],
+)
+def test_a_page_in_japanese_and_in_german_reads_whole_fits_the_window_and_passes_axe(
+    server: LiveServer, page: dict[str, Any], target: str, asked: str, language: str
+) -> None:
+    with httpx.Client(base_url=server.url) as api:
+        signed = api.post("/auth/login", json={"email": "owner@example.com", "password": PASSWORD})
+        headers = bearer(signed)
+        # Pro already when another test of the module upgraded first.
+        upgraded = api.post("/subscriptions/upgrade", headers=headers, json={})
+        assert upgraded.status_code in {200, 409}, upgraded.text
+        if api.get("/status-pages/public/slug/tokyo").status_code == 404:
+            made = api.post(
+                "/status-pages",
+                headers=headers,
+                json={
+                    "projectId": page["projectId"],
+                    "name": "Shop",
+                    "slug": "tokyo",
+                    "description": "Live state of the shop and its checkout",
+                    "language": "ja",
+                    "visitorLanguage": True,
+                },
+            )
+            assert made.status_code == 201, made.text
+            for name in ("Checkout", "Catalogue"):
+                _component(
+                    api, headers, page["projectId"], made.json()["id"], name=name, url=target
+                )
+        # Both components checked: the page shows its figures, not "no data".
+        deadline = time.monotonic() + BROWSER_SECONDS
+        while api.get("/status-pages/public/slug/tokyo").json()["overallStatus"] != "operational":
+            assert time.monotonic() < deadline, "the page's monitors were never checked"
+            time.sleep(0.2)
+    words = translations(language)
+    browser = start_browser(javascript=True)
+    try:
+        browser.get(f"{server.url}/s/tokyo{asked}")
+        banner = browser.find_element(By.CSS_SELECTOR, "[role=status]").text
+        assert banner == words.gettext(WORDS["operational"])
+        assert browser.find_element(By.TAG_NAME, "html").get_attribute("lang") == language
+        headings = [e.text for e in browser.find_elements(By.CSS_SELECTOR, "main h2")]
+        assert words.gettext("Components") in headings
+        # Nothing runs off the side: the longer German words and the wide Japanese ones wrap.
+        overflow = browser.execute_script(
+            "return document.documentElement.scrollWidth - window.innerWidth"
+        )
+        assert overflow <= 0
+        assert accessibility_violations(browser) == []
+        shots = os.environ.get("UPWATCH_SCREENSHOT_DIR")
+        if shots:
+            browser.save_screenshot(str(Path(shots) / f"status-page-{language}.png"))
     finally:
         browser.quit()

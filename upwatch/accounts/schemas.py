@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 from pydantic import AfterValidator, BaseModel, Field, create_model
 
 from upwatch.kit.inputs import Input, JsonObject, TimeZone, worded
+from upwatch.kit.languages import Language
 from upwatch.kit.schemas import Email, Password, Role, RowOut
 from upwatch.notifications import personal
 from upwatch.notifications.channels import REGISTRY
 
-Language = Literal["en", "es", "fr", "de", "it", "pt", "ru", "zh", "ja", "ko"]
 Theme = Literal["light", "dark"]
 if TYPE_CHECKING:
     Channel = str

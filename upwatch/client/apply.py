@@ -245,6 +245,8 @@ PAGE_FIELDS: Final = [
     "customCss",
     "customJs",
     "timeZone",
+    "language",
+    "visitorLanguage",
 ]
 WINDOW_FIELDS: Final = ["title", "startsAt", "endsAt", "rrule", "timezone"]
 

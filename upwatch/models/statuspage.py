@@ -12,6 +12,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -39,6 +40,10 @@ class StatusPage(IdMixin, TimestampMixin, Base):
     key: Mapped[str | None] = mapped_column(String(64))  # config as code (kit/declared.py)
     # The IANA zone the HTML page and feeds show times in; the JSON keeps UTC.
     time_zone: Mapped[str] = mapped_column(String(64), default="UTC", server_default="UTC")
+    # The language its HTML, feeds and badges speak (kit/languages.py); with
+    # ``visitor_language`` a visitor's browser language (or choice) wins on the HTML page.
+    language: Mapped[str] = mapped_column(String(5), default="en", server_default="en")
+    visitor_language: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
     # Who may read it (statuspages/access.py): "public", "password" or "members".
     # ``is_public`` stays as the seed's field and follows it: true exactly when "public".

@@ -29,6 +29,7 @@ from upwatch.models import StatusPage, SubscriberNotice
 from upwatch.statuspages import rules
 from upwatch.statuspages.hooks import SubscriberHooks
 from upwatch.statuspages.outbox import Follower, NoticeRepository
+from upwatch.statuspages.render import Words
 from upwatch.statuspages.subscribers import NOTICE_CATEGORY, Links
 
 log = logging.getLogger(__name__)
@@ -136,11 +137,10 @@ class Fanout:
         self, page: StatusPage, notice: SubscriberNotice, follower: Follower, now: datetime
     ) -> dict[str, Any]:
         unsubscribe = self.links.of("unsubscribe", page, follower.id)
-        body = (
-            f"{notice.text}\n\n"
-            f"You get this because you subscribed to {page.name} status updates.\n"
-            f"Unsubscribe with one click: {unsubscribe}\n"
-        )
+        said = Words(page.language)
+        why = said.gettext("You get this because you subscribed to %(page)s status updates.")
+        leave = said.gettext("Unsubscribe with one click: %(link)s") % {"link": unsubscribe}
+        body = f"{notice.text}\n\n{why % {'page': page.name}}\n{leave}\n"
         return {
             "id": new_id(),
             "to_address": follower.email,

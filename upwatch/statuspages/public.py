@@ -56,13 +56,18 @@ def answered(reply: Answer) -> Response:
 
 
 def page_answer(
-    snapshot: Snapshot, html: bool, origin: str, max_age: float, if_none_match: str | None
+    snapshot: Snapshot,
+    html: bool,
+    origin: str,
+    max_age: float,
+    if_none_match: str | None,
+    language: str | None = None,
 ) -> Response:
     """``serving.answer`` for a visitor already let in: a restricted page's answer is never
     cached by others, tagged or answered 304."""
     if snapshot.gate.open:
-        return answered(answer(snapshot, html, origin, max_age, if_none_match))
-    return answered(restricted(answer(snapshot, html, origin, max_age, None)))
+        return answered(answer(snapshot, html, origin, max_age, if_none_match, language))
+    return answered(restricted(answer(snapshot, html, origin, max_age, None, language)))
 
 
 @public.get(

@@ -4,8 +4,10 @@ counts: a component's status, a day's status, and the page's overall status
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Literal, TypeVar
+
+from upwatch.kit.languages import N_
 
 T = TypeVar("T")
 
@@ -125,20 +127,32 @@ def day_status(total: int, up: int, degraded: int, down: int) -> DayStatus:
     return "partial_outage" if uptime >= PARTIAL_OUTAGE_UPTIME else "major_outage"
 
 
-def public_update_words(automatic: bool, status: str, message: str, names: str) -> str:
+def public_update_words(
+    automatic: bool,
+    status: str,
+    message: str,
+    names: str,
+    gettext: Callable[[str], str] = str,
+) -> str:
     """A timeline entry as the public reads it. The status machine's own entries quote the
-    probe's error, which may name addresses and hosts: the page says them in its words."""
+    probe's error, which may name addresses and hosts: the page says them in its words (in
+    the language of ``gettext``)."""
     if not automatic:
         return message
     if status == "resolved":
-        return f"{names} is operating normally again."
-    return f"{names} is not responding as it should. We are looking into it."
+        return gettext(N_("%(names)s is operating normally again.")) % {"names": names}
+    said = gettext(N_("%(names)s is not responding as it should. We are looking into it."))
+    return said % {"names": names}
 
 
-def public_title(title: str, machine_title: str | None, names: str) -> str:
+def public_title(
+    title: str, machine_title: str | None, names: str, gettext: Callable[[str], str] = str
+) -> str:
     """The status machine names the monitor, which the page may show under another name; a
     title a person wrote (anything but ``machine_title``) stays."""
-    return f"{names} is down" if machine_title is not None and title == machine_title else title
+    if machine_title is not None and title == machine_title:
+        return gettext(N_("%(names)s is down")) % {"names": names}
+    return title
 
 
 # Worst last: a group shows the last of these that any member has.

@@ -10,6 +10,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr
 
 from upwatch.kit.declared import DeclaredKey
 from upwatch.kit.inputs import HTTP_URL_PATTERN, SINGLE_LINE_PATTERN, Input, TimeZone, worded
+from upwatch.kit.languages import Language
 from upwatch.kit.partial import Omittable
 from upwatch.kit.schemas import Email, RowOut
 from upwatch.notifications.channels import mask_value
@@ -103,6 +104,22 @@ AllowedNetworks = Annotated[
         "address. Behind a reverse proxy, set `UPWATCH_FORWARDED_ALLOW_IPS`.",
     ),
 ]
+PageLanguage = Annotated[
+    Language,
+    Field(
+        description="The language the HTML page, its feeds and its badges speak (the JSON's "
+        "texts are the owner's own); `en` by default",
+        examples=["ja"],
+    ),
+]
+VisitorLanguage = Annotated[
+    bool,
+    Field(
+        description="true: a visitor reads the HTML page in the language their browser asks "
+        "for (`Accept-Language`), among the ten, and can pick another at its foot "
+        "(`?lang=`); the page's `language` otherwise and for the feeds and badges",
+    ),
+]
 Id = Annotated[str, Field(max_length=32)]
 Order = Annotated[int, Field(ge=0, le=1_000_000)]
 PageTimeZone = Annotated[
@@ -136,6 +153,8 @@ class StatusPageCreate(Input):
     customJs: CustomJs = ""
     key: DeclaredKey | None = None
     timeZone: PageTimeZone = "UTC"
+    language: PageLanguage = "en"
+    visitorLanguage: VisitorLanguage = False
 
 
 class StatusMessageOut(RowOut):
@@ -207,6 +226,10 @@ class StatusPageOut(RowOut):
         default_factory=list, description="Component groups, in their order"
     )
     time_zone: str = Field(description="The zone the HTML page and feeds show times in")
+    language: str = Field(description="The language of the HTML page, its feeds and badges")
+    visitor_language: bool = Field(
+        description="Whether a visitor's browser language (or choice) wins on the HTML page"
+    )
     public_url: str
     created_at: datetime
     updated_at: datetime
@@ -244,6 +267,8 @@ class StatusPageUpdate(Input):
     customJs: Omittable[CustomJs] = None
     key: DeclaredKey | None = Field(default=None, description="null removes it")
     timeZone: Omittable[PageTimeZone] = None
+    language: Omittable[PageLanguage] = None
+    visitorLanguage: Omittable[VisitorLanguage] = None
 
 
 GroupId = Annotated[
@@ -397,6 +422,11 @@ class PublicStatusPage(PublicModel):
     )
     timeZone: str = Field(
         default="UTC", description="The zone the HTML page shows times in (the JSON keeps UTC)"
+    )
+    language: str = Field(default="en", description="The language of the HTML page")
+    visitorLanguage: bool = Field(
+        default=False,
+        description="Whether the HTML page follows a visitor's browser language",
     )
     updatedAt: datetime = Field(description="When this answer was built")
 

@@ -106,6 +106,8 @@ class StatusPageService(DomainService):
             custom_js=body.customJs,
             key=body.key,
             time_zone=body.timeZone,
+            language=body.language,
+            visitor_language=body.visitorLanguage,
         )
         await self._set_access(page, visibility, body.password)
         await self.pages.add(page)

@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from urllib.parse import parse_qs
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from upwatch.kit import languages
+from upwatch.statuspages import render
 from upwatch.statuspages.snapshot import Snapshot, Snapshots
 
 _JSON_PATH = re.compile(r"/status-pages/public/slug/([a-z0-9-]{1,63})")
@@ -52,6 +55,33 @@ def page_policy(origin: str, snapshot: Snapshot) -> str:
     )
 
 
+def visitor_language(snapshot: Snapshot, query: str, accept_language: str | None) -> str:
+    """The language the HTML page is answered in: the page's own, unless the page lets
+    visitors read theirs; then ``?lang=`` (the switcher's links), else the first of the ten
+    their browser asks for (``Accept-Language``), else the page's."""
+    own = snapshot.page.language
+    if not snapshot.page.visitorLanguage:
+        return own
+    if "lang=" in query:
+        chosen = (parse_qs(query[:200]).get("lang") or [""])[0]
+        if chosen in languages.LANGUAGES:
+            return chosen
+    return languages.negotiate(accept_language) or own
+
+
+def html_in(snapshot: Snapshot, language: str) -> bytes:
+    """The snapshot's HTML in ``language``: built with the snapshot for the page's own
+    language, on the first visit asking for each other one."""
+    if language == snapshot.page.language:
+        return snapshot.html
+    built = snapshot.localized.get(language)
+    if built is None:
+        built = snapshot.localized[language] = render.html(
+            snapshot.page, snapshot.custom_css, snapshot.custom_js, language
+        )
+    return built
+
+
 @dataclass(frozen=True)
 class Answer:
     status: int
@@ -60,27 +90,34 @@ class Answer:
 
 
 def answer(
-    snapshot: Snapshot, html: bool, origin: str, max_age: float, if_none_match: str | None
+    snapshot: Snapshot,
+    html: bool,
+    origin: str,
+    max_age: float,
+    if_none_match: str | None,
+    language: str | None = None,
 ) -> Answer:
-    """The page as JSON or HTML, or 304 when ``If-None-Match`` names its current tag. The
-    headers are made once per snapshot and form (and origin, which a page's policy names)."""
-    key = (html, origin if html and snapshot.custom_js else "")
+    """The page as JSON or HTML (in ``language``, default the page's), or 304 when
+    ``If-None-Match`` names its current tag. The headers are made once per snapshot, form
+    and language (and origin, which a page's policy names)."""
+    language = language if html and language is not None else snapshot.page.language
+    key = (html, origin if html and snapshot.custom_js else "", language)
     made = snapshot.answers.get(key)
     if made is None:
-        made = snapshot.answers[key] = _headers(snapshot, html, origin, max_age)
+        made = snapshot.answers[key] = _headers(snapshot, html, origin, max_age, language)
     etag, not_modified, full = made
     if if_none_match is not None and etag in {t.strip() for t in if_none_match.split(",")}:
         return Answer(304, not_modified, b"")
-    return Answer(200, full, snapshot.html if html else snapshot.json)
+    return Answer(200, full, html_in(snapshot, language) if html else snapshot.json)
 
 
 def _headers(
-    snapshot: Snapshot, html: bool, origin: str, max_age: float
+    snapshot: Snapshot, html: bool, origin: str, max_age: float, language: str
 ) -> tuple[str, list[tuple[bytes, bytes]], list[tuple[bytes, bytes]]]:
     """The tag, the headers of a 304 and those of a 200."""
     if html:
-        body, media = snapshot.html, "text/html; charset=utf-8"
-        etag, policy = snapshot.etag[:-1] + '-html"', page_policy(origin, snapshot)
+        body, media = html_in(snapshot, language), "text/html; charset=utf-8"
+        etag, policy = f'{snapshot.etag[:-1]}-html-{language}"', page_policy(origin, snapshot)
     else:
         body, media, etag, policy = snapshot.json, "application/json", snapshot.etag, DATA_POLICY
     headers = [
@@ -90,6 +127,11 @@ def _headers(
         (b"content-security-policy", policy.encode()),
         (b"x-content-type-options", b"nosniff"),
     ]
+    if html:
+        headers.append((b"content-language", language.encode()))
+        if snapshot.page.visitorLanguage:
+            # The same address answers each browser in its own language.
+            headers.append((b"vary", b"Accept-Language"))
     if not html:
         # A dashboard on another site may read what the page shows anyone (a plain GET needs
         # no preflight; nothing else of the service is opened to other origins).
@@ -161,12 +203,18 @@ class PublicPages:
             return
         scope["route"] = _Route(route)
         if_none_match = headers.get(b"if-none-match")
+        accept_language = headers.get(b"accept-language")
         reply = answer(
             snapshot,
             html,
             script_origin(snapshots.public_url, snapshot, host, scope.get("scheme", "http")),
             snapshots.max_age,
             None if if_none_match is None else if_none_match.decode("latin-1"),
+            visitor_language(
+                snapshot,
+                scope.get("query_string", b"").decode("latin-1"),
+                None if accept_language is None else accept_language.decode("latin-1"),
+            ),
         )
         await send(
             {"type": "http.response.start", "status": reply.status, "headers": reply.headers}

@@ -14,7 +14,9 @@ from fastapi.responses import RedirectResponse
 from starlette.requests import Request
 
 from upwatch.dependencies import ClientAddress, RuntimeDep, Session, WritingSession
+from upwatch.kit import languages
 from upwatch.kit.errors import NotFound, ProblemError, ValidationFailed
+from upwatch.kit.languages import N_
 from upwatch.kit.schemas import normalize_email
 from upwatch.statuspages import render
 from upwatch.statuspages.access import VisitorDep, give_pass, unlock
@@ -25,7 +27,7 @@ from upwatch.statuspages.public import (
     page_answer,
     visible_snapshot,
 )
-from upwatch.statuspages.serving import script_origin
+from upwatch.statuspages.serving import script_origin, visitor_language
 from upwatch.statuspages.snapshot import Snapshot, Snapshots
 from upwatch.statuspages.subscribers import VisitorSubscriptions
 
@@ -35,6 +37,16 @@ site = APIRouter(tags=["public status pages"], include_in_schema=False)
 def _origin(request: Request, snapshots: Snapshots, snapshot: Snapshot) -> str:
     host = request.headers.get("host") or ""
     return script_origin(snapshots.public_url, snapshot, host, request.url.scheme)
+
+
+def _language(request: Request, snapshot: Snapshot) -> str:
+    return visitor_language(snapshot, request.url.query, request.headers.get("accept-language"))
+
+
+def _browser_language(request: Request) -> str:
+    """For what is shown before a page is known or opened (its password form, a message):
+    the browser's language among the ten, else English."""
+    return languages.negotiate(request.headers.get("accept-language")) or languages.SOURCE
 
 
 @site.get("/s/{slug}")
@@ -49,9 +61,10 @@ async def status_page_html(
     if snapshot is None or verdict == "hidden":
         raise NotFound("no such status page")
     if verdict == "password":
-        return _password_form(slug)
+        return _password_form(slug, _browser_language(request))
     origin = _origin(request, snapshots, snapshot)
-    return page_answer(snapshot, True, origin, snapshots.max_age, if_none_match)
+    language = _language(request, snapshot)
+    return page_answer(snapshot, True, origin, snapshots.max_age, if_none_match, language)
 
 
 # The form names nothing of the page: whoever sees it has not shown they may read it.
@@ -62,10 +75,13 @@ _FORM_POLICY = (
 
 
 def _password_form(
-    slug: str, wrong: bool = False, status_code: int = status.HTTP_401_UNAUTHORIZED
+    slug: str,
+    language: str,
+    wrong: bool = False,
+    status_code: int = status.HTTP_401_UNAUTHORIZED,
 ) -> Response:
     return Response(
-        content=render.password_form(slug, wrong),
+        content=render.password_form(slug, wrong, language),
         status_code=status_code,
         media_type="text/html; charset=utf-8",
         headers={"Cache-Control": "no-store", "Content-Security-Policy": _FORM_POLICY},
@@ -93,12 +109,13 @@ async def unlock_form(
             raise
         if exc.status == status.HTTP_429_TOO_MANY_REQUESTS:
             return _message(
-                "Too many attempts",
-                "Too many wrong passwords from your address; try again later.",
+                N_("Too many attempts"),
+                N_("Too many wrong passwords from your address; try again later."),
                 slug,
                 exc.status,
+                _browser_language(request),
             )
-        return _password_form(slug, wrong=True)
+        return _password_form(slug, _browser_language(request), wrong=True)
     host = (request.headers.get("host") or "").rsplit(":", 1)[0].lower()
     back = "/" if host and host == snapshot.custom_domain else f"/s/{slug}"
     response = RedirectResponse(back, status_code=status.HTTP_303_SEE_OTHER)
@@ -122,14 +139,15 @@ async def custom_domain_root(
     if snapshot is not None:
         verdict = await visitor.verdict(snapshot.page_id, snapshot.gate)
         if verdict == "password":
-            return _password_form(snapshot.page.slug)
+            return _password_form(snapshot.page.slug, _browser_language(request))
     if snapshot is None or verdict != "show":
         # A person's browser is led into the console; an API client keeps the JSON 404.
         if "text/html" in request.headers.get("accept", ""):
             return RedirectResponse("/app", status_code=303)
         raise NotFound("nothing here: the API is described at /docs")
     origin = _origin(request, snapshots, snapshot)
-    return page_answer(snapshot, True, origin, snapshots.max_age, if_none_match)
+    language = _language(request, snapshot)
+    return page_answer(snapshot, True, origin, snapshots.max_age, if_none_match, language)
 
 
 OWNER_FILES = {"css": "text/css", "js": "text/javascript"}
@@ -258,14 +276,23 @@ async def uptime_badge(
     component = next((c for c in snapshot.page.components if c.id == componentId), None)
     if component is None:
         raise NotFound("no such component on this status page")
-    return _badge(render.uptime_badge(component), snapshot, snapshots.max_age)
+    return _badge(
+        render.uptime_badge(component, snapshot.page.language), snapshot, snapshots.max_age
+    )
 
 
 def _message(
-    title: str, text: str, slug: str | None = None, status_code: int = status.HTTP_200_OK
+    title: str,
+    text: str,
+    slug: str | None = None,
+    status_code: int = status.HTTP_200_OK,
+    language: str = languages.SOURCE,
+    **values: str,
 ) -> Response:
+    """A small page of ``title`` and ``text`` (source texts, translated; ``values`` fill
+    ``text``'s placeholders after the translation)."""
     return Response(
-        content=render.message(title, text, slug),
+        content=render.message(title, text, slug, language=language, values=values),
         status_code=status_code,
         media_type="text/html; charset=utf-8",
         headers={
@@ -288,16 +315,19 @@ async def subscribe_form(
 ) -> Response:
     """The page's own form (no JavaScript): the same as the JSON operation, answered in
     HTML."""
-    await visible_snapshot(snapshots, slug, visitor)
+    snapshot = await visible_snapshot(snapshots, slug, visitor)
+    language = _language(request, snapshot)
     fields = parse_qs((await request.body()).decode("utf-8", "replace"))
     try:
         email = normalize_email((fields.get("email") or [""])[0])
     except ValueError as exc:
         return _message(
-            "Not subscribed",
-            f"That e-mail address does not look right: {exc}.",
+            N_("Not subscribed"),
+            N_("That e-mail address does not look right: %(reason)s."),
             slug,
             status.HTTP_422_UNPROCESSABLE_CONTENT,
+            language,
+            reason=str(exc),
         )
     # No box ticked: every component (the API's null).
     chosen = fields.get("componentIds") or None
@@ -305,16 +335,21 @@ async def subscribe_form(
         await VisitorSubscriptions(session, runtime).subscribe(slug, email, client, chosen)
     except ValidationFailed:
         return _message(
-            "Not subscribed",
-            "Those components are not on this page any more; reload it and choose again.",
+            N_("Not subscribed"),
+            N_("Those components are not on this page any more; reload it and choose again."),
             slug,
             status.HTTP_422_UNPROCESSABLE_CONTENT,
+            language,
         )
     return _message(
-        "Check your inbox",
-        f"If {email} can be subscribed, a confirmation link is on its way. Nothing is sent "
-        "before you follow it.",
+        N_("Check your inbox"),
+        N_(
+            "If %(email)s can be subscribed, a confirmation link is on its way. Nothing is "
+            "sent before you follow it."
+        ),
         slug,
+        language=language,
+        email=email,
     )
 
 
@@ -340,6 +375,7 @@ EmailedLinkDep = Annotated[EmailedLink, Depends(_emailed_link)]
 
 @site.get("/s/{slug}/confirm")
 async def confirm_subscription(
+    request: Request,
     link: EmailedLinkDep,
     session: WritingSession,
     runtime: RuntimeDep,
@@ -354,10 +390,14 @@ async def confirm_subscription(
         link.slug, link.subscriber_id, link.token
     )
     return _message(
-        "Subscribed",
-        f"You will get an e-mail when an incident on {page.name} opens, changes or is "
-        "resolved. Every e-mail has a link to unsubscribe.",
+        N_("Subscribed"),
+        N_(
+            "You will get an e-mail when an incident on %(page)s opens, changes or is "
+            "resolved. Every e-mail has a link to unsubscribe."
+        ),
         page.slug,
+        language=_language(request, snapshot),
+        page=page.name,
     )
 
 
@@ -372,4 +412,10 @@ async def unsubscribe(
     page = await VisitorSubscriptions(session, runtime).unsubscribe(
         link.slug, link.subscriber_id, link.token
     )
-    return _message("Unsubscribed", f"You will get no more e-mail about {page.name}.", page.slug)
+    return _message(
+        N_("Unsubscribed"),
+        N_("You will get no more e-mail about %(page)s."),
+        page.slug,
+        language=page.language,
+        page=page.name,
+    )

@@ -28,6 +28,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from upwatch.incidents.automatic import automatic_title
 from upwatch.incidents.repository import IncidentRepository
+from upwatch.kit import languages
 from upwatch.kit.clock import Clock
 from upwatch.maintenance.repository import MaintenanceRepository
 from upwatch.maintenance.rules import next_start, occurrence_at
@@ -174,6 +175,8 @@ async def build(
         maintenance=planned,
         groups=_groups((await repository.groups([page.id]))[page.id], components, shown),
         timeZone=page.time_zone,
+        language=page.language,
+        visitorLanguage=page.visitor_language,
         updatedAt=now,
     )
 
@@ -263,6 +266,8 @@ async def _incidents(
     incidents = [i for i in incidents if i.id in placed]
     timeline = await IncidentRepository(session).updates_of([i.id for i in incidents], public=True)
     shown = []
+    # The status machine's own words, in the page's language (statuspages/rules.py).
+    gettext = languages.translations(page.language).gettext
     for incident in incidents:
         on = placed[incident.id]
         names = ", ".join(c.name for c in on) or page.name
@@ -271,7 +276,7 @@ async def _incidents(
         shown.append(
             PublicIncident(
                 id=incident.id,
-                title=rules.public_title(incident.title, machine, names),
+                title=rules.public_title(incident.title, machine, names, gettext),
                 status=incident.status,
                 severity=incident.severity,
                 impact=None
@@ -283,7 +288,9 @@ async def _incidents(
                 updates=[
                     PublicIncidentUpdate(
                         status=u.status,
-                        message=rules.public_update_words(u.automatic, u.status, u.message, names),
+                        message=rules.public_update_words(
+                            u.automatic, u.status, u.message, names, gettext
+                        ),
                         createdAt=u.created_at,
                     )
                     for u in timeline[incident.id]
@@ -325,7 +332,9 @@ class Snapshot:
     # ``change_marks`` read as its build began.
     marks: tuple[Any, ...] = ()
     # Response headers made for it, by form and origin (statuspages/serving.py).
-    answers: dict[tuple[bool, str], Any] = field(default_factory=dict, compare=False)
+    answers: dict[tuple[bool, str, str], Any] = field(default_factory=dict, compare=False)
+    # Its HTML in the languages visitors asked for besides the page's (serving.html_in).
+    localized: dict[str, bytes] = field(default_factory=dict, compare=False)
     # Who may read it (statuspages/access.py); checked on every route before any byte of it.
     gate: Gate = field(default_factory=Gate)
 

@@ -14,14 +14,15 @@ import base64
 import hashlib
 import hmac
 from collections.abc import Callable, Sequence
-from datetime import datetime
-from typing import Any, Literal
+from datetime import UTC, datetime
+from typing import Any, Final, Literal
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.config import Settings
 from upwatch.kit.db import after_commit
 from upwatch.kit.errors import NotFound, TooManyRequests
+from upwatch.kit.languages import N_
 from upwatch.models import (
     Incident,
     IncidentUpdate,
@@ -33,7 +34,7 @@ from upwatch.models import (
 from upwatch.runtime import DomainService, uses
 from upwatch.statuspages import rules
 from upwatch.statuspages.outbox import NoticeRepository
-from upwatch.statuspages.render import human, iso
+from upwatch.statuspages.render import INCIDENT_WORDS, Words, human, iso
 from upwatch.statuspages.repository import StatusPageRepository
 from upwatch.statuspages.service import chosen_components
 
@@ -144,19 +145,20 @@ class IncidentNotices:
             if not await notices.has_followers(page.id):
                 continue
             names = ", ".join(component_names)
+            # Said in the page's language (kit/languages.py); the payload's facts stay as
+            # stored, for machines.
+            said = Words(page.language)
             title = rules.public_title(
-                incident.title, machine_title if incident.automatic else None, names
+                incident.title, machine_title if incident.automatic else None, names, said.gettext
             )
             words = rules.public_update_words(
-                update.automatic, update.status, update.message, names
+                update.automatic, update.status, update.message, names, said.gettext
             )
-            subject = {
-                "opened": f"{page.name}: {title}",
-                "updated": f"{page.name}: update on {title}",
-                "resolved": f"{page.name}: resolved: {title}",
-            }[change]
-            link = f"Follow it on {self.links.page(page)}"
-            text = f"{title}\nStatus: {update.status}\n\n{words}\n\n{link}"
+            subject = said.gettext(_INCIDENT_SUBJECTS[change]) % {"page": page.name, "title": title}
+            stage = said.gettext(INCIDENT_WORDS.get(update.status, update.status))
+            link = said.gettext("Follow it on %(link)s") % {"link": self.links.page(page)}
+            status_line = said.gettext("Status: %(status)s") % {"status": stage}
+            text = f"{title}\n{status_line}\n\n{words}\n\n{link}"
             payload = {
                 "incident": {
                     "id": incident.id,
@@ -213,20 +215,25 @@ class IncidentNotices:
                     "components": component_names,
                 }
             }
-            when = f"{human(start)} to {human(end)}"
-            link = f"Follow it on {self.links.page(page)}"
-            steps = [
-                ("started", f"{page.name}: maintenance started: {window.title}", start),
-                ("ended", f"{page.name}: maintenance ended: {window.title}", end),
-            ]
+            said = Words(page.language)
+            when = said.gettext("%(start)s to %(end)s") % {
+                "start": human(start, UTC, page.language),
+                "end": human(end, UTC, page.language),
+            }
+            link = said.gettext("Follow it on %(link)s") % {"link": self.links.page(page)}
+            steps = [("started", start), ("ended", end)]
             if announce:
-                steps.insert(
-                    0, ("announced", f"{page.name}: scheduled maintenance: {window.title}", now)
-                )
-            for step, subject, due in steps:
+                steps.insert(0, ("announced", now))
+            for step, due in steps:
                 if step != "announced" and due < now:
                     continue  # past already: nobody is told late
-                text = f"{window.title}\nMaintenance {step}\n{when}\nAffects: {names}\n\n{link}"
+                facts_of = {"page": page.name, "title": window.title}
+                subject = said.gettext(_MAINTENANCE_SUBJECTS[step]) % facts_of
+                affects = said.gettext("Affects: %(names)s") % {"names": names}
+                text = (
+                    f"{window.title}\n{said.gettext(_MAINTENANCE_STEPS[step])}\n{when}\n"
+                    f"{affects}\n\n{link}"
+                )
                 await self._notice(
                     session,
                     page,
@@ -238,6 +245,23 @@ class IncidentNotices:
                     max(due, now),
                     window.id,
                 )
+
+
+_INCIDENT_SUBJECTS: Final = {
+    "opened": N_("%(page)s: %(title)s"),
+    "updated": N_("%(page)s: update on %(title)s"),
+    "resolved": N_("%(page)s: resolved: %(title)s"),
+}
+_MAINTENANCE_SUBJECTS: Final = {
+    "announced": N_("%(page)s: scheduled maintenance: %(title)s"),
+    "started": N_("%(page)s: maintenance started: %(title)s"),
+    "ended": N_("%(page)s: maintenance ended: %(title)s"),
+}
+_MAINTENANCE_STEPS: Final = {
+    "announced": N_("Maintenance announced"),
+    "started": N_("Maintenance started"),
+    "ended": N_("Maintenance ended"),
+}
 
 
 class VisitorSubscriptions(DomainService):
@@ -282,17 +306,22 @@ class VisitorSubscriptions(DomainService):
             subscriber.component_ids = chosen
         await throttles.subscribe_address.record(key)
         links = Links(self.runtime.settings)
+        said = Words(page.language)
         await self.runtime.mailer.enqueue(
             self.session,
             to=email,
-            subject=f"Confirm your subscription to {page.name} status updates",
-            body=(
-                f"Someone, probably you, asked for e-mail about incidents on {page.name}'s "
-                f"status page ({links.page(page)}).\n\n"
-                f"Confirm with this link: {links.of('confirm', page, subscriber.id)}\n\n"
-                "If it was not you, ignore this message: nothing is sent without "
-                "confirmation.\n"
-            ),
+            subject=said.gettext("Confirm your subscription to %(page)s status updates")
+            % {"page": page.name},
+            body=said.gettext(
+                "Someone, probably you, asked for e-mail about incidents on %(page)s's status "
+                "page (%(link)s).\n\nConfirm with this link: %(confirm)s\n\nIf it was not you, "
+                "ignore this message: nothing is sent without confirmation.\n"
+            )
+            % {
+                "page": page.name,
+                "link": links.page(page),
+                "confirm": links.of("confirm", page, subscriber.id),
+            },
             category=CONFIRM_CATEGORY,
         )
 

@@ -12,12 +12,14 @@ from fastapi.responses import Response
 from pydantic import ValidationError
 
 from upwatch.accounts.preferences import settings_view
-from upwatch.accounts.schemas import Language, Theme, UpdateProfileRequest, UpdateSettingsRequest
+from upwatch.accounts.schemas import Theme, UpdateProfileRequest, UpdateSettingsRequest
 from upwatch.accounts.service import AccountService
 from upwatch.billing.service import SubscriptionService
 from upwatch.console.endpoints.offers import offers
 from upwatch.console.endpoints.page import SESSION_COOKIE, Page, SignedInPage
+from upwatch.kit import languages
 from upwatch.kit.errors import ProblemError
+from upwatch.kit.languages import Language
 from upwatch.kit.plans import UNLIMITED
 from upwatch.notifications import personal
 from upwatch.notifications.channels import REGISTRY, Channel
@@ -97,18 +99,7 @@ def zones() -> list[str]:
 
 # The personal channels the settings view shows, each with its provider form's fields.
 PERSONAL: Final = tuple(REGISTRY[name] for name in personal.SETTINGS_CHANNELS)
-LANGUAGE_NAMES: Final = {
-    "en": "English",
-    "es": "Español",
-    "fr": "Français",
-    "de": "Deutsch",
-    "it": "Italiano",
-    "pt": "Português",
-    "ru": "Русский",
-    "zh": "中文",
-    "ja": "日本語",
-    "ko": "한국어",
-}
+LANGUAGE_NAMES: Final = languages.NAMES
 # (value, label) pairs of the API's own choices.
 LANGUAGES: Final = [(code, LANGUAGE_NAMES.get(code, code)) for code in get_args(Language)]
 THEMES: Final = [(theme, theme.capitalize()) for theme in get_args(Theme)]

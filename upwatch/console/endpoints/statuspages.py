@@ -10,7 +10,7 @@ from fastapi import APIRouter
 from fastapi.responses import HTMLResponse, Response
 from pydantic import ValidationError
 
-from upwatch.console.endpoints.account import zones
+from upwatch.console.endpoints.account import LANGUAGES, zones
 from upwatch.console.endpoints.offers import offers
 from upwatch.console.endpoints.page import Page, SignedInPage
 from upwatch.console.endpoints.projects import projects_of
@@ -107,6 +107,8 @@ def _settings_of(status_page: StatusPage) -> dict[str, str]:
         "customJs": status_page.custom_js,
         "key": status_page.key or "",
         "timeZone": status_page.time_zone,
+        "language": status_page.language,
+        "visitorLanguage": "true" if status_page.visitor_language else "false",
     }
 
 
@@ -135,8 +137,14 @@ def _update_of(form: dict[str, str]) -> StatusPageUpdate:
             "customJs": form.get("customJs", ""),
             "key": form.get("key") or None,
         }
-        # A form from before the field (an open tab) keeps the page's zone.
+        # A form from before a field (an open tab) keeps the page's value.
         | ({"timeZone": form["timeZone"]} if "timeZone" in form else {})
+        | ({"language": form["language"]} if "language" in form else {})
+        | (
+            {"visitorLanguage": form["visitorLanguage"] == "true"}
+            if "visitorLanguage" in form
+            else {}
+        )
     )
 
 
@@ -191,6 +199,7 @@ async def _editor(page: Page, page_id: str, status: int = 200, **context: Any) -
             g.id: group_status(statuses[c.id] for c in members) for g, members in entries if g
         },
         zones=[(z, z) for z in zones()],
+        languages=LANGUAGES,
         message=messages.get(status_page.id),
         history=history,
         posted=posted,

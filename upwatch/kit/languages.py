@@ -1,0 +1,123 @@
+"""The ten languages of the seed's ``language`` setting: their gettext catalogs, which one a
+browser asks for, and dates and numbers written as each language writes them (Babel).
+
+Source texts are English and marked where they are written (``gettext``/``_`` in templates,
+``N_`` in Python tables); ``upwatch/locales/<language>/LC_MESSAGES/messages.po`` holds each
+translation (``scripts/translations`` extracts and updates them). A catalog is compiled in
+memory from its ``.po`` file on first use (a few milliseconds), so the file in the repository
+and the wheel is the only form there is and no compiled copy can go stale beside it. Babel
+is imported on the first text in another language than English: a service whose pages are
+all English never loads it.
+"""
+
+from __future__ import annotations
+
+import functools
+import gettext
+import re
+from datetime import datetime, tzinfo
+from io import BytesIO
+from pathlib import Path
+from typing import Final, Literal, get_args
+
+Language = Literal["en", "es", "fr", "de", "it", "pt", "ru", "zh", "ja", "ko"]
+LANGUAGES: Final[tuple[str, ...]] = get_args(Language)
+SOURCE: Final = "en"
+CATALOGS: Final = Path(__file__).parent.parent / "locales"
+
+# Each language's name in itself, for a switcher (the same in every language).
+NAMES: Final = {
+    "en": "English",
+    "es": "Español",
+    "fr": "Français",
+    "de": "Deutsch",
+    "it": "Italiano",
+    "pt": "Português",
+    "ru": "Русский",
+    "zh": "中文",
+    "ja": "日本語",
+    "ko": "한국어",
+}
+
+
+def N_(text: str) -> str:  # noqa: N802 (gettext's conventional name for "mark, do not translate")
+    """Marks ``text`` for the catalog where it is defined; it is translated where shown."""
+    return text
+
+
+def catalog_path(language: str) -> Path:
+    return CATALOGS / language / "LC_MESSAGES" / "messages.po"
+
+
+@functools.cache
+def translations(language: str) -> gettext.NullTranslations:
+    """The catalog of ``language``; English (the source) and anything unknown translate to
+    themselves."""
+    if language == SOURCE or language not in LANGUAGES:
+        return gettext.NullTranslations()
+    from babel.messages.mofile import write_mo
+    from babel.messages.pofile import read_po
+    from babel.support import Translations
+
+    with catalog_path(language).open("rb") as source:
+        catalog = read_po(source, locale=language)
+    compiled = BytesIO()
+    write_mo(compiled, catalog)
+    compiled.seek(0)
+    return Translations(compiled)
+
+
+_TAG = re.compile(r"\s*([A-Za-z]{1,8})(?:-[A-Za-z0-9]{1,8})*\s*(?:;\s*q\s*=\s*([0-9.]+))?\s*")
+
+
+def negotiate(accept_language: str | None) -> str | None:
+    """The first of our languages an ``Accept-Language`` header asks for, by its weights
+    (RFC 9110 §12.5.4; ``zh-TW`` asks for ``zh``); None when it asks for none of them."""
+    if not accept_language:
+        return None
+    wanted: list[tuple[float, int, str]] = []
+    for n, part in enumerate(accept_language[:1000].split(",")):
+        match = _TAG.fullmatch(part)
+        if match is None:
+            continue
+        try:
+            weight = 1.0 if match.group(2) is None else float(match.group(2))
+        except ValueError:
+            continue
+        if weight > 0:
+            wanted.append((-weight, n, match.group(1).lower()))
+    for _weight, _n, language in sorted(wanted):
+        if language in LANGUAGES:
+            return language
+    return None
+
+
+def moment(value: datetime, zone: tzinfo, language: str) -> str:
+    """A time as people of ``language`` read it, in ``zone``, with the zone's abbreviation
+    (or offset). English keeps the ISO-like form the pages always had."""
+    local = value.astimezone(zone)
+    if language not in LANGUAGES or language == SOURCE:
+        return local.strftime("%Y-%m-%d %H:%M %Z")
+    from babel.dates import format_date, format_time
+
+    day = format_date(local, "medium", locale=language)
+    return f"{day} {format_time(local, 'short', tzinfo=zone, locale=language)} {local:%Z}"
+
+
+@functools.cache
+def _percent_pattern(language: str) -> str:
+    # The language's own percent pattern (where the sign goes, with or without a space), with
+    # two decimals: "#,##0 %" in French becomes "#,##0.00 %".
+    from babel import Locale
+
+    pattern = Locale.parse(language).percent_formats[None].pattern
+    return re.sub(r"0(?=[^0]*$)", "0.00", pattern, count=1)
+
+
+def percent(value: float, language: str) -> str:
+    """``value`` (0-100) as a percentage with two decimals, written the language's way."""
+    if language not in LANGUAGES or language == SOURCE:
+        return f"{value:.2f} %"
+    from babel.numbers import format_percent
+
+    return format_percent(value / 100, _percent_pattern(language), locale=language)
