@@ -78,8 +78,13 @@ class Pseudo(gettext.NullTranslations):
         return f"⟦{singular if n == 1 else plural}⟧"
 
 
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "wbr"}
+
+
 class Texts(HTMLParser):
-    """The text nodes and the attributes people read, outside style and script."""
+    """The text nodes and the attributes people read, outside style and script and outside
+    elements marked ``translate="no"`` (HTML's own mark for values that are not words of a
+    language: an event's name, a token, a request's details)."""
 
     READ = ("title", "aria-label", "placeholder", "alt", "content", "label")
 
@@ -89,6 +94,7 @@ class Texts(HTMLParser):
         self.texts: list[str] = []
         self._skipping = 0
         self._only = only
+        self._open: list[tuple[str, bool]] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if self._only:
@@ -96,6 +102,11 @@ class Texts(HTMLParser):
             return
         if tag in ("style", "script"):
             self._skipping += 1
+        untranslated = ("translate", "no") in attrs
+        if tag not in VOID:
+            self._open.append((tag, untranslated))
+        if untranslated or any(no for _tag, no in self._open):
+            return
         for name, value in attrs:
             if name in self.READ and value and not (tag == "meta" and name == "content"):
                 self.texts.append(value)
@@ -105,10 +116,18 @@ class Texts(HTMLParser):
     def handle_endtag(self, tag: str) -> None:
         if self._only:
             self._skipping = 1
-        elif tag in ("style", "script"):
+            return
+        if tag in ("style", "script"):
             self._skipping -= 1
+        # Up to the element this tag closes (a <p> or <li> may have been left open).
+        for n in range(len(self._open) - 1, -1, -1):
+            if self._open[n][0] == tag:
+                del self._open[n:]
+                break
 
     def handle_data(self, data: str) -> None:
+        if any(no for _tag, no in self._open):
+            return
         if not self._skipping and data.strip():
             self.texts.append(data)
 

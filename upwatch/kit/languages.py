@@ -92,16 +92,18 @@ def negotiate(accept_language: str | None) -> str | None:
     return None
 
 
-def moment(value: datetime, zone: tzinfo, language: str) -> str:
+def moment(value: datetime, zone: tzinfo, language: str, *, seconds: bool = False) -> str:
     """A time as people of ``language`` read it, in ``zone``, with the zone's abbreviation
-    (or offset). English keeps the ISO-like form the pages always had."""
+    (or offset); to the second where asked (the console). English keeps the ISO-like form
+    the pages always had."""
     local = value.astimezone(zone)
     if language not in LANGUAGES or language == SOURCE:
-        return local.strftime("%Y-%m-%d %H:%M %Z")
+        return local.strftime("%Y-%m-%d %H:%M:%S %Z" if seconds else "%Y-%m-%d %H:%M %Z")
     from babel.dates import format_date, format_time
 
     day = format_date(local, "medium", locale=language)
-    return f"{day} {format_time(local, 'short', tzinfo=zone, locale=language)} {local:%Z}"
+    length = "medium" if seconds else "short"
+    return f"{day} {format_time(local, length, tzinfo=zone, locale=language)} {local:%Z}"
 
 
 @functools.cache

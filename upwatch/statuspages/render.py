@@ -226,7 +226,7 @@ def templates_in(folder: Path) -> Environment:
     the template does not receive is an error rather than an empty string. Texts are marked
     with ``{% trans %}`` and ``_()``; each render passes the catalog of its language
     (``gettext``, ``ngettext``, ``_``), so one environment serves every language at once."""
-    return Environment(
+    environment = Environment(
         loader=FileSystemLoader(folder),
         autoescape=True,
         undefined=StrictUndefined,
@@ -234,6 +234,10 @@ def templates_in(folder: Path) -> Environment:
         lstrip_blocks=True,
         extensions=["jinja2.ext.i18n"],
     )
+    # A {% trans %} block over several lines is looked up with its white space collapsed,
+    # as babel.cfg extracts it (``trimmed = true``).
+    environment.policies["ext.i18n.trimmed"] = True
+    return environment
 
 
 def speaking(words: Words) -> dict[str, object]:

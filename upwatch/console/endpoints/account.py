@@ -19,7 +19,7 @@ from upwatch.console.endpoints.offers import offers
 from upwatch.console.endpoints.page import SESSION_COOKIE, Page, SignedInPage
 from upwatch.kit import languages
 from upwatch.kit.errors import ProblemError
-from upwatch.kit.languages import Language
+from upwatch.kit.languages import N_, Language
 from upwatch.kit.plans import UNLIMITED
 from upwatch.notifications import personal
 from upwatch.notifications.channels import REGISTRY, Channel
@@ -85,9 +85,9 @@ async def change_plan(change: str, page: SignedInPage) -> Response:
         elif change == "downgrade":
             done = await service.downgrade(page.user)
         else:
-            page.not_found("plan change")
+            page.not_found(N_("plan change"))
     except ProblemError as exc:
-        page.refused(exc, "plan")
+        page.refused(exc, N_("plan"))
         return page.redirect("/app/plan", f"Plan not changed: {exc.detail}")
     return page.redirect("/app/plan", f"You are on the {done.currentPlan} plan now.")
 
@@ -209,7 +209,7 @@ async def save_settings(page: SignedInPage) -> Response:
         await accounts.update_profile(page.user, names)
         await accounts.update_settings(page.user, chosen.fields())
     except (ProblemError, ValidationError) as exc:
-        status, errors = page.refused(exc, "account")
+        status, errors = page.refused(exc, N_("account"))
         kept = {k: v for k, v in form.items() if not _is_secret_field(k)}
         return await _settings_page(page, status, form=kept, errors=errors)
     return page.redirect("/app/settings", "Settings saved.")
@@ -237,7 +237,7 @@ async def confirm_delete_account(page: SignedInPage) -> Response:
 
 @router.post("/settings/delete", openapi_extra=offers("deleteAccount"))
 async def delete_account(page: SignedInPage) -> Response:
-    async with page.button("account", "/app/settings", "Account not deleted"):
+    async with page.button(N_("account"), "/app/settings", N_("Account not deleted")):
         await AccountService(page.session, page.runtime).delete_account(page.user)
     response = page.redirect("/app/login", "Your account is deleted.")
     response.delete_cookie(SESSION_COOKIE, path="/app")

@@ -19,6 +19,7 @@ from upwatch.console.endpoints.page import Page, SignedInPage
 from upwatch.contact.schemas import ContactUpdate
 from upwatch.contact.service import ContactService
 from upwatch.kit.errors import ProblemError
+from upwatch.kit.languages import N_
 from upwatch.kit.schemas import Role
 from upwatch.monitors.endpoints import create_region, list_regions
 from upwatch.monitors.schemas import RegionIn
@@ -31,7 +32,7 @@ MAIL_ROWS = 50
 
 def _admin(page: Page) -> Page:
     if not page.user.is_admin:
-        page.not_found("page")
+        page.not_found(N_("page"))
     return page
 
 
@@ -76,7 +77,7 @@ async def change_user(user_id: str, page: SignedInPage) -> Response:
         body = _user_update(form)
         item = await AdminService(page.session, page.runtime).update_user(page.user, user_id, body)
     except (ProblemError, ValidationError) as exc:
-        _status, errors = page.refused(exc, "account")
+        _status, errors = page.refused(exc, N_("account"))
         return page.redirect("/app/admin/users", f"Not changed: {'; '.join(errors.values())}")
     return page.redirect("/app/admin/users", f"{item.email} saved: the {item.subscription} plan.")
 
@@ -95,7 +96,7 @@ async def submission_page(submission_id: str, page: SignedInPage) -> Response:
     _admin(page)
     found = await ContactService(page.session, page.runtime).get(submission_id)
     if found is None:
-        page.not_found("contact submission")
+        page.not_found(N_("contact submission"))
     return page.html(
         "admin_submission.html", title=found.subject, section="admin", submission=found
     )
@@ -110,7 +111,7 @@ async def follow_up(submission_id: str, page: SignedInPage) -> Response:
         )
         await ContactService(page.session, page.runtime).follow_up(submission_id, body)
     except (ProblemError, ValidationError) as exc:
-        _status, errors = page.refused(exc, "contact submission")
+        _status, errors = page.refused(exc, N_("contact submission"))
         return page.redirect(
             f"/app/admin/contact/{submission_id}", f"Not saved: {'; '.join(errors.values())}"
         )
@@ -135,7 +136,7 @@ async def mail_page(page: SignedInPage, offset: int = Query(0, ge=0)) -> Respons
 @router.post("/mail/{mail_id}/resend", openapi_extra=offers("adminResendMail"))
 async def resend_mail(mail_id: str, page: SignedInPage) -> Response:
     _admin(page)
-    async with page.button("message", "/app/admin/mail", "Not sent again"):
+    async with page.button(N_("message"), "/app/admin/mail", N_("Not sent again")):
         item = await AdminService(page.session, page.runtime).resend_mail(page.user, mail_id)
     return page.redirect("/app/admin/mail", f"The message to {item.to} is due again.")
 
@@ -162,7 +163,7 @@ async def add_region(page: SignedInPage) -> Response:
         # The API's own handler: its rules (a code is unique) stay in one place.
         made = await create_region(body, page.user, page.session, page.runtime)
     except (ProblemError, ValidationError) as exc:
-        status, errors = page.refused(exc, "region")
+        status, errors = page.refused(exc, N_("region"))
         return await _regions_page(page, status, form=form, errors=errors)
     return page.redirect("/app/admin/regions", f"Region {made.code} added.")
 
@@ -173,7 +174,7 @@ async def confirm_delete_region(region_id: str, page: SignedInPage) -> Response:
     regions = await list_regions(page.user, page.session, page.runtime)
     found = next((r for r in regions if r.id == region_id), None)
     if found is None:
-        page.not_found("region")
+        page.not_found(N_("region"))
     return page.html(
         "confirm_action.html",
         title=f"Delete the region {found.code}?",
@@ -188,6 +189,6 @@ async def confirm_delete_region(region_id: str, page: SignedInPage) -> Response:
 @router.post("/regions/{region_id}/delete", openapi_extra=offers("deleteRegion"))
 async def delete_region(region_id: str, page: SignedInPage) -> Response:
     _admin(page)
-    async with page.button("region", "/app/admin/regions", "Region not deleted"):
+    async with page.button(N_("region"), "/app/admin/regions", N_("Region not deleted")):
         await MonitorService(page.session, page.runtime).delete_region(page.user, region_id)
     return page.redirect("/app/admin/regions", "Region deleted.")

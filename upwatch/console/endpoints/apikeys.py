@@ -15,6 +15,7 @@ from upwatch.apikeys.service import ApiKeyService
 from upwatch.console.endpoints.offers import offers
 from upwatch.console.endpoints.page import Page, SignedInPage
 from upwatch.kit.errors import ProblemError
+from upwatch.kit.languages import N_
 from upwatch.projects.repository import ProjectRepository
 
 router = APIRouter(prefix="/app")
@@ -25,7 +26,7 @@ SCOPE_LABELS: Final = {"read": "read: may only read", "write": "write: may also 
 async def _project(page: Page, project_id: str) -> Any:
     access = await ProjectRepository(page.session).access(page.user, project_id)
     if access is None:
-        page.not_found("project")
+        page.not_found(N_("project"))
     return access.project
 
 
@@ -76,7 +77,7 @@ async def create_key(project_id: str, page: SignedInPage) -> Response:
             page.user, project_id, body
         )
     except (ProblemError, ValidationError) as exc:
-        status, errors = page.refused(exc, "project")
+        status, errors = page.refused(exc, N_("project"))
         return await _keys_page(page, project_id, status, form=form, errors=errors)
     # The answer to the post itself, never a redirect: the key is in no cookie, URL or log,
     # and no later page can show it again.
@@ -94,7 +95,7 @@ async def _visible_key(page: Page, project_id: str, key_id: str) -> Any:
     keys = await ApiKeyService(page.session, page.runtime).listed(page.user, project_id)
     found = next((k for k in keys if k.id == key_id), None)
     if found is None:
-        page.not_found("API key")
+        page.not_found(N_("API key"))
     return found
 
 
@@ -120,6 +121,6 @@ async def confirm_revoke(project_id: str, key_id: str, page: SignedInPage) -> Re
 )
 async def revoke_key(project_id: str, key_id: str, page: SignedInPage) -> Response:
     back = f"/app/projects/{project_id}/api-keys"
-    async with page.button("API key", back, "Not revoked"):
+    async with page.button(N_("API key"), back, N_("Not revoked")):
         await ApiKeyService(page.session, page.runtime).revoke(page.user, project_id, key_id)
     return page.redirect(back, "API key revoked.")

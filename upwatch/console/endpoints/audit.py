@@ -19,6 +19,7 @@ from upwatch.audit.service import AuditLog, audit_filter
 from upwatch.console.endpoints.offers import offers
 from upwatch.console.endpoints.page import Page, SignedInPage, errors_of, status_of
 from upwatch.kit.errors import ProblemError, ValidationFailed
+from upwatch.kit.languages import N_
 from upwatch.kit.repository import Listed
 from upwatch.models import AuditEvent
 from upwatch.projects.repository import ProjectRepository
@@ -79,7 +80,7 @@ async def _log_page(
         events: Listed[AuditEvent] = await read(only, offset)
     except ProblemError as exc:
         if exc.status == 404:
-            page.not_found("project")
+            page.not_found(N_("project"))
         status, errors = status_of(exc), errors_of(exc)
         shown = {name: page.request.query_params.get(name, "") for name in ("kind", "from", "to")}
         offset, events = 0, Listed([], 0)
@@ -109,7 +110,7 @@ async def _log_page(
 async def project_log(project_id: str, page: SignedInPage) -> Response:
     access = await ProjectRepository(page.session).access(page.user, project_id)
     if access is None:
-        page.not_found("project")
+        page.not_found(N_("project"))
     log = AuditLog(page.session, page.runtime)
 
     async def read(only: AuditFilter, offset: int) -> Listed[AuditEvent]:
@@ -128,7 +129,7 @@ async def project_log(project_id: str, page: SignedInPage) -> Response:
 @router.get("/admin/audit-log", openapi_extra=offers("adminListAuditLog"))
 async def admin_log(page: SignedInPage) -> Response:
     if not page.user.is_admin:
-        page.not_found("page")
+        page.not_found(N_("page"))
     log = AuditLog(page.session, page.runtime)
 
     async def read(only: AuditFilter, offset: int) -> Listed[AuditEvent]:

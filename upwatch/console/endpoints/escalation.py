@@ -21,6 +21,7 @@ from upwatch.escalation.repository import EscalationRepository
 from upwatch.escalation.schemas import EscalationPolicyCreate, EscalationPolicyPatch
 from upwatch.escalation.service import EscalationService
 from upwatch.kit.errors import NotFound, ProblemError
+from upwatch.kit.languages import N_
 from upwatch.notifications.repository import ProviderRepository
 
 router = APIRouter(prefix="/app")
@@ -131,7 +132,7 @@ async def create_policy(page: SignedInPage) -> Response:
         )
         policy = await EscalationService(page.session, page.runtime).create(page.user, body)
     except (ProblemError, ValidationError) as exc:
-        status, errors = page.refused(exc, "project")
+        status, errors = page.refused(exc, N_("project"))
         errors = _on_rows(errors, used)
         return await _form_page(page, None, status, form=form, rows=_rows(rows), errors=errors)
     return page.redirect(BASE, f"Escalation policy {policy.name} created.")

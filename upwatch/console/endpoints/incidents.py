@@ -25,6 +25,7 @@ from upwatch.incidents.schemas import (
 )
 from upwatch.incidents.service import IncidentService
 from upwatch.kit.errors import ProblemError
+from upwatch.kit.languages import N_
 from upwatch.models import Incident, StatusPage, StatusPageComponent
 from upwatch.monitors.repository import MonitorRepository
 from upwatch.notifications.schemas import AlertOut
@@ -163,7 +164,7 @@ async def create_incident(page: SignedInPage) -> Response:
         )
         made = await IncidentService(page.session, page.runtime).create(page.user, body)
     except (ProblemError, ValidationError) as exc:
-        status, errors = page.refused(exc, "project")
+        status, errors = page.refused(exc, N_("project"))
         return await _new_page(page, status, form=form, errors=errors, placed=placed)
     return page.redirect(f"/app/incidents/{made.id}", f"Incident {made.title} opened.")
 
@@ -172,7 +173,7 @@ async def _visible(page: Page, incident_id: str) -> Incident:
     try:
         return await IncidentRepository(page.session).get_visible(page.user, incident_id)
     except ProblemError:
-        page.not_found("incident")
+        page.not_found(N_("incident"))
 
 
 def _settings_of(incident: Incident) -> dict[str, str]:
@@ -241,7 +242,7 @@ async def _act(page: Page, incident_id: str, action: str) -> Response:
             await service.add_update(page.user, incident_id, body)
             done = "Update posted."
     except (ProblemError, ValidationError) as exc:
-        status, errors = page.refused(exc, "incident")
+        status, errors = page.refused(exc, N_("incident"))
         return await _incident_page(page, incident_id, status, form=form, errors=errors)
     return page.redirect(f"/app/incidents/{incident_id}", done)
 
@@ -273,7 +274,7 @@ async def change_incident(incident_id: str, page: SignedInPage) -> Response:
         )
         await IncidentService(page.session, page.runtime).update(page.user, incident_id, body)
     except (ProblemError, ValidationError) as exc:
-        status, errors = page.refused(exc, "incident")
+        status, errors = page.refused(exc, N_("incident"))
         return await _incident_page(
             page, incident_id, status, settings=form, errors=errors, placed=placed
         )
@@ -298,6 +299,6 @@ async def confirm_delete(incident_id: str, page: SignedInPage) -> Response:
 
 @router.post("/incidents/{incident_id}/delete", openapi_extra=offers("deleteIncident"))
 async def delete_incident(incident_id: str, page: SignedInPage) -> Response:
-    async with page.button("incident", f"/app/incidents/{incident_id}", "Not deleted"):
+    async with page.button(N_("incident"), f"/app/incidents/{incident_id}", N_("Not deleted")):
         await IncidentService(page.session, page.runtime).delete(page.user, incident_id)
     return page.redirect("/app/incidents", "Incident deleted.")

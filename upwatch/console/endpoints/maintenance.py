@@ -16,6 +16,7 @@ from upwatch.console.endpoints.offers import offers
 from upwatch.console.endpoints.page import Page, SignedInPage
 from upwatch.console.endpoints.projects import projects_of
 from upwatch.kit.errors import ProblemError
+from upwatch.kit.languages import N_
 from upwatch.maintenance.repository import MaintenanceRepository
 from upwatch.maintenance.schemas import MaintenanceWindowCreate, MaintenanceWindowPatch
 from upwatch.maintenance.service import MaintenanceService
@@ -88,14 +89,14 @@ async def create_window(page: SignedInPage) -> Response:
             page.user, MaintenanceWindowCreate(**body)
         )
     except (ProblemError, ValidationError) as exc:
-        status, errors = page.refused(exc, "project")
+        status, errors = page.refused(exc, N_("project"))
         return await _windows_page(page, status, form=form, chosen=chosen, errors=errors)
     return page.redirect("/app/maintenance", f"Maintenance window {window.title} planned.")
 
 
 @router.post("/maintenance/{window_id}/delete", openapi_extra=offers("deleteMaintenanceWindow"))
 async def delete_window(window_id: str, page: SignedInPage) -> Response:
-    async with page.button("maintenance window", "/app/maintenance", "Not deleted"):
+    async with page.button(N_("maintenance window"), "/app/maintenance", N_("Not deleted")):
         await MaintenanceService(page.session, page.runtime).delete(page.user, window_id)
     return page.redirect("/app/maintenance", "Maintenance window deleted.")
 
@@ -119,7 +120,7 @@ async def _visible_window(page: Page, window_id: str) -> MaintenanceWindow:
     try:
         return await MaintenanceRepository(page.session).get_visible(page.user, window_id)
     except ProblemError:
-        page.not_found("maintenance window")
+        page.not_found(N_("maintenance window"))
 
 
 def _local(moment: datetime, zone: str) -> str:
@@ -152,6 +153,6 @@ async def edit_window(window_id: str, page: SignedInPage) -> Response:
             page.user, window_id, MaintenanceWindowPatch(**body)
         )
     except (ProblemError, ValidationError) as exc:
-        status, errors = page.refused(exc, "maintenance window")
+        status, errors = page.refused(exc, N_("maintenance window"))
         return await _edit_page(page, window, status, form=form, chosen=chosen, errors=errors)
     return page.redirect("/app/maintenance", f"Maintenance window {body['title']} saved.")

@@ -21,6 +21,7 @@ from upwatch.console.endpoints.projects import projects_of
 from upwatch.console.monitor_form import Box, FormError
 from upwatch.escalation.repository import EscalationRepository
 from upwatch.kit.errors import ProblemError
+from upwatch.kit.languages import N_
 from upwatch.models import Monitor
 from upwatch.monitors import secrets
 from upwatch.monitors.repository import MonitorRepository, RegionRepository
@@ -156,7 +157,7 @@ async def create_monitor(page: SignedInPage) -> Response:
     except FormError as exc:
         return await _form_page(page, kind, values, status=422, errors={exc.name: str(exc)})
     except (ProblemError, ValidationError) as exc:
-        status, errors = page.refused(exc, "project")
+        status, errors = page.refused(exc, N_("project"))
         return await _form_page(page, kind, values, status=status, errors=errors)
     return page.redirect(f"/app/monitors/{monitor.id}", f"Monitor {monitor.name} created.")
 
@@ -171,7 +172,7 @@ async def _visible(page: Page, monitor_id: str) -> Monitor:
     try:
         return await MonitorRepository(page.session).get_visible(page.user, monitor_id)
     except ProblemError:
-        page.not_found("monitor")
+        page.not_found(N_("monitor"))
 
 
 @router.get("/monitors/{monitor_id}/clone")
@@ -213,7 +214,7 @@ async def edit_monitor(monitor_id: str, page: SignedInPage) -> Response:
             page, monitor.type, values, monitor=monitor, status=422, errors=errors, title=title
         )
     except (ProblemError, ValidationError) as exc:
-        status, errors = page.refused(exc, "monitor")
+        status, errors = page.refused(exc, N_("monitor"))
         monitor = await _visible(page, monitor_id)
         return await _form_page(
             page, monitor.type, values, monitor=monitor, status=status, errors=errors, title=title
@@ -257,7 +258,7 @@ async def confirm_delete_monitor(monitor_id: str, page: SignedInPage) -> Respons
 
 @router.post("/monitors/{monitor_id}/delete", openapi_extra=offers("deleteMonitor"))
 async def delete_monitor(monitor_id: str, page: SignedInPage) -> Response:
-    async with page.button("monitor", f"/app/monitors/{monitor_id}", "Not deleted"):
+    async with page.button(N_("monitor"), f"/app/monitors/{monitor_id}", N_("Not deleted")):
         await MonitorService(page.session, page.runtime).delete(page.user, monitor_id)
     return page.redirect("/app/monitors", "Monitor deleted.")
 

@@ -15,6 +15,7 @@ from upwatch.console.endpoints.page import Answer, FragmentPage, Page, SignedInP
 from upwatch.console.endpoints.projects import projects_of
 from upwatch.console.render import local_time, percent, sparkline, zone_of
 from upwatch.kit.errors import ProblemError
+from upwatch.kit.languages import N_
 from upwatch.models import Monitor
 from upwatch.monitors import dashboard, statistics
 from upwatch.monitors.repository import MonitorRepository, RegionRepository
@@ -44,9 +45,9 @@ async def _monitor_rows(page: Page, query: dict[str, str]) -> list[dict[str, Any
             "id": monitor_id,
             "name": name,
             "status": status,
-            "checked": local_time(last_checked_at, zone),
+            "checked": local_time(last_checked_at, zone, page.words),
             "uptime24h": uptime.get(monitor_id),
-            "uptime": percent(uptime.get(monitor_id)),
+            "uptime": percent(uptime.get(monitor_id), page.words),
             "points": sparkline(recent or []),
         }
         for monitor_id, name, status, last_checked_at, recent in monitors
@@ -102,7 +103,7 @@ async def _monitor_state(page: Page, monitor_id: str) -> dict[str, Any]:
     try:
         monitor = await MonitorRepository(page.session).get_visible(page.user, monitor_id)
     except ProblemError:
-        page.not_found("monitor")
+        page.not_found(N_("monitor"))
     repository = MonitorRepository(page.session)
     checks = await repository.latest(monitor.id, RECENT_CHECKS)
     now = page.runtime.clock.now()
@@ -179,7 +180,7 @@ async def monitor_state(monitor_id: str, page: FragmentPage) -> Response:
 
 @router.post("/monitors/{monitor_id}/check", openapi_extra=offers("checkMonitorNow"))
 async def check_monitor(monitor_id: str, page: SignedInPage) -> Response:
-    async with page.button("monitor", f"/app/monitors/{monitor_id}", "Not checked"):
+    async with page.button(N_("monitor"), f"/app/monitors/{monitor_id}", N_("Not checked")):
         result = await MonitorService(page.session, page.runtime).check_now(page.user, monitor_id)
     code = f", HTTP {result.status_code}" if result.status_code else ""
     return page.redirect(f"/app/monitors/{monitor_id}", f"Checked now: {result.status}{code}")

@@ -13,6 +13,7 @@ from upwatch.console.endpoints.offers import offers
 from upwatch.console.endpoints.page import Page, SignedInPage
 from upwatch.console.endpoints.projects import projects_of
 from upwatch.kit.errors import NotFound, ProblemError
+from upwatch.kit.languages import N_
 from upwatch.notifications.channels import IN_FORM_ORDER, REGISTRY, Channel
 from upwatch.notifications.repository import ProviderRepository
 from upwatch.notifications.schemas import ProviderCreate, ProviderOut, ProviderUpdate
@@ -101,7 +102,7 @@ async def create_provider(page: SignedInPage) -> Response:
         body = _NEW_PROVIDER.validate_python(_provider_body(channel, form))
         provider = await ProviderService(page.session, page.runtime).create(page.user, body)
     except (ProblemError, ValidationError) as exc:
-        status, errors = page.refused(exc, "project")
+        status, errors = page.refused(exc, N_("project"))
         # Secrets are never sent back into a page.
         kept = {k: v for k, v in form.items() if not _is_secret(channel, k)}
         return await _new_provider_page(page, channel, status, form=kept, errors=errors)
@@ -115,7 +116,7 @@ def _is_secret(channel: str, field: str) -> bool:
 
 @router.post("/notifications/{provider_id}/test", openapi_extra=offers("testNotificationProvider"))
 async def test_provider(provider_id: str, page: SignedInPage) -> Response:
-    async with page.button("notification provider", "/app/notifications", "No test sent"):
+    async with page.button(N_("notification provider"), "/app/notifications", N_("No test sent")):
         sent = await ProviderService(page.session, page.runtime).test(page.user, provider_id)
     if sent:
         return page.redirect("/app/notifications", "Test message sent.")
@@ -132,7 +133,7 @@ async def _visible_provider(page: Page, provider_id: str) -> Any:
     try:
         return await ProviderRepository(page.session).get_visible(page.user, provider_id)
     except NotFound:
-        page.not_found("notification provider")
+        page.not_found(N_("notification provider"))
 
 
 def _shown_form(provider: Any) -> dict[str, str]:
@@ -217,7 +218,7 @@ async def update_provider(provider_id: str, page: SignedInPage) -> Response:
         body = _provider_update(provider, form)
         await ProviderService(page.session, page.runtime).update(page.user, provider_id, body)
     except (ProblemError, ValidationError) as exc:
-        status, errors = page.refused(exc, "notification provider")
+        status, errors = page.refused(exc, N_("notification provider"))
         kept = {k: v for k, v in form.items() if not _is_secret(provider.type, k)}
         provider = await _visible_provider(page, provider_id)
         return await _edit_page(page, provider, status, form=kept, errors=errors)
@@ -243,6 +244,6 @@ async def confirm_delete_provider(provider_id: str, page: SignedInPage) -> Respo
     "/notifications/{provider_id}/delete", openapi_extra=offers("deleteNotificationProvider")
 )
 async def delete_provider(provider_id: str, page: SignedInPage) -> Response:
-    async with page.button("notification provider", "/app/notifications", "Not deleted"):
+    async with page.button(N_("notification provider"), "/app/notifications", N_("Not deleted")):
         await ProviderService(page.session, page.runtime).delete(page.user, provider_id)
     return page.redirect("/app/notifications", "Provider deleted.")

@@ -9,6 +9,7 @@ sends that response.
 
 from __future__ import annotations
 
+import functools
 import posixpath
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -21,13 +22,15 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from upwatch.console.render import POLICY, page
+from upwatch.console.render import POLICY, page, words_in
 from upwatch.console.service import ConsoleSessions, SignedIn, same_token, touch_session
 from upwatch.dependencies import RuntimeDep, Session
 from upwatch.kit.db import discard_changes
 from upwatch.kit.errors import ProblemError, TwoFactorRequired, ValidationFailed, field_errors
+from upwatch.kit.languages import LANGUAGES, SOURCE, negotiate
 from upwatch.models import User
 from upwatch.runtime import Runtime
+from upwatch.statuspages.render import Words
 
 SESSION_COOKIE: Final = "upwatch_session"
 # Where a person turns on a second factor (the account's security settings).
@@ -52,6 +55,21 @@ def secure(request: Request) -> bool:
     return request.url.scheme == "https"
 
 
+def language_of(request: Request, user: User | None = None) -> str:
+    """The language a console page speaks (docs/languages.md): the signed-in user's
+    ``language`` setting; else (signed out, or no setting) the first of the ten the browser
+    asks for; else English."""
+    if user is not None:
+        chosen = (user.settings or {}).get("language")
+        if chosen in LANGUAGES:
+            return str(chosen)
+    return negotiate(request.headers.get("accept-language")) or SOURCE
+
+
+def words_for(request: Request, user: User | None = None) -> Words:
+    return words_in(language_of(request, user))
+
+
 def html(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
     kept = request.cookies.get(FLASH_COOKIE)
     flash = unquote(kept) if kept else None
@@ -59,7 +77,9 @@ def html(request: Request, template: str, status: int = 200, **context: Any) -> 
         context.setdefault(name, empty)
     context.setdefault("form", {})
     context.setdefault("errors", {})
-    response = HTMLResponse(page(template, flash=flash, **context), status_code=status)
+    language = language_of(request, context["me"])
+    response = HTMLResponse(page(template, language, flash=flash, **context), status_code=status)
+    response.headers["Content-Language"] = language
     response.headers["Content-Security-Policy"] = POLICY
     response.headers["Cache-Control"] = "no-store"
     response.headers["Referrer-Policy"] = "same-origin"
@@ -68,9 +88,10 @@ def html(request: Request, template: str, status: int = 200, **context: Any) -> 
     return response
 
 
-def fragment(template: str, **context: Any) -> HTMLResponse:
+def fragment(template: str, language: str = SOURCE, **context: Any) -> HTMLResponse:
     headers = {"Content-Security-Policy": POLICY, "Cache-Control": "no-store"}
-    return HTMLResponse(page(template, **context), headers=headers)
+    headers["Content-Language"] = language
+    return HTMLResponse(page(template, language, **context), headers=headers)
 
 
 def redirect(request: Request, url: str, flash: str | None = None) -> RedirectResponse:
@@ -140,6 +161,15 @@ class Page:
         """The visitor's time zone (their settings): every time on their pages is in it."""
         return str((self.user.settings or {}).get("timezone") or "UTC")
 
+    @functools.cached_property
+    def words(self) -> Words:
+        """The visitor's language: its texts, dates and numbers."""
+        return words_for(self.request, self.user)
+
+    def gettext(self, text: str) -> str:
+        """``text`` (marked here for the catalogs) in the visitor's language."""
+        return self.words.gettext(text)
+
     def html(self, template: str, status: int = 200, **context: Any) -> HTMLResponse:
         me, csrf = self.visitor.user, self.visitor.csrf
         context.setdefault("zone", self.zone)
@@ -147,18 +177,20 @@ class Page:
 
     def fragment(self, template: str, **context: Any) -> HTMLResponse:
         """A part of a page the script swaps in."""
-        return fragment(template, zone=self.zone, **context)
+        return fragment(template, self.words.language, zone=self.zone, **context)
 
     def redirect(self, url: str, flash: str | None = None) -> RedirectResponse:
         return redirect(self.request, url, flash)
 
     def not_found(self, what: str) -> NoReturn:
+        """The 404 page about ``what`` (a noun marked with ``N_``: "monitor")."""
         raise Answer(
             self.html(
                 "error.html",
                 404,
-                title="Not found",
-                detail=f"There is no such {what}, or it is not in your projects.",
+                title=self.gettext("Not found"),
+                detail=self.gettext("There is no such %(what)s, or it is not in your projects.")
+                % {"what": self.gettext(what)},
             )
         )
 
@@ -167,11 +199,13 @@ class Page:
         return self.html(
             "error.html",
             403,
-            title="This project requires two-factor sign-in",
-            detail="The owner of this project requires every member to sign in with a second "
-            "factor. Turn on two-factor authentication (an authenticator app or a passkey) in "
-            "your account's security settings, then open the project again.",
-            action=(SECURITY_SETTINGS, "Turn on two-factor authentication"),
+            title=self.gettext("This project requires two-factor sign-in"),
+            detail=self.gettext(
+                "The owner of this project requires every member to sign in with a second "
+                "factor. Turn on two-factor authentication (an authenticator app or a passkey) "
+                "in your account's security settings, then open the project again."
+            ),
+            action=(SECURITY_SETTINGS, self.gettext("Turn on two-factor authentication")),
         )
 
     async def form(self) -> dict[str, str]:
@@ -182,9 +216,11 @@ class Page:
                 self.html(
                     "error.html",
                     403,
-                    title="The form has expired",
-                    detail="This form was not sent from the console page it belongs to (or "
-                    "that page is too old). Reload the page and try again.",
+                    title=self.gettext("The form has expired"),
+                    detail=self.gettext(
+                        "This form was not sent from the console page it belongs to (or "
+                        "that page is too old). Reload the page and try again."
+                    ),
                 )
             )
         return form
@@ -203,13 +239,14 @@ class Page:
     async def button(self, what: str, back: str, failed: str) -> AsyncIterator[None]:
         """Around a button's action (a form of no fields), run once the form is checked: an
         action refused sends the visitor back to ``back`` told "``failed``: why" (a 404
-        answers with the not-found page about ``what``)."""
+        answers with the not-found page about ``what``). ``what`` and ``failed`` are marked
+        with ``N_`` and translated here."""
         await self.form()
         try:
             yield
         except ProblemError as exc:
             self.refused(exc, what)
-            raise Answer(self.redirect(back, f"{failed}: {exc.detail}")) from None
+            raise Answer(self.redirect(back, f"{self.gettext(failed)}: {exc.detail}")) from None
 
 
 async def visitor_of(
@@ -230,7 +267,8 @@ async def _page(
 ) -> AsyncIterator[Page]:
     if visitor is None:
         back = urlencode({"next": request.url.path}) if request.method == "GET" else ""
-        raise Answer(redirect(request, f"/app/login?{back}".rstrip("?"), "Sign in to continue."))
+        said = words_for(request).gettext("Sign in to continue.")
+        raise Answer(redirect(request, f"/app/login?{back}".rstrip("?"), said))
     page = Page(request, session, runtime, visitor)
     async with _saying_why_refused(page):
         yield page

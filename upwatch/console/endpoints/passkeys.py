@@ -40,6 +40,7 @@ from upwatch.console.service import same_token
 from upwatch.dependencies import ClientAddress, RuntimeDep, Session
 from upwatch.kit.db import discard_changes
 from upwatch.kit.errors import Forbidden, ProblemError
+from upwatch.kit.languages import N_
 from upwatch.models import User
 from upwatch.runtime import Runtime
 
@@ -113,7 +114,7 @@ async def add_passkey(page: SignedInPage) -> Response:
             form.get("credential", ""),
         )
     except ProblemError as exc:
-        status, errors = page.refused(exc, "passkey")
+        status, errors = page.refused(exc, N_("passkey"))
         return await _passkeys_page(page, status, form=form, errors=errors)
     response = page.redirect("/app/settings/passkeys", "Passkey added.")
     response.delete_cookie(CEREMONY_COOKIE, path="/app")
@@ -123,7 +124,7 @@ async def add_passkey(page: SignedInPage) -> Response:
 @router.post("/settings/passkeys/{passkey_id}/remove", openapi_extra=offers("deletePasskey"))
 async def remove_passkey(passkey_id: str, page: SignedInPage) -> Response:
     back = "/app/settings/passkeys"
-    async with page.button("passkey", back, "Not removed"):
+    async with page.button(N_("passkey"), back, N_("Not removed")):
         await PasskeyService(page.session, page.runtime).remove(page.user, passkey_id)
     return page.redirect(back, "Passkey removed: it no longer signs in.")
 

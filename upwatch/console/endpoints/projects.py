@@ -12,6 +12,7 @@ from pydantic import ValidationError
 from upwatch.console.endpoints.offers import offers
 from upwatch.console.endpoints.page import Page, SignedInPage
 from upwatch.kit.errors import ProblemError
+from upwatch.kit.languages import N_
 from upwatch.projects.schemas import InviteRequest, ProjectCreate, ProjectUpdate
 from upwatch.projects.service import ProjectService
 
@@ -42,7 +43,7 @@ async def create_project(page: SignedInPage) -> Response:
         body = ProjectCreate(name=form.get("name", ""), description=form.get("description", ""))
         await ProjectService(page.session, page.runtime).create(page.user, body)
     except (ProblemError, ValidationError) as exc:
-        status, errors = page.refused(exc, "project")
+        status, errors = page.refused(exc, N_("project"))
         return await _projects_page(page, status, form=form, errors=errors)
     return page.redirect("/app/monitors/new", f"Project {body.name} created.")
 
@@ -53,7 +54,7 @@ async def _project_page(page: Page, project_id: str, status: int = 200, **contex
         access = await service.visible(page.user, project_id)
         members, invitations = await service.members(page.user, project_id)
     except ProblemError:
-        page.not_found("project")
+        page.not_found(N_("project"))
     context.setdefault(
         "settings", {"name": access.project.name, "description": access.project.description}
     )
@@ -82,7 +83,7 @@ async def invite(project_id: str, page: SignedInPage) -> Response:
         body = InviteRequest(email=form.get("email", ""))
         _made, member = await service.invite(page.user, project_id, body.email)
     except (ProblemError, ValidationError) as exc:
-        status, errors = page.refused(exc, "project")
+        status, errors = page.refused(exc, N_("project"))
         return await _project_page(page, project_id, status, form=form, errors=errors)
     done = f"{body.email} added." if member else f"Invitation sent to {body.email}."
     return page.redirect(f"/app/projects/{project_id}", done)
@@ -92,7 +93,7 @@ async def invite(project_id: str, page: SignedInPage) -> Response:
     "/projects/{project_id}/members/{user_id}/remove", openapi_extra=offers("removeProjectMember")
 )
 async def remove_member(project_id: str, user_id: str, page: SignedInPage) -> Response:
-    async with page.button("member", f"/app/projects/{project_id}", "Not removed"):
+    async with page.button(N_("member"), f"/app/projects/{project_id}", N_("Not removed")):
         await ProjectService(page.session, page.runtime).remove_member(
             page.user, project_id, user_id
         )
@@ -109,7 +110,7 @@ async def save_project(project_id: str, page: SignedInPage) -> Response:
         body = ProjectUpdate(name=form.get("name", ""), description=form.get("description", ""))
         access = await service.update(page.user, project_id, body)
     except (ProblemError, ValidationError) as exc:
-        status, errors = page.refused(exc, "project")
+        status, errors = page.refused(exc, N_("project"))
         return await _project_page(page, project_id, status, settings=form, errors=errors)
     return page.redirect(f"/app/projects/{project_id}", f"Project {access.project.name} saved.")
 
@@ -123,7 +124,7 @@ async def save_two_factor(project_id: str, page: SignedInPage) -> Response:
         body = ProjectUpdate(requireTwoFactor=form.get("require_two_factor") == "true")
         access = await service.update(page.user, project_id, body)
     except (ProblemError, ValidationError) as exc:
-        status, errors = page.refused(exc, "project")
+        status, errors = page.refused(exc, N_("project"))
         why = {"require_two_factor": " ".join(errors.values())}
         return await _project_page(page, project_id, status, errors=why)
     done = (
@@ -140,7 +141,7 @@ async def confirm_delete(project_id: str, page: SignedInPage) -> Response:
     try:
         access = await ProjectService(page.session, page.runtime).visible(page.user, project_id)
     except ProblemError:
-        page.not_found("project")
+        page.not_found(N_("project"))
     return page.html(
         "project_delete.html",
         title=f"Delete {access.project.name}?",
@@ -151,7 +152,7 @@ async def confirm_delete(project_id: str, page: SignedInPage) -> Response:
 
 @router.post("/projects/{project_id}/delete", openapi_extra=offers("deleteProject"))
 async def delete_project(project_id: str, page: SignedInPage) -> Response:
-    async with page.button("project", f"/app/projects/{project_id}", "Not deleted"):
+    async with page.button(N_("project"), f"/app/projects/{project_id}", N_("Not deleted")):
         await ProjectService(page.session, page.runtime).delete(page.user, project_id)
     return page.redirect("/app/projects", "Project deleted, with everything in it.")
 
@@ -162,7 +163,7 @@ async def delete_project(project_id: str, page: SignedInPage) -> Response:
 )
 async def cancel_invitation(project_id: str, invitation_id: str, page: SignedInPage) -> Response:
     back = f"/app/projects/{project_id}"
-    async with page.button("invitation", back, "Not cancelled"):
+    async with page.button(N_("invitation"), back, N_("Not cancelled")):
         await ProjectService(page.session, page.runtime).cancel_invitation(
             page.user, project_id, invitation_id
         )

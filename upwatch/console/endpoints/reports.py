@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from upwatch.console.endpoints.offers import offers
 from upwatch.console.endpoints.page import Page, SignedInPage
 from upwatch.kit.errors import ProblemError
+from upwatch.kit.languages import N_
 from upwatch.monitors.endpoints import (
     ApdexT,
     SlaFrom,
@@ -97,7 +98,7 @@ async def monitor_report(monitor_id: str, page: SignedInPage) -> Response:
         query = ReportQuery.model_validate(form)
         context["stats"], context["sla"] = await _monitor_figures(page, monitor_id, query)
     except (ProblemError, ValidationError) as exc:
-        status, errors = page.refused(exc, "monitor")
+        status, errors = page.refused(exc, N_("monitor"))
     return page.html(
         "report.html",
         status,
@@ -118,7 +119,7 @@ async def _visible_monitor(page: Page, monitor_id: str) -> Any:
     try:
         return await MonitorRepository(page.session).get_visible(page.user, monitor_id)
     except ProblemError:
-        page.not_found("monitor")
+        page.not_found(N_("monitor"))
 
 
 @router.get("/monitors/{monitor_id}/report/sla.csv", openapi_extra=offers("monitorSla"))
@@ -156,7 +157,7 @@ async def project_report(project_id: str, page: SignedInPage) -> Response:
     try:
         access = await ProjectService(page.session, page.runtime).visible(page.user, project_id)
     except ProblemError:
-        page.not_found("project")
+        page.not_found(N_("project"))
     sla: SlaOut | Response | None = None
     status, errors = 200, dict[str, str]()
     try:
@@ -165,7 +166,7 @@ async def project_report(project_id: str, page: SignedInPage) -> Response:
             project_id, query.sla_args(page), page.user, page.session, page.runtime
         )
     except (ProblemError, ValidationError) as exc:
-        status, errors = page.refused(exc, "project")
+        status, errors = page.refused(exc, N_("project"))
     return page.html(
         "report.html",
         status,

@@ -17,6 +17,7 @@ from upwatch.accounts.twofactor import TwoFactorService
 from upwatch.console.endpoints.offers import offers
 from upwatch.console.endpoints.page import Page, SignedInPage
 from upwatch.kit.errors import ProblemError
+from upwatch.kit.languages import N_
 
 router = APIRouter(prefix="/app")
 PATH = "/app/settings/security"
@@ -57,7 +58,7 @@ async def start_totp(page: SignedInPage) -> Response:
     try:
         secret, uri = await TwoFactorService(page.session, page.runtime).start_totp(page.user)
     except ProblemError as exc:
-        status, errors = page.refused(exc, "account")
+        status, errors = page.refused(exc, N_("account"))
         return await _security_page(page, status, errors=errors)
     return page.html(
         "security_totp.html",
@@ -82,7 +83,7 @@ async def _with_code(page: Page, action: str) -> Response:
             await service.turn_off_totp(page.user, code)
             return page.redirect(PATH, "Two-factor sign-in is off.")
     except ProblemError as exc:
-        status, errors = page.refused(exc, "account")
+        status, errors = page.refused(exc, N_("account"))
         shown = {action: errors.get("code") or errors.get("", "")}
         return await _security_page(page, status, errors=shown)
     return page.html(

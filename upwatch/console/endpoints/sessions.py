@@ -7,6 +7,7 @@ from fastapi.responses import Response
 
 from upwatch.console.endpoints.offers import offers
 from upwatch.console.endpoints.page import SESSION_COOKIE, SignedInPage
+from upwatch.kit.languages import N_
 from upwatch.sessions.service import SessionService
 
 router = APIRouter(prefix="/app")
@@ -30,7 +31,7 @@ async def sessions_page(page: SignedInPage) -> Response:
 
 @router.post("/settings/sessions/others", openapi_extra=offers("endOtherSessions"))
 async def end_other_sessions(page: SignedInPage) -> Response:
-    async with page.button("session", PAGE, "Sessions not ended"):
+    async with page.button(N_("session"), PAGE, N_("Sessions not ended")):
         service = SessionService(page.session, page.runtime)
         ended = await service.end_others(page.user, page.visitor.session_id)
     return page.redirect(PAGE, f"Signed out everywhere else ({ended} session{'s'[: ended != 1]}).")
@@ -39,7 +40,7 @@ async def end_other_sessions(page: SignedInPage) -> Response:
 @router.post("/settings/sessions/{session_id}/end", openapi_extra=offers("endSession"))
 async def end_session(session_id: str, page: SignedInPage) -> Response:
     current = page.visitor.session_id
-    async with page.button("session", PAGE, "Session not ended"):
+    async with page.button(N_("session"), PAGE, N_("Session not ended")):
         await SessionService(page.session, page.runtime).end(page.user, session_id, current)
     if session_id == current:
         response = page.redirect("/app/login", "You are signed out.")

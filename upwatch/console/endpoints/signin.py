@@ -41,6 +41,7 @@ from upwatch.console.service import ConsoleSessions, SignedIn, new_csrf_token, s
 from upwatch.dependencies import ClientAddress, RuntimeDep, Session
 from upwatch.kit.db import discard_changes
 from upwatch.kit.errors import NotFound, ProblemError, ValidationFailed
+from upwatch.kit.languages import N_
 from upwatch.models import User
 from upwatch.projects.service import ProjectService, accept_invitation
 from upwatch.runtime import Runtime
@@ -326,7 +327,7 @@ async def accept(page: SignedInPage) -> Response:
     try:
         joined = await _join(page.session, page.runtime, page.user, form.get("token"))
     except ProblemError as exc:
-        status, errors = page.refused(exc, "invitation")
+        status, errors = page.refused(exc, N_("invitation"))
         token = form.get("token", "")
         return _invitation_page(page.request, page.visitor, token, status, errors=errors)
     return page.redirect("/app/projects", joined)

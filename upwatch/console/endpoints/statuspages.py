@@ -16,6 +16,7 @@ from upwatch.console.endpoints.page import Page, SignedInPage
 from upwatch.console.endpoints.projects import projects_of
 from upwatch.console.render import POLICY
 from upwatch.kit.errors import ProblemError
+from upwatch.kit.languages import N_
 from upwatch.models import StatusPage, StatusPageComponent, StatusPageGroup, StatusPageSubscriber
 from upwatch.monitors.repository import MonitorRepository
 from upwatch.notifications.channels import mask_value
@@ -80,7 +81,7 @@ async def create_status_page(page: SignedInPage) -> Response:
         )
         made = await StatusPageService(page.session, page.runtime).create(page.user, body)
     except (ProblemError, ValidationError) as exc:
-        status, errors = page.refused(exc, "project")
+        status, errors = page.refused(exc, N_("project"))
         return await _pages_page(page, status, form=form, errors=errors)
     return page.redirect(f"/app/status-pages/{made.id}", f"Status page {made.name} created.")
 
@@ -89,7 +90,7 @@ async def _visible(page: Page, service: StatusPageService, page_id: str) -> Stat
     try:
         return await service.pages.get_visible(page.user, page_id)
     except ProblemError:
-        page.not_found("status page")
+        page.not_found(N_("status page"))
 
 
 def _settings_of(status_page: StatusPage) -> dict[str, str]:
@@ -230,7 +231,7 @@ async def add_component(page_id: str, page: SignedInPage) -> Response:
         )
         await service.add_component(page.user, page_id, body)
     except (ProblemError, ValidationError) as exc:
-        status, errors = page.refused(exc, "status page")
+        status, errors = page.refused(exc, N_("status page"))
         # The settings form has a "name" too: this one's error goes next to this one's box.
         errors = {"componentName" if k == "name" else k: v for k, v in errors.items()}
         return await _editor(page, page_id, status, form=form, errors=errors)
@@ -263,7 +264,7 @@ async def change_component(page_id: str, component_id: str, page: SignedInPage) 
             await service.update_component(page.user, page_id, component_id, body)
             done = "Component renamed."
     except (ProblemError, ValidationError) as exc:
-        status, errors = page.refused(exc, "component")
+        status, errors = page.refused(exc, N_("component"))
         errors = {f"name-{component_id}" if k == "name" else k: v for k, v in errors.items()}
         return await _editor(page, page_id, status, errors=errors)
     return page.redirect(f"/app/status-pages/{page_id}", done)
@@ -290,7 +291,7 @@ async def _move(
     )
     order = [item.id for item in siblings]
     if item_id not in order:
-        page.not_found("component or group")
+        page.not_found(N_("component or group"))
     at = order.index(item_id)
     other = at - 1 if way == "up" else at + 1
     if not 0 <= other < len(order):
@@ -313,7 +314,7 @@ async def add_group(page_id: str, page: SignedInPage) -> Response:
         body = GroupCreate(name=form.get("groupName", ""))
         await service.add_group(page.user, page_id, body)
     except (ProblemError, ValidationError) as exc:
-        status, errors = page.refused(exc, "status page")
+        status, errors = page.refused(exc, N_("status page"))
         # Its box is "groupName": the settings form has a "name" too.
         errors = {"groupName" if k in {"name", ""} else k: v for k, v in errors.items()}
         return await _editor(page, page_id, status, form=form, errors=errors)
@@ -340,7 +341,7 @@ async def change_group(page_id: str, group_id: str, page: SignedInPage) -> Respo
             await service.update_group(page.user, page_id, group_id, body)
             done = "Group renamed."
     except (ProblemError, ValidationError) as exc:
-        status, errors = page.refused(exc, "group")
+        status, errors = page.refused(exc, N_("group"))
         key = f"group-{group_id}"
         errors = {key if k in {"name", ""} else k: v for k, v in errors.items()}
         return await _editor(page, page_id, status, errors=errors)
@@ -356,7 +357,7 @@ async def post_message(page_id: str, page: SignedInPage) -> Response:
         body = StatusMessageIn(message=form.get("message", ""), componentIds=about)
         await service.post_message(page.user, page_id, body)
     except (ProblemError, ValidationError) as exc:
-        status, errors = page.refused(exc, "status page")
+        status, errors = page.refused(exc, N_("status page"))
         return await _editor(page, page_id, status, form=form, about=about, errors=errors)
     done = "Message posted." if body.message else "Message cleared."
     return page.redirect(f"/app/status-pages/{page_id}", done)
@@ -369,7 +370,7 @@ async def save_settings(page_id: str, page: SignedInPage) -> Response:
         body = _update_of(form)
         saved = await StatusPageService(page.session, page.runtime).update(page.user, page_id, body)
     except (ProblemError, ValidationError) as exc:
-        status, errors = page.refused(exc, "status page")
+        status, errors = page.refused(exc, N_("status page"))
         # The allowlist is one box: a line's error ("allowedNetworks.1") goes next to it.
         errors = {k.split(".", 1)[0]: v for k, v in errors.items()}
         return await _editor(page, page_id, status, settings=form, errors=errors)
@@ -390,7 +391,7 @@ async def confirm_delete(page_id: str, page: SignedInPage) -> Response:
 
 @router.post("/status-pages/{page_id}/delete", openapi_extra=offers("deleteStatusPage"))
 async def delete_status_page(page_id: str, page: SignedInPage) -> Response:
-    async with page.button("status page", f"/app/status-pages/{page_id}", "Not deleted"):
+    async with page.button(N_("status page"), f"/app/status-pages/{page_id}", N_("Not deleted")):
         await StatusPageService(page.session, page.runtime).delete(page.user, page_id)
     return page.redirect("/app/status-pages", "Status page deleted.")
 
@@ -448,7 +449,7 @@ async def add_subscriber(page_id: str, page: SignedInPage) -> Response:
         )
         subscriber, secret = await service.add_subscriber(page.user, page_id, body)
     except (ProblemError, ValidationError) as exc:
-        status, errors = page.refused(exc, "status page")
+        status, errors = page.refused(exc, N_("status page"))
         return await _subscribers_page(page, page_id, status, form=form, errors=errors)
     status_page = await _visible(page, service, page_id)
     return page.html(
@@ -468,7 +469,7 @@ async def _subscriber(
     status_page = await _visible(page, service, page_id)
     subscriber = await service.pages.subscriber(status_page.id, subscriber_id)
     if subscriber is None:
-        page.not_found("subscriber")
+        page.not_found(N_("subscriber"))
     return status_page, subscriber
 
 
@@ -512,7 +513,7 @@ async def change_subscriber(page_id: str, subscriber_id: str, page: SignedInPage
             page.user, page_id, subscriber_id, SubscriberUpdate(**fields)
         )
     except (ProblemError, ValidationError) as exc:
-        status, errors = page.refused(exc, "subscriber")
+        status, errors = page.refused(exc, N_("subscriber"))
         return await _subscriber_form(
             page, page_id, subscriber_id, status, form=form, errors=errors
         )
@@ -539,7 +540,7 @@ async def confirm_remove_subscriber(
 )
 async def remove_subscriber(page_id: str, subscriber_id: str, page: SignedInPage) -> Response:
     back = f"/app/status-pages/{page_id}/subscribers"
-    async with page.button("subscriber", back, "Not removed"):
+    async with page.button(N_("subscriber"), back, N_("Not removed")):
         await StatusPageService(page.session, page.runtime).delete_subscriber(
             page.user, page_id, subscriber_id
         )
