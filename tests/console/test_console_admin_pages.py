@@ -9,21 +9,23 @@ import httpx
 from tests.conftest import Account, Cast
 from tests.console.forms import signed_in, submit
 from upwatch.console.endpoints.account import _count, _frequency, _retention
+from upwatch.console.render import words_in
 from upwatch.kit.plans import UNLIMITED
 from upwatch.models import MailMessage
 from upwatch.runtime import Runtime
 
 
 def test_the_plan_reads_unlimited_limits_and_intervals_in_words() -> None:
-    assert _count(UNLIMITED) == "unlimited"
-    assert _count(float(UNLIMITED)) == "unlimited"
-    assert _count(3.0) == "3"
-    assert _count(2.5) == "2.5"
-    assert _retention(UNLIMITED) == "unlimited"
-    assert _retention(30) == "30 days"
-    assert _frequency(0) == "any interval"
-    assert _frequency(5) == "every 5 min"
-    assert _frequency(120) == "every 2 h"
+    english = words_in("en")
+    assert _count(english, UNLIMITED) == "unlimited"
+    assert _count(english, float(UNLIMITED)) == "unlimited"
+    assert _count(english, 3.0) == "3"
+    assert _count(english, 2.5) == "2.5"
+    assert _retention(english, UNLIMITED) == "unlimited"
+    assert _retention(english, 30) == "30 days"
+    assert _frequency(english, 0) == "any interval"
+    assert _frequency(english, 5) == "every 5 min"
+    assert _frequency(english, 120) == "every 2 h"
 
 
 async def test_the_plan_page_shows_counts_as_whole_numbers(

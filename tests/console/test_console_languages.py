@@ -147,7 +147,7 @@ SIGNED_OUT = (
 NOT_WORDS = re.compile(
     r"\d{4}-\d{2}-\d{2}( \d{2}:\d{2}(:\d{2})?)?( UTC)?|https?://\S+|[\w.+-]+@[\w.-]+|"
     + OWNER
-    + r"\w*|\b[0-9a-f]{32}\b|[\d.,%]+|ms\b|[·:,()/|×→←…\s*#+-]|UTC|Upwatch|"
+    + r"\w*|\b[0-9a-f]{32}\b|[\d.,%]+|ms\b|[·:,()/|\u00d7→←…\s*#+-]|UTC|Upwatch|"
     + "|".join(re.escape(name) for name in languages.NAMES.values())
 )
 
@@ -218,3 +218,18 @@ async def test_signed_out_pages_follow_the_browsers_language(client: httpx.Async
     unknown = await client.get("/app/login", headers={"Accept-Language": "tlh"})
     assert unknown.headers["content-language"] == "en"
     assert "Password" in unknown.text
+
+
+def test_every_label_and_hint_of_the_monitor_form_is_a_marked_text() -> None:
+    """The monitor form's boxes are made from the API's models (monitor_form.py): a label or
+    hint that changes there must change in the marked tables too, or it shows in English."""
+    from upwatch.console import monitor_form
+    from upwatch.console.endpoints.monitor_changes import COMMON_BOXES, KINDS
+
+    marked = set(monitor_form.TYPE_HINTS) | set(monitor_form.HINTS.values())
+    labels = set(monitor_form.LABELS.values())
+    for kind in KINDS.values():
+        declared = {field.label for field in kind.form}
+        for box in [*monitor_form.type_boxes(kind), *COMMON_BOXES]:
+            assert not box.hint or box.hint in marked, (kind.name, box.name, box.hint)
+            assert box.label in labels | declared, (kind.name, box.name, box.label)

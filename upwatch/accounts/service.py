@@ -20,6 +20,7 @@ from upwatch.accounts.schemas import (
 from upwatch.accounts.twofactor import Factor, TwoFactorService
 from upwatch.audit import kinds
 from upwatch.audit.service import record
+from upwatch.kit import languages
 from upwatch.kit.db import commit_and_notify
 from upwatch.kit.errors import (
     BadRequest,
@@ -347,15 +348,23 @@ class AccountService(DomainService):
             )
         )
         link = f"{self.runtime.settings.public_url}/reset-password?token={token}"
+        _ = languages.gettext_in(languages.of_settings(user.settings))
         await self.runtime.mailer.enqueue(
             self.session,
             to=user.email,
-            subject="Reset your Upwatch password",
+            subject=_("Reset your Upwatch password"),
             body=(
-                f"Someone asked to reset the password of the Upwatch account {user.email}.\n\n"
-                f"To choose a new password, open this link within {minutes} minutes:\n\n"
-                f"{link}\n\nThe link works once. If you did not ask for this, ignore this "
-                "e-mail; your password stays as it is.\n"
+                _("Someone asked to reset the password of the Upwatch account %(address)s.")
+                % {"address": user.email}
+                + "\n\n"
+                + _("To choose a new password, open this link within %(minutes)d minutes:")
+                % {"minutes": minutes}
+                + f"\n\n{link}\n\n"
+                + _(
+                    "The link works once. If you did not ask for this, ignore this e-mail; "
+                    "your password stays as it is."
+                )
+                + "\n"
             ),
             category="password_reset",
         )

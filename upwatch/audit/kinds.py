@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from upwatch.kit.languages import N_
+
 SIGN_IN_SUCCEEDED: Final = "sign_in.succeeded"
 SIGN_IN_FAILED: Final = "sign_in.failed"
 SESSION_ENDED: Final = "session.ended"
@@ -58,30 +60,30 @@ KINDS: Final = (
     ADMIN_ACTION,
 )
 
-# What the console shows for each kind.
+# What the console shows for each kind, translated where shown.
 WORDS: Final = {
-    SIGN_IN_SUCCEEDED: "Signed in",
-    SIGN_IN_FAILED: "Sign-in failed",
-    SESSION_ENDED: "Session ended",
-    SESSIONS_ENDED_ELSEWHERE: "Signed out everywhere else",
-    TOTP_ENABLED: "Authenticator app turned on",
-    TOTP_DISABLED: "Authenticator app turned off",
-    RECOVERY_CODE_USED: "Recovery code used",
-    PASSKEY_ADDED: "Passkey added",
-    PASSKEY_REMOVED: "Passkey removed",
-    PASSWORD_CHANGED: "Password changed",
-    PASSWORD_RESET: "Password reset",
-    SSO_LINKED: "Single sign-on linked",
-    API_KEY_CREATED: "API key created",
-    API_KEY_REVOKED: "API key revoked",
-    MEMBER_INVITED: "Member invited",
-    MEMBER_ADDED: "Member added",
-    MEMBER_REMOVED: "Member removed",
-    MEMBER_ROLE_CHANGED: "Member's role changed",
-    PROJECT_DELETED: "Project deleted",
-    PROJECT_TWO_FACTOR_CHANGED: "Two-factor rule changed",
-    PROVIDER_SECRET_CHANGED: "Provider secret changed",
-    MONITOR_SECRET_CHANGED: "Monitor secret changed",
-    CONFIG_APPLIED: "Config file applied",
-    ADMIN_ACTION: "Administrator action",
+    SIGN_IN_SUCCEEDED: N_("Signed in"),
+    SIGN_IN_FAILED: N_("Sign-in failed"),
+    SESSION_ENDED: N_("Session ended"),
+    SESSIONS_ENDED_ELSEWHERE: N_("Signed out everywhere else"),
+    TOTP_ENABLED: N_("Authenticator app turned on"),
+    TOTP_DISABLED: N_("Authenticator app turned off"),
+    RECOVERY_CODE_USED: N_("Recovery code used"),
+    PASSKEY_ADDED: N_("Passkey added"),
+    PASSKEY_REMOVED: N_("Passkey removed"),
+    PASSWORD_CHANGED: N_("Password changed"),
+    PASSWORD_RESET: N_("Password reset"),
+    SSO_LINKED: N_("Single sign-on linked"),
+    API_KEY_CREATED: N_("API key created"),
+    API_KEY_REVOKED: N_("API key revoked"),
+    MEMBER_INVITED: N_("Member invited"),
+    MEMBER_ADDED: N_("Member added"),
+    MEMBER_REMOVED: N_("Member removed"),
+    MEMBER_ROLE_CHANGED: N_("Member's role changed"),
+    PROJECT_DELETED: N_("Project deleted"),
+    PROJECT_TWO_FACTOR_CHANGED: N_("Two-factor rule changed"),
+    PROVIDER_SECRET_CHANGED: N_("Provider secret changed"),
+    MONITOR_SECRET_CHANGED: N_("Monitor secret changed"),
+    CONFIG_APPLIED: N_("Config file applied"),
+    ADMIN_ACTION: N_("Administrator action"),
 }

@@ -2,7 +2,8 @@
 
 Pure functions: the points come in (already read), markup goes out. No script draws them, so
 they show with JavaScript off, and each carries its figures in words for screen readers.
-Colours and strokes come from console.css (the page's policy allows no inline style).
+Colours and strokes come from console.css (the page's policy allows no inline style). Their
+words are in the visitor's language (``words``; English without one).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from markupsafe import Markup, escape
 
 from upwatch.kit.histogram import Histogram
 from upwatch.statuspages import rules
+from upwatch.statuspages.render import ENGLISH, Words
 
 RANGES: Final = {"24h": 1, "7d": 7, "30d": 30, "90d": 90}  # days each range covers
 BAR_DAYS: Final = 90
@@ -106,33 +108,53 @@ def _nice_top(value: float) -> float:
     return 10 * magnitude  # pragma: no cover - the loop above always returns
 
 
-def _ms(value: float | None) -> str:
-    return "no data" if value is None else f"{value:.0f} ms"
+def _ms(value: float) -> str:
+    return f"{value:.0f} ms"
 
 
-def summary(points: Sequence[Point]) -> str:
+def summary(points: Sequence[Point], words: Words = ENGLISH) -> str:
     """The chart in words."""
     p50 = [p.p50 for p in points if p.p50 is not None]
     p95 = [p.p95 for p in points if p.p95 is not None]
     if not p50:
-        return "No response times in this range."
-    return (
-        f"Median response time from {_ms(min(p50))} to {_ms(max(p50))}; "
-        f"p95 from {_ms(min(p95))} to {_ms(max(p95))}, over {len(points)} "
-        f"{'hours' if points[0].label.endswith(':00') else 'days'}."
-    )
+        return words.gettext("No response times in this range.")
+    figures = {
+        "low": _ms(min(p50)),
+        "high": _ms(max(p50)),
+        "low95": _ms(min(p95)),
+        "high95": _ms(max(p95)),
+        "num": len(points),
+    }
+    if points[0].label.endswith(":00"):
+        said = words.ngettext(
+            "Median response time from %(low)s to %(high)s; p95 from %(low95)s to "
+            "%(high95)s, over %(num)d hour.",
+            "Median response time from %(low)s to %(high)s; p95 from %(low95)s to "
+            "%(high95)s, over %(num)d hours.",
+            len(points),
+        )
+    else:
+        said = words.ngettext(
+            "Median response time from %(low)s to %(high)s; p95 from %(low95)s to "
+            "%(high95)s, over %(num)d day.",
+            "Median response time from %(low)s to %(high)s; p95 from %(low95)s to "
+            "%(high95)s, over %(num)d days.",
+            len(points),
+        )
+    return said % figures
 
 
-def chart(points: Sequence[Point]) -> Markup:
+def chart(points: Sequence[Point], words: Words = ENGLISH) -> Markup:
     """Median and p95 lines over ``points``, with the axis' top and both ends labelled."""
     known = [p.p95 for p in points if p.p95 is not None]
     if not known:
-        return Markup('<p class="chart-empty">No response times in this range.</p>')
+        said = escape(words.gettext("No response times in this range."))
+        return Markup(f'<p class="chart-empty">{said}</p>')  # noqa: S704 (escaped)
     top = _nice_top(max(known))
     base = HEIGHT - PAD_BOTTOM
     parts = [
         f'<svg class="chart" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" '
-        f'aria-label="{escape(summary(points))}">',
+        f'aria-label="{escape(summary(points, words))}">',
         f'<line class="axis" x1="{PAD_LEFT}" y1="{base}" x2="{WIDTH - 8}" y2="{base}"/>',
         f'<line class="axis" x1="{PAD_LEFT}" y1="8" x2="{PAD_LEFT}" y2="{base}"/>',
         f'<text class="tick" x="{PAD_LEFT - 6}" y="14" text-anchor="end">{top:.0f} ms</text>',
@@ -148,7 +170,9 @@ def chart(points: Sequence[Point]) -> Markup:
     return Markup("".join(parts))  # noqa: S704
 
 
-def day_bars(counts: dict[str, tuple[int, int, int, int]], today: date) -> Markup:
+def day_bars(
+    counts: dict[str, tuple[int, int, int, int]], today: date, words: Words = ENGLISH
+) -> Markup:
     """The last 90 days as bars, coloured as the status page colours them; ``counts`` is
     (total, up, degraded, down) by ISO day."""
     first = today - timedelta(days=BAR_DAYS - 1)
@@ -160,19 +184,20 @@ def day_bars(counts: dict[str, tuple[int, int, int, int]], today: date) -> Marku
         uptime = rules.day_uptime(total, up, degraded)
         troubled += status in {"partial_outage", "major_outage"}
         period = [period[0] + total, period[1] + up, period[2] + degraded]
-        words = "no data" if uptime is None else f"{uptime:.2f} % uptime"
+        said = escape(
+            words.gettext("%(day)s: %(uptime)s") % {"day": day, "uptime": words.uptime(uptime)}
+        )
         rects.append(
             f'<rect class="day day-{status}" x="{n * 4}" y="0" width="3" height="30">'
-            f"<title>{day}: {words}</title></rect>"
+            f"<title>{said}</title></rect>"
         )
-    overall = rules.day_uptime(*period)
-    label = (
-        f"Last {BAR_DAYS} days: "
-        f"{'no data' if overall is None else f'{overall:.2f} % uptime'}, "
-        f"{troubled} {'day' if troubled == 1 else 'days'} with outages"
-    )
-    # Safe: dates, statuses and figures are ours.
+    label = words.ngettext(
+        "Last %(days)d days: %(uptime)s, %(num)d day with outages",
+        "Last %(days)d days: %(uptime)s, %(num)d days with outages",
+        troubled,
+    ) % {"days": BAR_DAYS, "uptime": words.uptime(rules.day_uptime(*period)), "num": troubled}
+    # Safe: dates, statuses and figures are ours, and the words escaped.
     return Markup(  # noqa: S704
         f'<svg class="bars" viewBox="0 0 {BAR_DAYS * 4} 30" preserveAspectRatio="none" '
-        f'role="img" aria-label="{label}">{"".join(rects)}</svg>'
+        f'role="img" aria-label="{escape(label)}">{"".join(rects)}</svg>'
     )

@@ -3,6 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
+
+from upwatch.kit.languages import N_
+
+# The first entry of a timeline opened without a description: stored in English, shown in the
+# reader's language (the console's incident page, the public page).
+OPENED: Final = N_("Incident opened.")
 
 
 def down_parent(parents: Sequence[tuple[str, str]]) -> str | None:

@@ -10,6 +10,7 @@ from pydantic.alias_generators import to_snake
 
 from upwatch.incidents.automatic import automatic_title
 from upwatch.incidents.repository import IncidentRepository
+from upwatch.incidents.rules import OPENED
 from upwatch.incidents.schemas import IncidentCreate, IncidentPatch, IncidentUpdateCreate
 from upwatch.kit.db import after_commit
 from upwatch.kit.errors import Conflict, ValidationFailed
@@ -164,7 +165,7 @@ class IncidentService(DomainService):
         opened = IncidentUpdate(
             incident_id=incident.id,
             status=incident.status,
-            message=body.description or "Incident opened.",
+            message=body.description or OPENED,
             created_at=now,
         )
         await self.incidents.add_update(opened)

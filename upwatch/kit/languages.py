@@ -15,7 +15,8 @@ from __future__ import annotations
 import functools
 import gettext
 import re
-from datetime import datetime, tzinfo
+from collections.abc import Callable
+from datetime import date, datetime, tzinfo
 from io import BytesIO
 from pathlib import Path
 from typing import Final, Literal, get_args
@@ -123,3 +124,40 @@ def percent(value: float, language: str) -> str:
     from babel.numbers import format_percent
 
     return format_percent(value / 100, _percent_pattern(language), locale=language)
+
+
+def duration(parts: list[tuple[str, int]], language: str) -> str:
+    """An outage's length from its ``(unit, amount)`` parts (units: days, hours, minutes,
+    seconds), each written the language's short way and joined by spaces: ``3 h 4 min`` in
+    French, ``3時間 4分`` in Japanese. English keeps the ``3h 4m`` alerts always had."""
+    if language not in LANGUAGES or language == SOURCE:
+        return " ".join(f"{amount}{unit[0]}" for unit, amount in parts)
+    from datetime import timedelta
+
+    from babel.dates import format_timedelta
+
+    return " ".join(
+        format_timedelta(timedelta(**{unit: amount}), format="short", threshold=1, locale=language)
+        for unit, amount in parts
+    )
+
+
+def of_settings(settings: object) -> str:
+    """The language a person's settings record (``User.settings``) names, else English."""
+    chosen = settings.get("language") if isinstance(settings, dict) else None
+    return chosen if isinstance(chosen, str) and chosen in LANGUAGES else SOURCE
+
+
+def gettext_in(language: str) -> Callable[[str], str]:
+    """The catalog's ``gettext`` of ``language`` (English translates to itself)."""
+    return translations(language).gettext
+
+
+def day(value: date, language: str, *, weekday: bool = False) -> str:
+    """A calendar day as people of ``language`` write it (with its weekday where asked);
+    English keeps ``2026-11-27`` (``Friday 2026-11-27``)."""
+    if language not in LANGUAGES or language == SOURCE:
+        return value.strftime("%A %Y-%m-%d" if weekday else "%Y-%m-%d")
+    from babel.dates import format_date
+
+    return format_date(value, "full" if weekday else "medium", locale=language)

@@ -24,6 +24,8 @@ class Project(IdMixin, TimestampMixin, Base):
     )
     # The owner's rule: members reach the project only after signing in with a second factor.
     require_two_factor: Mapped[bool] = mapped_column(Boolean, default=False)
+    # The language of the alerts its notification providers send (docs/languages.md).
+    alert_language: Mapped[str] = mapped_column(String(5), default="en", server_default="en")
 
 
 class ProjectMember(IdMixin, Base):

@@ -18,7 +18,7 @@ import random
 import time
 import uuid
 from collections.abc import Callable, Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -26,6 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from upwatch.callers.plans import plan_of
 from upwatch.config import Settings
+from upwatch.kit import languages
 from upwatch.kit.backoff import Draw, backoff
 from upwatch.kit.clock import Clock
 from upwatch.kit.db import Database, after_commit
@@ -172,7 +173,10 @@ class AlertOutbox:
         repository = AlertRepository(session)
         alerted: set[str] | None = None  # read once, for a recovery only
         for provider in providers:
-            facts = event(f"{incident_id or 'none'}:{provider.id}:{uuid.uuid4().hex[:8]}")
+            facts = replace(
+                event(f"{incident_id or 'none'}:{provider.id}:{uuid.uuid4().hex[:8]}"),
+                language=project.alert_language,
+            )
             if alerted is None:
                 # A recovery reaches whoever heard of the outage, quiet hours or not.
                 alerted = (
@@ -199,7 +203,10 @@ class AlertOutbox:
         for _membership, user in members:
             # Personal channels have no quiet hours; the owner's plan applies to them too.
             for channel in personal.active_channels(personal.complete(user.settings), user.email):
-                facts = event(f"{incident_id or 'none'}:{user.id}.{channel}:{uuid.uuid4().hex[:8]}")
+                facts = replace(
+                    event(f"{incident_id or 'none'}:{user.id}.{channel}:{uuid.uuid4().hex[:8]}"),
+                    language=languages.of_settings(user.settings),
+                )
                 reason = suppression(
                     enabled=True,
                     channel=channel,

@@ -1,7 +1,11 @@
 """What an alert says: the facts of one event, stored with the alert and rendered per channel.
 
 The facts are captured when the alert is written (in the transaction of the state change), so
-a retry hours later still tells what happened then, not what the monitor looks like now.
+a retry hours later still tells what happened then, not what the monitor looks like now. They
+carry the language of the one who reads them (a project's providers: the project's
+``alertLanguage``; a member's personal channel: the member's ``language``), and every text made
+from them speaks it (docs/languages.md). Times stay ISO 8601 in UTC: one unambiguous time for
+people on call in different zones.
 """
 
 from __future__ import annotations
@@ -10,6 +14,9 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
+
+from upwatch.kit import languages
+from upwatch.kit.languages import N_
 
 
 class EventKind(StrEnum):
@@ -22,32 +29,32 @@ class EventKind(StrEnum):
 
 # How each probe failure reads to the person on call.
 FAILURE_WORDS = {
-    "dns": "DNS lookup failed",
-    "connect": "connection failed",
-    "tls": "TLS handshake failed",
-    "timeout": "timed out",
-    "status_code": "unexpected HTTP status",
-    "keyword": "keyword missing from the response",
-    "assertion": "a response assertion failed",
-    "certificate_expiry": "certificate expires soon",
-    "response_too_large": "response too large",
-    "too_many_redirects": "too many redirects",
-    "refused_target": "target refused by policy",
-    "dns_mismatch": "DNS answer differs from the expected value",
-    "missed_heartbeat": "heartbeat missed",
-    "degraded": "slower than expected",
-    "unexpected_reply": "unexpected reply",
-    "unhealthy": "the service reports itself unhealthy",
-    "login": "the server refused the login",
-    "packet_loss": "packets lost",
-    "icmp_unavailable": "ICMP is not permitted on this host",
-    "port_unreachable": "port unreachable",
-    "domain_expiry": "domain registration expires soon",
-    "domain_not_found": "the registry does not know the domain",
-    "domain_lookup": "the registry did not answer",
-    "auth": "login refused",
-    "database": "the database server answered with an error",
-    "protocol": "the server did not answer as expected",
+    "dns": N_("DNS lookup failed"),
+    "connect": N_("connection failed"),
+    "tls": N_("TLS handshake failed"),
+    "timeout": N_("timed out"),
+    "status_code": N_("unexpected HTTP status"),
+    "keyword": N_("keyword missing from the response"),
+    "assertion": N_("a response assertion failed"),
+    "certificate_expiry": N_("certificate expires soon"),
+    "response_too_large": N_("response too large"),
+    "too_many_redirects": N_("too many redirects"),
+    "refused_target": N_("target refused by policy"),
+    "dns_mismatch": N_("DNS answer differs from the expected value"),
+    "missed_heartbeat": N_("heartbeat missed"),
+    "degraded": N_("slower than expected"),
+    "unexpected_reply": N_("unexpected reply"),
+    "unhealthy": N_("the service reports itself unhealthy"),
+    "login": N_("the server refused the login"),
+    "packet_loss": N_("packets lost"),
+    "icmp_unavailable": N_("ICMP is not permitted on this host"),
+    "port_unreachable": N_("port unreachable"),
+    "domain_expiry": N_("domain registration expires soon"),
+    "domain_not_found": N_("the registry does not know the domain"),
+    "domain_lookup": N_("the registry did not answer"),
+    "auth": N_("login refused"),
+    "database": N_("the database server answered with an error"),
+    "protocol": N_("the server did not answer as expected"),
 }
 
 
@@ -61,8 +68,10 @@ class Failure:
     # What the check saw, bounded and redacted by the probe (docs/failure-evidence.md).
     evidence: dict[str, Any] | None = None
 
-    def describe(self) -> str:
-        words = FAILURE_WORDS.get(self.kind or "", self.kind or "check failed")
+    def describe(self, language: str = languages.SOURCE) -> str:
+        _ = languages.gettext_in(language)
+        known = FAILURE_WORDS.get(self.kind or "")
+        words = _(known) if known else (self.kind or _("check failed"))
         parts = [words]
         if self.status_code is not None:
             parts.append(f"HTTP {self.status_code}")
@@ -70,39 +79,43 @@ class Failure:
             parts.append(self.message)
         return ": ".join([parts[0], ", ".join(parts[1:])]) if len(parts) > 1 else parts[0]
 
-    def evidence_line(self) -> str | None:
+    def evidence_line(self, language: str = languages.SOURCE) -> str | None:
         """One line of the evidence for text alerts: where it failed, what answered."""
         seen = self.evidence
         if not seen:
             return None
-        parts = [f"failed at {seen.get('phase') or 'an unknown phase'}"]
+        _ = languages.gettext_in(language)
+        phase = seen.get("phase") or _("an unknown phase")
+        parts = [_("failed at %(phase)s") % {"phase": phase}]
         if seen.get("statusLine"):
             parts.append(str(seen["statusLine"]))
         addresses = seen.get("addresses")
         if isinstance(addresses, list) and addresses:
-            parts.append(f"from {', '.join(str(a) for a in addresses[:3])}")
+            listed = ", ".join(str(a) for a in addresses[:3])
+            parts.append(_("from %(addresses)s") % {"addresses": listed})
         if seen.get("errorClass"):
             parts.append(f"({seen['errorClass']})")
         return " ".join(parts)
 
 
-def format_duration(seconds: float) -> str:
-    """``3h 4m 5s`` style; seconds are dropped once the outage is longer than a day."""
+def format_duration(seconds: float, language: str = languages.SOURCE) -> str:
+    """``3h 4m 5s`` style (in ``language``, its own short units); seconds are dropped once the
+    outage is longer than a day."""
     total = max(0, round(seconds))
     days, rest = divmod(total, 86400)
     hours, rest = divmod(rest, 3600)
     minutes, secs = divmod(rest, 60)
-    parts = [f"{days}d"] if days else []
+    parts = [("days", days)] if days else []
     if hours:
-        parts.append(f"{hours}h")
+        parts.append(("hours", hours))
     if minutes:
-        parts.append(f"{minutes}m")
+        parts.append(("minutes", minutes))
     if (secs or not parts) and not days:
-        parts.append(f"{secs}s")
-    return " ".join(parts)
+        parts.append(("seconds", secs))
+    return languages.duration(parts, language)
 
 
-TEST_NOTICE = "This is a test message: the notification channel works."
+TEST_NOTICE = N_("This is a test message: the notification channel works.")
 
 
 def iso(value: datetime) -> str:
@@ -132,6 +145,14 @@ class AlertEvent:
     failure: Failure | None = None
     since: datetime | None = None  # when the outage began (first failing check)
     resolved_at: datetime | None = None
+    # Whom it is written for: the texts made from it speak this language.
+    language: str = languages.SOURCE
+
+    def _(self, text: str) -> str:
+        return languages.gettext_in(self.language)(text)
+
+    def _length(self, seconds: float) -> str:
+        return format_duration(seconds, self.language)
 
     @property
     def duration_seconds(self) -> float | None:
@@ -150,49 +171,76 @@ class AlertEvent:
     @property
     def headline(self) -> str:
         """One line, for subjects, notification previews and SMS."""
+        _ = self._
         name = self.monitor_name or self.incident_title or "Upwatch"
         if self.kind is EventKind.OPENED:
-            return f"{self._state_word}: {name}"
+            return (_("DEGRADED: %(name)s") if self._degraded else _("DOWN: %(name)s")) % {
+                "name": name
+            }
         if self.kind is EventKind.REMINDER:
             down = self.down_seconds
-            length = f" for {format_duration(down)}" if down is not None else ""
-            return f"STILL {self._state_word}: {name}{length}, not acknowledged"
+            if down is None:
+                still = (
+                    _("STILL DEGRADED: %(name)s, not acknowledged")
+                    if self._degraded
+                    else _("STILL DOWN: %(name)s, not acknowledged")
+                )
+                return still % {"name": name}
+            still = (
+                _("STILL DEGRADED: %(name)s for %(length)s, not acknowledged")
+                if self._degraded
+                else _("STILL DOWN: %(name)s for %(length)s, not acknowledged")
+            )
+            return still % {"name": name, "length": self._length(down)}
         if self.kind is EventKind.RESOLVED:
             duration = self.duration_seconds
-            after = f" after {format_duration(duration)}" if duration is not None else ""
-            return f"UP: {name} is back{after}"
-        return f"Test alert from Upwatch ({self.project_name})"
+            if duration is None:
+                return _("UP: %(name)s is back") % {"name": name}
+            back = _("UP: %(name)s is back after %(length)s")
+            return back % {"name": name, "length": self._length(duration)}
+        return _("Test alert from Upwatch (%(project)s)") % {"project": self.project_name}
 
     @property
-    def _state_word(self) -> str:
+    def _degraded(self) -> bool:
         """A slow monitor is degraded, not down: its alerts must not say otherwise."""
-        degraded = self.failure is not None and self.failure.kind == "degraded"
-        return "DEGRADED" if degraded else "DOWN"
+        return self.failure is not None and self.failure.kind == "degraded"
+
+    @property
+    def _since_label(self) -> str:
+        return self._("Degraded since") if self._degraded else self._("Down since")
 
     def lines(self) -> list[str]:
         """The body as plain-text lines: what failed, since when, how long, where to look."""
+        _ = self._
         out: list[str] = []
         if self.kind is EventKind.TEST:
-            out.append(TEST_NOTICE)
+            out.append(_(TEST_NOTICE))
         if self.monitor_name:
             target = f" ({self.monitor_target})" if self.monitor_target else ""
-            out.append(f"Monitor: {self.monitor_name}{target}")
-        out.append(f"Project: {self.project_name}")
+            out.append(_("Monitor: %(monitor)s") % {"monitor": f"{self.monitor_name}{target}"})
+        out.append(_("Project: %(project)s") % {"project": self.project_name})
         if self.failure is not None and self.kind in (EventKind.OPENED, EventKind.REMINDER):
-            out.append(f"What failed: {self.failure.describe()}")
-            seen = self.failure.evidence_line()
+            out.append(_("What failed: %(what)s") % {"what": self.failure.describe(self.language)})
+            seen = self.failure.evidence_line(self.language)
             if seen is not None:
-                out.append(f"Evidence: {seen}")
+                out.append(_("Evidence: %(evidence)s") % {"evidence": seen})
         if self.since is not None:
-            out.append(f"{self._state_word.capitalize()} since: {_iso(self.since)}")
+            out.append(f"{self._since_label}: {_iso(self.since)}")
         if self.resolved_at is not None:
-            out.append(f"Recovered at: {_iso(self.resolved_at)}")
+            out.append(_("Recovered at: %(moment)s") % {"moment": _iso(self.resolved_at)})
         duration = self.duration_seconds
         if duration is not None:
-            out.append(f"Outage length: {format_duration(duration)}")
-        if self.incident_url:
-            out.append(f"Incident: {self.incident_url}")
+            out.append(_("Outage length: %(length)s") % {"length": self._length(duration)})
+        if self.incident_line is not None:
+            out.append(self.incident_line)
         return out
+
+    @property
+    def incident_line(self) -> str | None:
+        """The line that links the incident (a rich channel draws it as a link instead)."""
+        if not self.incident_url:
+            return None
+        return self._("Incident: %(url)s") % {"url": self.incident_url}
 
     @property
     def text(self) -> str:
@@ -200,29 +248,32 @@ class AlertEvent:
 
     def summary(self) -> str:
         """One sentence under the headline, for the rich formats: what happened."""
+        _ = self._
         if self.kind is EventKind.TEST:
-            return TEST_NOTICE
+            return _(TEST_NOTICE)
         if self.kind is EventKind.RESOLVED:
-            return "The monitor is passing its checks again."
+            return _("The monitor is passing its checks again.")
         if self.kind is EventKind.REMINDER:
-            return "The incident is still open and no one has acknowledged it."
+            return _("The incident is still open and no one has acknowledged it.")
         if self.failure is not None:
-            return self.failure.describe()
-        return "The monitor is failing its checks."
+            return self.failure.describe(self.language)
+        return _("The monitor is failing its checks.")
 
     def facts(self) -> list[tuple[str, str]]:
         """Name/value pairs for cards and fields; empty values are left out."""
+        _ = self._
         pairs: list[tuple[str, str | None]] = [
-            ("Monitor", self.monitor_name),
-            ("Target", self.monitor_target),
-            ("Project", self.project_name),
+            (_("Monitor"), self.monitor_name),
+            (_("Target"), self.monitor_target),
+            (_("Project"), self.project_name),
         ]
         if self.kind in (EventKind.OPENED, EventKind.REMINDER) and self.incident_id is not None:
-            pairs.append(("Severity", self.severity))
-        pairs.append((f"{self._state_word.capitalize()} since", _iso(self.since)))
-        pairs.append(("Recovered at", _iso(self.resolved_at)))
+            # The severity's word (marked with the incident words, statuspages/render.py).
+            pairs.append((_("Severity"), _(self.severity)))
+        pairs.append((self._since_label, _iso(self.since)))
+        pairs.append((_("Recovered at"), _iso(self.resolved_at)))
         duration = self.duration_seconds
-        pairs.append(("Outage length", None if duration is None else format_duration(duration)))
+        pairs.append((_("Outage length"), None if duration is None else self._length(duration)))
         return [(name, value) for name, value in pairs if value]
 
     def to_json(self) -> dict[str, Any]:
@@ -241,6 +292,7 @@ class AlertEvent:
             "deliveryId": self.delivery_id,
             "occurredAt": _iso(self.occurred_at),
             "summary": self.headline,
+            "language": self.language,
             "project": {"id": self.project_id, "name": self.project_name},
             "monitor": None
             if self.monitor_id is None
@@ -267,7 +319,7 @@ class AlertEvent:
                 "kind": failure.kind,
                 "message": failure.message,
                 "statusCode": failure.status_code,
-                "description": failure.describe(),
+                "description": failure.describe(self.language),
                 "evidence": failure.evidence,
             },
         }

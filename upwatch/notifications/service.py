@@ -229,6 +229,7 @@ class ProviderService(DomainService):
             project_id=project.id,
             project_name=project.name,
             severity="low",
+            language=project.alert_language,
         )
         await end_transaction(self.session)  # delivery waits on the provider
         failure = await self.runtime.alerts.send(provider, event)

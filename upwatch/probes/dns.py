@@ -16,6 +16,7 @@ import dns.rdatatype
 from pydantic import Field
 
 from upwatch.kit.inputs import Input
+from upwatch.kit.languages import N_
 from upwatch.probes import evidence
 from upwatch.probes.fields import Host
 from upwatch.probes.kind import FormField, MonitorKind
@@ -176,9 +177,9 @@ class DnsConfig(Input):
 
 KIND = MonitorKind(
     name="dns",
-    label="DNS record",
+    label=N_("DNS record"),
     rank=3,
     config=DnsConfig,
     probe=DnsProbe(),
-    form=(FormField("host", "Host"),),
+    form=(FormField("host", N_("Host")),),
 )

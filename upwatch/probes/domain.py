@@ -23,6 +23,7 @@ from typing import Annotated
 from pydantic import Field, field_validator
 
 from upwatch.kit.inputs import Input
+from upwatch.kit.languages import N_
 from upwatch.probes.connect import CONNECT_ERRORS, CheckClock, classify
 from upwatch.probes.fields import Host
 from upwatch.probes.kind import FormField, MonitorKind
@@ -214,12 +215,12 @@ class DomainConfig(Input):
 
 KIND = MonitorKind(
     name="domain",
-    label="Domain expiry",
+    label=N_("Domain expiry"),
     rank=16,
     config=DomainConfig,
     probe=DomainProbe(),
     form=(
-        FormField("host", "Domain", hint="The registered name, as example.com"),
-        FormField("warningDays", "Warning days"),
+        FormField("host", N_("Domain"), hint="The registered name, as example.com"),
+        FormField("warningDays", N_("Warning days")),
     ),
 )

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import Field
 
 from upwatch.kit.inputs import Input, worded
+from upwatch.kit.languages import N_
 from upwatch.kit.net import NetworkGuard
 from upwatch.probes.connect import CONNECT_ERRORS, CheckClock, Phase, failed
 from upwatch.probes.fields import Host, Port
@@ -204,15 +205,15 @@ class GrpcConfig(Input):
 
 KIND = MonitorKind(
     name="grpc",
-    label="gRPC health",
+    label=N_("gRPC health"),
     rank=12,
     config=GrpcConfig,
     probe=GrpcProbe(),
     form=(
-        FormField("host", "Host"),
-        FormField("port", "Port", "number"),
-        FormField("service", "Service", hint="Optional: empty asks about the whole server"),
-        FormField("tls", "Use TLS"),
+        FormField("host", N_("Host")),
+        FormField("port", N_("Port"), "number"),
+        FormField("service", N_("Service"), hint="Optional: empty asks about the whole server"),
+        FormField("tls", N_("Use TLS")),
     ),
     speaks_tls=True,
 )

@@ -18,6 +18,7 @@ from typing import Annotated, TypeGuard
 from pydantic import Field
 
 from upwatch.kit.inputs import SINGLE_LINE_PATTERN, Input
+from upwatch.kit.languages import N_
 from upwatch.probes.kind import MonitorKind
 from upwatch.probes.outcome import ErrorKind, Outcome
 from upwatch.probes.probe import ProbeKit
@@ -196,5 +197,5 @@ class HeartbeatConfig(Input):
 
 
 KIND = MonitorKind(
-    name="heartbeat", label="Heartbeat", rank=5, config=HeartbeatConfig, probe=HeartbeatProbe()
+    name="heartbeat", label=N_("Heartbeat"), rank=5, config=HeartbeatConfig, probe=HeartbeatProbe()
 )

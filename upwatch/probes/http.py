@@ -20,6 +20,7 @@ from pydantic import Field
 from yarl import URL
 
 from upwatch.kit.inputs import HEADER_NAME_PATTERN, HTTP_URL_PATTERN, SINGLE_LINE_PATTERN, Input
+from upwatch.kit.languages import N_
 from upwatch.kit.net import ConnectionPhases, PeerResponse, TargetRefused, resolved_addresses
 from upwatch.probes import evidence
 from upwatch.probes.assertions import Assertion, Operator, Response, Source, first_failure
@@ -422,10 +423,10 @@ class HttpConfig(Input):
 
 KIND = MonitorKind(
     name="http",
-    label="HTTP(S)",
+    label=N_("HTTP(S)"),
     rank=1,
     config=HttpConfig,
     probe=HttpProbe(),
-    form=(FormField("url", "URL", "url", hint="e.g. https://example.com/health"),),
+    form=(FormField("url", N_("URL"), "url", hint="e.g. https://example.com/health"),),
     speaks_tls=True,
 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from upwatch.kit.languages import N_
 from upwatch.probes.kind import MonitorKind
 from upwatch.probes.mail_protocols import (
     MAX_LINES,
@@ -101,7 +102,7 @@ class ImapConfig(MailConfig):
 
 KIND = MonitorKind(
     name="imap",
-    label="IMAP server",
+    label=N_("IMAP server"),
     rank=9,
     config=ImapConfig,
     probe=MailProbe(Imap, DEFAULT_PORTS),

@@ -17,6 +17,7 @@ from typing import Annotated, Literal, Protocol, Self
 from pydantic import Field, model_validator
 
 from upwatch.kit.inputs import Input, worded
+from upwatch.kit.languages import N_
 from upwatch.kit.net import NetworkGuard, TargetRefused
 from upwatch.probes.connect import CONNECT_ERRORS, CheckClock, Phase, Stream, connect, failed
 from upwatch.probes.fields import Host, Port
@@ -73,11 +74,11 @@ class MailConfig(Input):
 def mail_form(default_ports: dict[str, int]) -> tuple[FormField, ...]:
     ports = ", ".join(f"{port} ({mode})" for mode, port in default_ports.items())
     return (
-        FormField("host", "Host"),
-        FormField("port", "Port", "number", hint=f"Default: {ports}"),
-        FormField("tls", "TLS"),
-        FormField("username", "Username"),
-        FormField("password", "Password", "password"),
+        FormField("host", N_("Host")),
+        FormField("port", N_("Port"), "number", hint=f"Default: {ports}"),
+        FormField("tls", N_("TLS")),
+        FormField("username", N_("Username")),
+        FormField("password", N_("Password"), "password"),
     )
 
 

@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import model_validator
 
 from upwatch.kit.inputs import Input
+from upwatch.kit.languages import N_
 from upwatch.kit.net import NetworkGuard, TargetRefused
 from upwatch.probes.connect import CONNECT_ERRORS, CheckClock
 from upwatch.probes.databases import Target, reach, refused, scrubbed, unreached, up, url_type
@@ -109,12 +110,14 @@ class MysqlConfig(Input):
 
 KIND = MonitorKind(
     name="mysql",
-    label="MySQL / MariaDB",
+    label=N_("MySQL / MariaDB"),
     rank=14,
     config=MysqlConfig,
     probe=MysqlProbe(),
     form=(
-        FormField("url", "Connection URL", hint="e.g. mysql://monitor:secret@db.example.com/app"),
+        FormField(
+            "url", N_("Connection URL"), hint="e.g. mysql://monitor:secret@db.example.com/app"
+        ),
     ),
     url_password_secret=True,
     url_schemes=SCHEMES,

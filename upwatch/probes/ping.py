@@ -11,6 +11,7 @@ from typing import Annotated
 from pydantic import Field
 
 from upwatch.kit.inputs import Input
+from upwatch.kit.languages import N_
 from upwatch.kit.net import NetworkGuard
 from upwatch.probes.connect import CONNECT_ERRORS, CheckClock, failed
 from upwatch.probes.fields import Host
@@ -135,13 +136,13 @@ class PingConfig(Input):
 
 KIND = MonitorKind(
     name="ping",
-    label="Ping (ICMP)",
+    label=N_("Ping (ICMP)"),
     rank=6,
     config=PingConfig,
     probe=PingProbe(),
     form=(
-        FormField("host", "Host"),
-        FormField("packetCount", "Packets", "number", hint="1 to 10; default 3"),
-        FormField("maxLossPercent", "Most packet loss (%)", "number", hint="Default: 0"),
+        FormField("host", N_("Host")),
+        FormField("packetCount", N_("Packets"), "number", hint="1 to 10; default 3"),
+        FormField("maxLossPercent", N_("Most packet loss (%)"), "number", hint="Default: 0"),
     ),
 )

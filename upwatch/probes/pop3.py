@@ -3,6 +3,7 @@ credentials, accepts USER and PASS."""
 
 from __future__ import annotations
 
+from upwatch.kit.languages import N_
 from upwatch.probes.kind import MonitorKind
 from upwatch.probes.mail_protocols import (
     Conversation,
@@ -60,7 +61,7 @@ class Pop3Config(MailConfig):
 
 KIND = MonitorKind(
     name="pop3",
-    label="POP3 server",
+    label=N_("POP3 server"),
     rank=10,
     config=Pop3Config,
     probe=MailProbe(Pop3, DEFAULT_PORTS),

@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import model_validator
 
 from upwatch.kit.inputs import Input
+from upwatch.kit.languages import N_
 from upwatch.kit.net import NetworkGuard, TargetRefused
 from upwatch.probes.connect import CONNECT_ERRORS, CheckClock
 from upwatch.probes.databases import Target, reach, refused, scrubbed, unreached, up, url_type
@@ -87,13 +88,13 @@ class PostgresConfig(Input):
 
 KIND = MonitorKind(
     name="postgres",
-    label="PostgreSQL",
+    label=N_("PostgreSQL"),
     rank=13,
     config=PostgresConfig,
     probe=PostgresProbe(),
     form=(
         FormField(
-            "url", "Connection URL", hint="e.g. postgresql://monitor:secret@db.example.com/app"
+            "url", N_("Connection URL"), hint="e.g. postgresql://monitor:secret@db.example.com/app"
         ),
     ),
     url_password_secret=True,

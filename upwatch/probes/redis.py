@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import model_validator
 
 from upwatch.kit.inputs import Input
+from upwatch.kit.languages import N_
 from upwatch.kit.net import NetworkGuard, TargetRefused
 from upwatch.probes.connect import CONNECT_ERRORS, CheckClock
 from upwatch.probes.databases import Target, reach, refused, scrubbed, unreached, up, url_type
@@ -136,12 +137,14 @@ class RedisConfig(Input):
 
 KIND = MonitorKind(
     name="redis",
-    label="Redis",
+    label=N_("Redis"),
     rank=15,
     config=RedisConfig,
     probe=RedisProbe(),
     form=(
-        FormField("url", "Connection URL", hint="e.g. redis://:secret@cache.example.com:6379/0"),
+        FormField(
+            "url", N_("Connection URL"), hint="e.g. redis://:secret@cache.example.com:6379/0"
+        ),
     ),
     url_password_secret=True,
     url_schemes=SCHEMES,

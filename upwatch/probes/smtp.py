@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import ipaddress
 
+from upwatch.kit.languages import N_
 from upwatch.probes.kind import MonitorKind
 from upwatch.probes.mail_protocols import (
     MAX_LINES,
@@ -120,7 +121,7 @@ class SmtpConfig(MailConfig):
 
 KIND = MonitorKind(
     name="smtp",
-    label="SMTP server",
+    label=N_("SMTP server"),
     rank=8,
     config=SmtpConfig,
     probe=MailProbe(Smtp, DEFAULT_PORTS),

@@ -6,6 +6,7 @@ import asyncio
 from datetime import datetime
 
 from upwatch.kit.inputs import Input
+from upwatch.kit.languages import N_
 from upwatch.kit.net import NetworkGuard
 from upwatch.probes.connect import CONNECT_ERRORS, CheckClock, connect, failed
 from upwatch.probes.fields import Host, Port
@@ -47,9 +48,9 @@ class TcpConfig(Input):
 
 KIND = MonitorKind(
     name="tcp",
-    label="TCP port",
+    label=N_("TCP port"),
     rank=2,
     config=TcpConfig,
     probe=TcpProbe(),
-    form=(FormField("host", "Host"), FormField("port", "Port", "number")),
+    form=(FormField("host", N_("Host")), FormField("port", N_("Port"), "number")),
 )

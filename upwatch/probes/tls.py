@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from upwatch.kit.inputs import Input
+from upwatch.kit.languages import N_
 from upwatch.kit.net import NetworkGuard
 from upwatch.probes import evidence
 from upwatch.probes.connect import CONNECT_ERRORS, CheckClock, Stream, connect, failed
@@ -120,10 +121,13 @@ class TlsConfig(Input):
 
 KIND = MonitorKind(
     name="tls",
-    label="TLS certificate",
+    label=N_("TLS certificate"),
     rank=4,
     config=TlsConfig,
     probe=TlsProbe(),
-    form=(FormField("host", "Host"), FormField("port", "Port", "number", hint="Default: 443")),
+    form=(
+        FormField("host", N_("Host")),
+        FormField("port", N_("Port"), "number", hint="Default: 443"),
+    ),
     speaks_tls=True,
 )

@@ -14,6 +14,7 @@ import regex
 from pydantic import Field, field_validator
 
 from upwatch.kit.inputs import Input
+from upwatch.kit.languages import N_
 from upwatch.kit.net import NetworkGuard
 from upwatch.probes.assertions import MOST_COST, PATTERN_SECONDS, cost_of
 from upwatch.probes.connect import CONNECT_ERRORS, CheckClock, failed
@@ -173,14 +174,14 @@ class UdpConfig(Input):
 
 KIND = MonitorKind(
     name="udp",
-    label="UDP port",
+    label=N_("UDP port"),
     rank=7,
     config=UdpConfig,
     probe=UdpProbe(),
     form=(
-        FormField("host", "Host"),
-        FormField("port", "Port", "number"),
-        FormField("payload", "Payload", hint="Text sent in the datagram"),
-        FormField("expectReply", "Expected reply", hint="A pattern the reply must match"),
+        FormField("host", N_("Host")),
+        FormField("port", N_("Port"), "number"),
+        FormField("payload", N_("Payload"), hint="Text sent in the datagram"),
+        FormField("expectReply", N_("Expected reply"), hint="A pattern the reply must match"),
     ),
 )

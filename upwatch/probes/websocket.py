@@ -22,6 +22,7 @@ import regex
 from pydantic import Field, field_validator
 
 from upwatch.kit.inputs import Input, worded
+from upwatch.kit.languages import N_
 from upwatch.kit.net import TargetRefused
 from upwatch.probes.assertions import PATTERN_SECONDS, Assertion, BadAssertion, validate
 from upwatch.probes.connect import CheckClock, Phase, classify
@@ -279,14 +280,14 @@ class WebSocketConfig(Input):
 
 KIND = MonitorKind(
     name="websocket",
-    label="WebSocket",
+    label=N_("WebSocket"),
     rank=11,
     config=WebSocketConfig,
     probe=WebSocketProbe(),
     form=(
-        FormField("url", "URL", "url", hint="e.g. wss://example.com/socket"),
-        FormField("message", "Message to send", hint="Optional"),
-        FormField("expectReply", "Expected reply (pattern)", hint="Optional, e.g. ^pong$"),
+        FormField("url", N_("URL"), "url", hint="e.g. wss://example.com/socket"),
+        FormField("message", N_("Message to send"), hint="Optional"),
+        FormField("expectReply", N_("Expected reply (pattern)"), hint="Optional, e.g. ^pong$"),
     ),
     url_schemes=("ws", "wss"),
     speaks_tls=True,

@@ -6,6 +6,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field
 
 from upwatch.kit.inputs import SINGLE_LINE_PATTERN, Input
+from upwatch.kit.languages import Language
 from upwatch.kit.schemas import Email, RowOut
 
 ProjectName = Annotated[str, Field(min_length=1, max_length=100, pattern=SINGLE_LINE_PATTERN)]
@@ -27,6 +28,10 @@ class ProjectOut(RowOut):
         description="members reach the project only once their account has a second factor "
         "(TOTP or a passkey); API keys are not affected. Set by the owner"
     )
+    alert_language: Language = Field(
+        description="the language of the alerts the project's notification providers send "
+        "(a member's personal channels follow the member's own `language` setting)"
+    )
     created_at: datetime
     updated_at: datetime
 
@@ -47,6 +52,11 @@ class ProjectUpdate(Input):
         None,
         description="owner only (403 for anyone else who would change it); turning it on "
         "needs a second factor on the owner's own account first (409)",
+    )
+    alertLanguage: Language | None = Field(
+        None,
+        description="the language of the alerts the project's notification providers send: "
+        "one of en, es, fr, de, it, pt, ru, zh, ja, ko",
     )
 
 

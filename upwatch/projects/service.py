@@ -13,6 +13,7 @@ from upwatch.billing.repository import UsageRepository
 from upwatch.billing.service import PlanLimits
 from upwatch.callers.access import lacks_second_factor
 from upwatch.callers.repository import UserDirectory
+from upwatch.kit import languages
 from upwatch.kit.errors import Conflict, Forbidden, NotFound
 from upwatch.kit.security import new_opaque_token, token_digest
 from upwatch.models import Project, ProjectInvitation, ProjectMember, User
@@ -59,6 +60,8 @@ class ProjectService(DomainService):
             raise Forbidden("only the owner, a project manager or an admin may edit the project")
         changes = body.model_dump(exclude_unset=True, exclude_none=True)
         required = changes.pop("requireTwoFactor", None)
+        if "alertLanguage" in changes:
+            changes["alert_language"] = changes.pop("alertLanguage")
         for field, value in changes.items():
             setattr(access.project, field, value)
         if required is not None and required != access.project.require_two_factor:
@@ -151,11 +154,16 @@ class ProjectService(DomainService):
             await _member_event(
                 self.session, self.runtime, kinds.MEMBER_ADDED, caller, project.id, invitee
             )
+            _ = languages.gettext_in(languages.of_settings(invitee.settings))
+            names = {"inviter": inviter, "project": project.name}
             await self.runtime.mailer.enqueue(
                 self.session,
                 to=invitee.email,
-                subject=f"You were added to {project.name} on Upwatch",
-                body=f"{inviter} added you to the project {project.name}.\n\nOpen it: {link}\n",
+                subject=_("You were added to %(project)s on Upwatch") % names,
+                body=_("%(inviter)s added you to the project %(project)s.") % names
+                + "\n\n"
+                + _("Open it: %(link)s") % {"link": link}
+                + "\n",
                 category="project_member_added",
             )
             return member, invitee
@@ -181,14 +189,21 @@ class ProjectService(DomainService):
         accept = (
             f"{self.runtime.settings.public_url}/invitations/accept?{urlencode({'token': token})}"
         )
+        # In the invitee's language where they have an account, else in the inviter's.
+        reader = invitee if invitee is not None else caller
+        _ = languages.gettext_in(languages.of_settings(reader.settings))
+        names = {"inviter": inviter, "project": project.name}
         await self.runtime.mailer.enqueue(
             self.session,
             to=email,
-            subject=f"{inviter} invited you to {project.name} on Upwatch",
+            subject=_("%(inviter)s invited you to %(project)s on Upwatch") % names,
             body=(
-                f"{inviter} invited you to the project {project.name} on Upwatch.\n\n"
-                f"To join, open this link and sign up or log in with this address:\n{accept}\n\n"
-                f"The link works once. Invitation token: {token}\n"
+                _("%(inviter)s invited you to the project %(project)s on Upwatch.") % names
+                + "\n\n"
+                + _("To join, open this link and sign up or log in with this address:")
+                + f"\n{accept}\n\n"
+                + _("The link works once. Invitation token: %(token)s") % {"token": token}
+                + "\n"
             ),
             category="project_invitation",
         )

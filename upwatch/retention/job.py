@@ -20,9 +20,11 @@ from typing import Any
 
 from upwatch.callers.plans import plan_of
 from upwatch.config import Settings
+from upwatch.kit import languages
 from upwatch.kit.clock import Clock
 from upwatch.kit.db import Database, WorkSession, commit_and_notify
 from upwatch.kit.ids import new_id
+from upwatch.kit.languages import N_
 from upwatch.kit.metrics import Metrics
 from upwatch.kit.plans import PlanCatalog
 from upwatch.kit.progress import progress
@@ -46,10 +48,10 @@ PURGED_NOTICES_KEPT = timedelta(days=35)
 HOUR_COUNTS_KEPT = timedelta(days=2)
 OWNERS_PER_QUERY = 100
 WORDS = {
-    "check_results": "check results",
-    "monitoring_data": "per-check timings",
-    "alert_history": "alert history",
-    "incident_data": "resolved incidents and their timelines",
+    "check_results": N_("check results"),
+    "monitoring_data": N_("per-check timings"),
+    "alert_history": N_("alert history"),
+    "incident_data": N_("resolved incidents and their timelines"),
 }
 
 
@@ -311,24 +313,25 @@ class RetentionJob:
             made = [n for n in planned if await notices.add_notice(n)]
             self.metrics.retention_notices.inc(len(made))
             if made:
-                mail_id = await self._mail(session, owner.email, made, days)
+                mail_id = await self._mail(session, owner, made, days)
                 await notices.set_mail([n.id for n in made], mail_id, now)
             if failed:
                 # The outbox spent its attempts (a day of SMTP trouble): try again with a new
                 # e-mail, counting the old one's attempts in retryCount.
-                mail_id = await self._mail(session, owner.email, failed, days)
+                mail_id = await self._mail(session, owner, failed, days)
                 for notice in failed:
                     assert notice.mail_id is not None
                     await notices.remail([notice.id], mail_id, mails[notice.mail_id].attempts, now)
             await commit_and_notify(session)
 
     async def _mail(
-        self, session: WorkSession, to: str, notices: list[RetentionNotice], days: int
+        self, session: WorkSession, owner: User, notices: list[RetentionNotice], days: int
     ) -> str:
-        """Queue the e-mail announcing ``notices`` in the outbox; its id."""
-        subject, body = _notice_mail(notices, days)
+        """Queue the e-mail announcing ``notices`` to ``owner`` (in their language) in the
+        outbox; its id."""
+        subject, body = _notice_mail(notices, days, languages.of_settings(owner.settings))
         mail = await self.mailer.enqueue(
-            session, to=to, subject=subject, body=body, category="retention"
+            session, to=owner.email, subject=subject, body=body, category="retention"
         )
         return mail.id
 
@@ -349,24 +352,45 @@ class RetentionJob:
         return rules.midnight(fits_from)
 
 
-def _notice_mail(notices: list[RetentionNotice], days: int) -> tuple[str, str]:
-    """Subject and body of the e-mail announcing ``notices``."""
+def _notice_mail(
+    notices: list[RetentionNotice], days: int, language: str = languages.SOURCE
+) -> tuple[str, str]:
+    """Subject and body of the e-mail announcing ``notices``, in ``language``."""
+    _ = languages.gettext_in(language)
     expiry = min(n.expiry_date for n in notices)
     lines = [
-        f"- {WORDS[n.data_type]} from before {n.cutoff:%Y-%m-%d}: {n.count} records, "
-        f"about {_size(n.size_bytes)}"
+        "- "
+        + _("%(what)s from before %(day)s: %(count)d records, about %(size)s")
+        % {
+            "what": _(WORDS[n.data_type]),
+            "day": languages.day(n.cutoff, language),
+            "count": n.count,
+            "size": _size(n.size_bytes),
+        }
         for n in sorted(notices, key=lambda n: rules.DATA_TYPES.index(n.data_type))
     ]
     body = (
-        f"On {expiry:%A %Y-%m-%d} at 00:00 UTC, Upwatch deletes this data of your account, "
-        f"which is older than your plan keeps ({days} days):\n\n"
+        _(
+            "On %(day)s at 00:00 UTC, Upwatch deletes this data of your account, which is "
+            "older than your plan keeps (%(days)d days):"
+        )
+        % {"day": languages.day(expiry, language, weekday=True), "days": days}
+        + "\n\n"
         + "\n".join(lines)
-        + "\n\nDaily uptime and response-time figures stay (at least 90 days), so status "
-        "pages and 90-day statistics are not affected. To keep raw data longer, move to a "
-        "plan with a longer retention before that date; GET /retention/notifications lists "
-        "what is due.\n"
+        + "\n\n"
+        + _(
+            "Daily uptime and response-time figures stay (at least 90 days), so status pages "
+            "and 90-day statistics are not affected. To keep raw data longer, move to a plan "
+            "with a longer retention before that date; GET /retention/notifications lists "
+            "what is due."
+        )
+        + "\n"
     )
-    return f"Data older than {days} days is deleted on {expiry:%Y-%m-%d}", body
+    subject = _("Data older than %(days)d days is deleted on %(day)s") % {
+        "days": days,
+        "day": languages.day(expiry, language),
+    }
+    return subject, body
 
 
 def _size(size_bytes: int) -> str:

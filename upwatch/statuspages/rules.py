@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Literal, TypeVar
 
+from upwatch.incidents.rules import OPENED
 from upwatch.kit.languages import N_
 
 T = TypeVar("T")
@@ -138,7 +139,8 @@ def public_update_words(
     probe's error, which may name addresses and hosts: the page says them in its words (in
     the language of ``gettext``)."""
     if not automatic:
-        return message
+        # A manual incident opened without a description starts with the system's own words.
+        return gettext(message) if message == OPENED else message
     if status == "resolved":
         return gettext(N_("%(names)s is operating normally again.")) % {"names": names}
     said = gettext(N_("%(names)s is not responding as it should. We are looking into it."))

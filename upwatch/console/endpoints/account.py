@@ -3,6 +3,7 @@ zone, language, theme, personal notification channels) and deleting the account.
 
 from __future__ import annotations
 
+import re
 import zoneinfo
 from functools import lru_cache
 from typing import Any, Final, get_args
@@ -23,48 +24,81 @@ from upwatch.kit.languages import N_, Language
 from upwatch.kit.plans import UNLIMITED
 from upwatch.notifications import personal
 from upwatch.notifications.channels import REGISTRY, Channel
+from upwatch.statuspages.render import Words
 
 router = APIRouter(prefix="/app")
 
 
-def _count(value: float) -> str:
+# The built-in plans' names (translated where shown); a plan the operator defined shows its
+# own name.
+PLAN_NAMES: Final = {"free": N_("free"), "pro": N_("pro")}
+# How the plan page names a subscription's state (translated where shown).
+SUBSCRIPTION_STATES: Final = {
+    "active": N_("active"),
+    "past_due": N_("past due"),
+    "canceled": N_("canceled"),
+    "trialing": N_("trialing"),
+}
+
+
+def _plan_name(page: Page, plan: str) -> str:
+    return page.gettext(PLAN_NAMES[plan]) if plan in PLAN_NAMES else plan
+
+
+def _count(words: Words, value: float) -> str:
     """A limit or amount in words: the plan catalog's UNLIMITED sentinel reads "unlimited"."""
     if value >= UNLIMITED:
-        return "unlimited"
+        return words.gettext("unlimited")
     return f"{value:,.0f}" if value == int(value) else f"{value:,.1f}"
 
 
-def _frequency(minutes: int) -> str:
+def _frequency(words: Words, minutes: int) -> str:
     # 0 minutes is a plan without a floor: any interval a monitor accepts.
     if minutes <= 0:
-        return "any interval"
-    return f"every {minutes} min" if minutes < 60 or minutes % 60 else f"every {minutes // 60} h"
+        return words.gettext("any interval")
+    if minutes < 60 or minutes % 60:
+        return words.gettext("every %(minutes)d min") % {"minutes": minutes}
+    return words.gettext("every %(hours)d h") % {"hours": minutes // 60}
 
 
-def _retention(days: int) -> str:
-    return "unlimited" if days >= UNLIMITED else f"{days:,} day{'s' if days != 1 else ''}"
+def _retention(words: Words, days: int) -> str:
+    if days >= UNLIMITED:
+        return words.gettext("unlimited")
+    return words.ngettext("%(count)s day", "%(count)s days", days) % {"count": f"{days:,}"}
 
 
 async def _plan_page(page: Page) -> Response:
     subscription = await SubscriptionService(page.session, page.runtime).status(page.user)
     usage = subscription.usage
     rows = [
-        ("Monitors", usage.monitors),
-        ("Status pages", usage.statusPages),
-        ("Projects", usage.projects),
-        ("Team members", usage.teamMembers),
-        ("API calls today", usage.apiCalls),
-        ("Storage (MB)", usage.storage),
+        (N_("Monitors"), usage.monitors),
+        (N_("Status pages"), usage.statusPages),
+        (N_("Projects"), usage.projects),
+        (N_("Team members"), usage.teamMembers),
+        (N_("API calls today"), usage.apiCalls),
+        (N_("Storage (MB)"), usage.storage),
     ]
     catalog = page.runtime.catalog
+    state = subscription.status
     return page.html(
         "plan.html",
-        title="Plan and usage",
+        title=page.gettext("Plan and usage"),
         section="plan",
         subscription=subscription,
-        usage=[(label, _count(item.current), _count(item.limit), item) for label, item in rows],
-        frequency=_frequency(subscription.limits.checkFrequencyMinutes),
-        retention=_retention(subscription.limits.retentionDays),
+        plan=_plan_name(page, subscription.currentPlan),
+        state=page.gettext(SUBSCRIPTION_STATES.get(state, state)),
+        usage=[
+            (
+                page.gettext(label),
+                _count(page.words, item.current),
+                _count(page.words, item.limit),
+                item,
+                item.limit < UNLIMITED,
+            )
+            for label, item in rows
+        ],
+        frequency=_frequency(page.words, subscription.limits.checkFrequencyMinutes),
+        retention=_retention(page.words, subscription.limits.retentionDays),
         can_upgrade=bool(catalog.upgrades) and subscription.currentPlan != catalog.upgrade_plan,
         can_downgrade=subscription.currentPlan != catalog.default_plan,
     )
@@ -88,8 +122,14 @@ async def change_plan(change: str, page: SignedInPage) -> Response:
             page.not_found(N_("plan change"))
     except ProblemError as exc:
         page.refused(exc, N_("plan"))
-        return page.redirect("/app/plan", f"Plan not changed: {exc.detail}")
-    return page.redirect("/app/plan", f"You are on the {done.currentPlan} plan now.")
+        return page.redirect(
+            "/app/plan", page.gettext("Plan not changed: %(why)s") % {"why": exc.detail}
+        )
+    return page.redirect(
+        "/app/plan",
+        page.gettext("You are on the %(plan)s plan now.")
+        % {"plan": _plan_name(page, done.currentPlan)},
+    )
 
 
 @lru_cache(maxsize=1)
@@ -102,7 +142,9 @@ PERSONAL: Final = tuple(REGISTRY[name] for name in personal.SETTINGS_CHANNELS)
 LANGUAGE_NAMES: Final = languages.NAMES
 # (value, label) pairs of the API's own choices.
 LANGUAGES: Final = [(code, LANGUAGE_NAMES.get(code, code)) for code in get_args(Language)]
-THEMES: Final = [(theme, theme.capitalize()) for theme in get_args(Theme)]
+# The themes' names (translated where shown); a theme the table lacks shows its value.
+THEME_NAMES: Final = {"light": N_("Light"), "dark": N_("Dark")}
+THEMES: Final = [(theme, THEME_NAMES.get(theme, theme.capitalize())) for theme in get_args(Theme)]
 
 
 def _settings_shown(page: Page) -> dict[str, str]:
@@ -123,6 +165,30 @@ def _settings_shown(page: Page) -> dict[str, str]:
     return form
 
 
+# The settings view's reasons a personal channel is not active (``personal.inactive_reasons``):
+# its switch is off, or its config unset; any other reason is the config's own error, as the
+# API words it.
+_SWITCH_OFF: Final = re.compile(r"(notifications\.\w+) is off")
+_NOT_SET: Final = re.compile(r"(\w+Config) is not set")
+
+
+def _why_inactive(page: Page, reason: str | None) -> str:
+    """Why a personal channel is not active, in the visitor's language."""
+    said = ""
+    for part in (reason or "").split("; "):
+        if off := _SWITCH_OFF.fullmatch(part):
+            part = page.gettext("%(switch)s is off") % {"switch": off[1]}
+        elif unset := _NOT_SET.fullmatch(part):
+            part = page.gettext("%(config)s is not set") % {"config": unset[1]}
+        # One reason after another, as the language lists them.
+        said = (
+            page.gettext("%(reasons)s; %(reason)s") % {"reasons": said, "reason": part}
+            if said
+            else part
+        )
+    return said
+
+
 def _config_field(channel: Channel, name: str) -> str:
     """A personal config field's form name: the API's own path (``slackConfig.webhookUrl``),
     so its errors land next to the field."""
@@ -131,18 +197,23 @@ def _config_field(channel: Channel, name: str) -> str:
 
 async def _settings_page(page: Page, status: int = 200, **context: Any) -> Response:
     posted = context.pop("form", {})
-    view = settings_view(page.user.settings, page.user.email)
+    shown = settings_view(page.user.settings, page.user.email).model_dump()
     return page.html(
         "settings.html",
         status,
-        title="Settings",
+        title=page.gettext("Settings"),
         section="settings",
         zones=zones(),
         languages=LANGUAGES,
-        themes=THEMES,
+        themes=[(theme, page.gettext(label)) for theme, label in THEMES],
         channels=PERSONAL,
-        preferred=[(c.name, c.title) for c in PERSONAL],
-        view=view.model_dump(),
+        preferred=[(c.name, page.gettext(c.title)) for c in PERSONAL],
+        view=shown,
+        inactive={
+            name: _why_inactive(page, state["reason"])
+            for name, state in shown["channelStatus"].items()
+            if state["reason"]
+        },
         config_field=_config_field,
         form={**_settings_shown(page), **posted},
         **context,
@@ -212,7 +283,7 @@ async def save_settings(page: SignedInPage) -> Response:
         status, errors = page.refused(exc, N_("account"))
         kept = {k: v for k, v in form.items() if not _is_secret_field(k)}
         return await _settings_page(page, status, form=kept, errors=errors)
-    return page.redirect("/app/settings", "Settings saved.")
+    return page.redirect("/app/settings", page.gettext("Settings saved."))
 
 
 def _is_secret_field(name: str) -> bool:
@@ -224,13 +295,16 @@ def _is_secret_field(name: str) -> bool:
 async def confirm_delete_account(page: SignedInPage) -> Response:
     return page.html(
         "confirm_action.html",
-        title="Delete your account?",
+        title=page.gettext("Delete your account?"),
         section="settings",
         action="/app/settings/delete",
-        detail=f"The account {page.user.email} is deleted with every project it owns, their "
-        "monitors, incidents, status pages and API keys; you are signed out everywhere. "
-        "This cannot be undone.",
-        confirm="Delete my account",
+        detail=page.gettext(
+            "The account %(address)s is deleted with every project it owns, their monitors, "
+            "incidents, status pages and API keys; you are signed out everywhere. "
+            "This cannot be undone."
+        )
+        % {"address": page.user.email},
+        confirm=page.gettext("Delete my account"),
         cancel="/app/settings",
     )
 
@@ -239,6 +313,6 @@ async def confirm_delete_account(page: SignedInPage) -> Response:
 async def delete_account(page: SignedInPage) -> Response:
     async with page.button(N_("account"), "/app/settings", N_("Account not deleted")):
         await AccountService(page.session, page.runtime).delete_account(page.user)
-    response = page.redirect("/app/login", "Your account is deleted.")
+    response = page.redirect("/app/login", page.gettext("Your account is deleted."))
     response.delete_cookie(SESSION_COOKIE, path="/app")
     return response

@@ -6,7 +6,7 @@ Only administrators reach them; to anyone else they do not exist (404), as in th
 
 from __future__ import annotations
 
-from typing import get_args
+from typing import Final, get_args
 
 from fastapi import APIRouter, Query
 from fastapi.responses import Response
@@ -28,6 +28,24 @@ from upwatch.monitors.service import MonitorService
 router = APIRouter(prefix="/app/admin")
 ADMIN_ROWS = 500
 MAIL_ROWS = 50
+# How the pages name the accounts' roles, plans and subscription states and the outbox's
+# states (translated where shown); an operator's own plans are shown by their names.
+ROLE_WORDS: Final = {
+    "user": N_("user"),
+    "admin": N_("admin"),
+    "project_manager": N_("project manager"),
+    "super_admin": N_("super admin"),
+}
+PLAN_WORDS: Final = {"free": N_("free"), "pro": N_("pro")}
+STATE_WORDS: Final = {
+    "active": N_("active"),
+    "past_due": N_("past due"),
+    "canceled": N_("canceled"),
+    "trialing": N_("trialing"),
+}
+MAIL_STATES: Final = {"pending": N_("pending"), "sent": N_("sent"), "failed": N_("failed")}
+# The built-in region's name (engine/embedded.py), translated where the regions are listed.
+LOCAL_REGION_NAME: Final = N_("Local")
 
 
 def _admin(page: Page) -> Page:
@@ -38,7 +56,8 @@ def _admin(page: Page) -> Page:
 
 @router.get("")
 async def admin_home(page: SignedInPage) -> Response:
-    return _admin(page).html("admin.html", title="Administration", section="admin")
+    _admin(page)
+    return page.html("admin.html", title=page.gettext("Administration"), section="admin")
 
 
 @router.get("/users", openapi_extra=offers("adminListUsers"))
@@ -47,13 +66,16 @@ async def users_page(page: SignedInPage) -> Response:
     users, total = await AdminService(page.session, page.runtime).list_users(ADMIN_ROWS, 0)
     return page.html(
         "admin_users.html",
-        title="Accounts",
+        title=page.gettext("Accounts"),
         section="admin",
         users=users,
         total=total,
         plans=sorted(page.runtime.catalog.plans),
         roles=get_args(Role),
         states=get_args(SubscriptionState),
+        role_words=ROLE_WORDS,
+        plan_words=PLAN_WORDS,
+        state_words=STATE_WORDS,
     )
 
 
@@ -78,8 +100,17 @@ async def change_user(user_id: str, page: SignedInPage) -> Response:
         item = await AdminService(page.session, page.runtime).update_user(page.user, user_id, body)
     except (ProblemError, ValidationError) as exc:
         _status, errors = page.refused(exc, N_("account"))
-        return page.redirect("/app/admin/users", f"Not changed: {'; '.join(errors.values())}")
-    return page.redirect("/app/admin/users", f"{item.email} saved: the {item.subscription} plan.")
+        why = "; ".join(errors.values())
+        return page.redirect(
+            "/app/admin/users", page.gettext("Not changed: %(why)s") % {"why": why}
+        )
+    plan = item.subscription
+    named = page.gettext(PLAN_WORDS[plan]) if plan in PLAN_WORDS else plan
+    return page.redirect(
+        "/app/admin/users",
+        page.gettext("%(address)s saved: the %(plan)s plan.")
+        % {"address": item.email, "plan": named},
+    )
 
 
 @router.get("/contact", openapi_extra=offers("listContactSubmissions"))
@@ -87,7 +118,11 @@ async def contact_page(page: SignedInPage) -> Response:
     _admin(page)
     items, total = await ContactService(page.session, page.runtime).newest_first(ADMIN_ROWS, 0)
     return page.html(
-        "admin_contact.html", title="Contact submissions", section="admin", items=items, total=total
+        "admin_contact.html",
+        title=page.gettext("Contact submissions"),
+        section="admin",
+        items=items,
+        total=total,
     )
 
 
@@ -112,10 +147,12 @@ async def follow_up(submission_id: str, page: SignedInPage) -> Response:
         await ContactService(page.session, page.runtime).follow_up(submission_id, body)
     except (ProblemError, ValidationError) as exc:
         _status, errors = page.refused(exc, N_("contact submission"))
+        why = "; ".join(errors.values())
         return page.redirect(
-            f"/app/admin/contact/{submission_id}", f"Not saved: {'; '.join(errors.values())}"
+            f"/app/admin/contact/{submission_id}",
+            page.gettext("Not saved: %(why)s") % {"why": why},
         )
-    return page.redirect(f"/app/admin/contact/{submission_id}", "Saved.")
+    return page.redirect(f"/app/admin/contact/{submission_id}", page.gettext("Saved."))
 
 
 @router.get("/mail", openapi_extra=offers("adminListMail"))
@@ -124,12 +161,13 @@ async def mail_page(page: SignedInPage, offset: int = Query(0, ge=0)) -> Respons
     items, total = await AdminService(page.session, page.runtime).list_mail(MAIL_ROWS, offset)
     return page.html(
         "admin_mail.html",
-        title="Mail outbox",
+        title=page.gettext("Mail outbox"),
         section="admin",
         items=items,
         total=total,
         offset=offset,
         rows=MAIL_ROWS,
+        mail_states=MAIL_STATES,
     )
 
 
@@ -138,7 +176,10 @@ async def resend_mail(mail_id: str, page: SignedInPage) -> Response:
     _admin(page)
     async with page.button(N_("message"), "/app/admin/mail", N_("Not sent again")):
         item = await AdminService(page.session, page.runtime).resend_mail(page.user, mail_id)
-    return page.redirect("/app/admin/mail", f"The message to {item.to} is due again.")
+    return page.redirect(
+        "/app/admin/mail",
+        page.gettext("The message to %(to)s is due again.") % {"to": item.to},
+    )
 
 
 async def _regions_page(page: Page, status: int = 200, **context: object) -> Response:
@@ -146,7 +187,12 @@ async def _regions_page(page: Page, status: int = 200, **context: object) -> Res
     context.setdefault("form", {})
     context.setdefault("errors", {})
     return page.html(
-        "admin_regions.html", status, title="Regions", section="admin", regions=regions, **context
+        "admin_regions.html",
+        status,
+        title=page.gettext("Regions"),
+        section="admin",
+        regions=regions,
+        **context,
     )
 
 
@@ -165,7 +211,9 @@ async def add_region(page: SignedInPage) -> Response:
     except (ProblemError, ValidationError) as exc:
         status, errors = page.refused(exc, N_("region"))
         return await _regions_page(page, status, form=form, errors=errors)
-    return page.redirect("/app/admin/regions", f"Region {made.code} added.")
+    return page.redirect(
+        "/app/admin/regions", page.gettext("Region %(code)s added.") % {"code": made.code}
+    )
 
 
 @router.get("/regions/{region_id}/delete")
@@ -177,11 +225,14 @@ async def confirm_delete_region(region_id: str, page: SignedInPage) -> Response:
         page.not_found(N_("region"))
     return page.html(
         "confirm_action.html",
-        title=f"Delete the region {found.code}?",
+        title=page.gettext("Delete the region %(code)s?") % {"code": found.code},
         section="admin",
         action=f"/app/admin/regions/{region_id}/delete",
-        detail=f"{found.name} ({found.code}) is taken out of every monitor that checks from it.",
-        confirm="Delete the region",
+        detail=page.gettext(
+            "%(name)s (%(code)s) is taken out of every monitor that checks from it."
+        )
+        % {"name": found.name, "code": found.code},
+        confirm=page.gettext("Delete the region"),
         cancel="/app/admin/regions",
     )
 
@@ -191,4 +242,4 @@ async def delete_region(region_id: str, page: SignedInPage) -> Response:
     _admin(page)
     async with page.button(N_("region"), "/app/admin/regions", N_("Region not deleted")):
         await MonitorService(page.session, page.runtime).delete_region(page.user, region_id)
-    return page.redirect("/app/admin/regions", "Region deleted.")
+    return page.redirect("/app/admin/regions", page.gettext("Region deleted."))

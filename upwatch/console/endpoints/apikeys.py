@@ -20,7 +20,12 @@ from upwatch.projects.repository import ProjectRepository
 
 router = APIRouter(prefix="/app")
 SCOPES: Final = get_args(Scope)
-SCOPE_LABELS: Final = {"read": "read: may only read", "write": "write: may also change things"}
+SCOPE_LABELS: Final = {
+    "read": N_("read: may only read"),
+    "write": N_("write: may also change things"),
+}
+# A key's scope as a word (translated where shown).
+SCOPE_WORDS: Final = {"read": N_("read"), "write": N_("write")}
 
 
 async def _project(page: Page, project_id: str) -> Any:
@@ -36,11 +41,12 @@ async def _keys_page(page: Page, project_id: str, status: int = 200, **context: 
     return page.html(
         "api_keys.html",
         status,
-        title=f"API keys of {project.name}",
+        title=page.gettext("API keys of %(name)s") % {"name": project.name},
         section="projects",
         project=project,
         keys=keys,
-        scopes=[(s, SCOPE_LABELS.get(s, s)) for s in SCOPES],
+        scopes=[(s, page.gettext(SCOPE_LABELS[s]) if s in SCOPE_LABELS else s) for s in SCOPES],
+        scope_words=SCOPE_WORDS,
         **context,
     )
 
@@ -83,11 +89,12 @@ async def create_key(project_id: str, page: SignedInPage) -> Response:
     # and no later page can show it again.
     return page.html(
         "api_key_created.html",
-        title=f"API key {stored.name} created",
+        title=page.gettext("API key %(name)s created") % {"name": stored.name},
         section="projects",
         project=await _project(page, project_id),
         stored=stored,
         key=key,
+        scope_words=SCOPE_WORDS,
     )
 
 
@@ -106,12 +113,15 @@ async def confirm_revoke(project_id: str, key_id: str, page: SignedInPage) -> Re
     back = f"/app/projects/{project_id}/api-keys"
     return page.html(
         "confirm_action.html",
-        title=f"Revoke the API key {key.name}?",
+        title=page.gettext("Revoke the API key %(name)s?") % {"name": key.name},
         section="projects",
         action=f"{back}/{key_id}/revoke",
-        detail=f"Every program using the key {key.prefix}… is refused from its next request. "
-        "This cannot be undone.",
-        confirm="Revoke the key",
+        detail=page.gettext(
+            "Every program using the key %(prefix)s… is refused from its next request. "
+            "This cannot be undone."
+        )
+        % {"prefix": key.prefix},
+        confirm=page.gettext("Revoke the key"),
         cancel=back,
     )
 
@@ -123,4 +133,4 @@ async def revoke_key(project_id: str, key_id: str, page: SignedInPage) -> Respon
     back = f"/app/projects/{project_id}/api-keys"
     async with page.button(N_("API key"), back, N_("Not revoked")):
         await ApiKeyService(page.session, page.runtime).revoke(page.user, project_id, key_id)
-    return page.redirect(back, "API key revoked.")
+    return page.redirect(back, page.gettext("API key revoked."))

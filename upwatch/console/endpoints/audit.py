@@ -12,7 +12,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from fastapi import APIRouter
 from fastapi.responses import Response
 
-from upwatch.audit.kinds import KINDS, WORDS
+from upwatch.audit import kinds
+from upwatch.audit.kinds import KINDS
 from upwatch.audit.repository import AuditFilter
 from upwatch.audit.schemas import AuditEventOut
 from upwatch.audit.service import AuditLog, audit_filter
@@ -44,13 +45,15 @@ def _day(page: Page, field: str, end: bool) -> datetime | None:
     try:
         day = date.fromisoformat(text)
     except ValueError:
-        raise ValidationFailed.on(field, "a day like 2026-11-27") from None
+        raise ValidationFailed.on(field, page.gettext("a day like 2026-11-27")) from None
     instant = datetime.combine(day, time.max if end else time.min, _zone(page))
     try:
         # A day at either end of the calendar may not exist in UTC (year 0 or 10000).
         return instant.astimezone(UTC)
     except OverflowError:
-        raise ValidationFailed.on(field, "a day from 0002-01-01 to 9998-12-31") from None
+        raise ValidationFailed.on(
+            field, page.gettext("a day from 0002-01-01 to 9998-12-31")
+        ) from None
 
 
 def _chosen(page: Page) -> tuple[dict[str, str], AuditFilter, int]:
@@ -97,7 +100,7 @@ async def _log_page(
         offset=offset,
         rows=ROWS,
         kinds=KINDS,
-        words=WORDS,
+        words={kind: page.gettext(kinds.WORDS.get(kind, kind)) for kind in KINDS},
         chosen=shown,
         newer=f"{action}?{urlencode({**kept, 'offset': max(offset - ROWS, 0)})}",
         older=f"{action}?{urlencode({**kept, 'offset': offset + ROWS})}",
@@ -119,10 +122,13 @@ async def project_log(project_id: str, page: SignedInPage) -> Response:
     return await _log_page(
         page,
         f"/app/projects/{project_id}/audit-log",
-        f"Audit log of {access.project.name}",
+        page.gettext("Audit log of %(name)s") % {"name": access.project.name},
         "projects",
         read,
-        back=(f"/app/projects/{project_id}", f"Back to {access.project.name}"),
+        back=(
+            f"/app/projects/{project_id}",
+            page.gettext("Back to %(name)s") % {"name": access.project.name},
+        ),
     )
 
 
@@ -138,10 +144,10 @@ async def admin_log(page: SignedInPage) -> Response:
     return await _log_page(
         page,
         "/app/admin/audit-log",
-        "Audit log of the service",
+        page.gettext("Audit log of the service"),
         "admin",
         read,
-        back=("/app/admin", "Back to administration"),
+        back=("/app/admin", page.gettext("Back to administration")),
         every=True,
     )
 
@@ -156,8 +162,8 @@ async def own_events(page: SignedInPage) -> Response:
     return await _log_page(
         page,
         "/app/settings/security-events",
-        "Your security events",
+        page.gettext("Your security events"),
         "settings",
         read,
-        back=("/app/settings", "Back to settings"),
+        back=("/app/settings", page.gettext("Back to settings")),
     )

@@ -10,6 +10,7 @@ from fastapi.responses import Response
 from upwatch.console.endpoints.offers import offers
 from upwatch.console.endpoints.page import SignedInPage
 from upwatch.incidents.repository import IncidentRepository
+from upwatch.kit.languages import N_
 from upwatch.models import Incident
 from upwatch.monitors import dashboard
 from upwatch.monitors.repository import MonitorRepository
@@ -21,6 +22,14 @@ router = APIRouter(prefix="/app")
 PER_PAGE = 50
 # The order the status counts are shown in: what needs a look first.
 STATUSES = ("down", "degraded", "pending", "up", "paused")
+# The kinds of data a retention notice names, translated where shown ("12 check results
+# records go on ..."); the statuses are named as in endpoints/monitors.py.
+DATA_WORDS = {
+    "check_results": N_("check results"),
+    "monitoring_data": N_("monitoring data"),
+    "alert_history": N_("alert history"),
+    "incident_data": N_("incident data"),
+}
 
 
 @router.get(
@@ -47,7 +56,7 @@ async def dashboard_page(page: SignedInPage) -> Response:
     notices = await RetentionService(page.session, page.runtime).upcoming(page.user)
     return page.html(
         "dashboard.html",
-        title="Dashboard",
+        title=page.gettext("Dashboard"),
         section="dashboard",
         rows=zip(uptime, performance, strict=True),
         monitors=len(listed),
@@ -57,6 +66,7 @@ async def dashboard_page(page: SignedInPage) -> Response:
         counts=[(status, counts.get(status, 0)) for status in STATUSES],
         open_incidents=open_incidents,
         notices=notices,
+        data_words=DATA_WORDS,
     )
 
 

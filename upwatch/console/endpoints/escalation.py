@@ -30,7 +30,7 @@ BASE: Final = "/app/escalation-policies"
 MAX_STEPS: Final = 10
 SPARE_STEPS: Final = 2
 
-POLICY = "escalation policy"
+POLICY = N_("escalation policy")
 
 
 def _rows(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -88,7 +88,7 @@ async def policies_page(page: SignedInPage) -> Response:
     projects = await projects_of(page)
     return page.html(
         "escalation.html",
-        title="Escalation policies",
+        title=page.gettext("Escalation policies"),
         section="notifications",
         policies=policies,
         project_names={a.project.id: a.project.name for a in projects},
@@ -106,7 +106,11 @@ async def _form_page(page: Page, policy: Any | None, status: int = 200, **contex
     return page.html(
         "escalation_form.html",
         status,
-        title=f"Policy {policy.name}" if policy else "New escalation policy",
+        title=(
+            page.gettext("Policy %(name)s") % {"name": policy.name}
+            if policy
+            else page.gettext("New escalation policy")
+        ),
         section="notifications",
         policy=policy,
         projects=projects,
@@ -135,7 +139,9 @@ async def create_policy(page: SignedInPage) -> Response:
         status, errors = page.refused(exc, N_("project"))
         errors = _on_rows(errors, used)
         return await _form_page(page, None, status, form=form, rows=_rows(rows), errors=errors)
-    return page.redirect(BASE, f"Escalation policy {policy.name} created.")
+    return page.redirect(
+        BASE, page.gettext("Escalation policy %(name)s created.") % {"name": policy.name}
+    )
 
 
 @router.get("/escalation-policies/{policy_id}", openapi_extra=offers("getEscalationPolicy"))
@@ -157,7 +163,7 @@ async def update_policy(policy_id: str, page: SignedInPage) -> Response:
         errors = _on_rows(errors, used)
         policy = await _visible(page, policy_id)
         return await _form_page(page, policy, status, form=form, rows=_rows(rows), errors=errors)
-    return page.redirect(f"{BASE}/{policy_id}", "Escalation policy saved.")
+    return page.redirect(f"{BASE}/{policy_id}", page.gettext("Escalation policy saved."))
 
 
 @router.get("/escalation-policies/{policy_id}/delete")
@@ -165,11 +171,13 @@ async def confirm_delete_policy(policy_id: str, page: SignedInPage) -> Response:
     policy = await _visible(page, policy_id)
     return page.html(
         "confirm_action.html",
-        title=f"Delete {policy.name}?",
+        title=page.gettext("Delete %(name)s?") % {"name": policy.name},
         section="notifications",
         action=f"{BASE}/{policy_id}/delete",
-        detail="Monitors that follow this policy page every provider of their project again.",
-        confirm="Delete the policy",
+        detail=page.gettext(
+            "Monitors that follow this policy page every provider of their project again."
+        ),
+        confirm=page.gettext("Delete the policy"),
         cancel=f"{BASE}/{policy_id}",
     )
 
@@ -178,6 +186,6 @@ async def confirm_delete_policy(policy_id: str, page: SignedInPage) -> Response:
     "/escalation-policies/{policy_id}/delete", openapi_extra=offers("deleteEscalationPolicy")
 )
 async def delete_policy(policy_id: str, page: SignedInPage) -> Response:
-    async with page.button(POLICY, BASE, "Not deleted"):
+    async with page.button(POLICY, BASE, N_("Not deleted")):
         await EscalationService(page.session, page.runtime).delete(page.user, policy_id)
-    return page.redirect(BASE, "Escalation policy deleted.")
+    return page.redirect(BASE, page.gettext("Escalation policy deleted."))

@@ -6,7 +6,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from upwatch.console.endpoints.page import Visitor, html
+from upwatch.console.endpoints.page import Visitor, html, words_for
 
 router = APIRouter(include_in_schema=False)
 
@@ -14,12 +14,13 @@ router = APIRouter(include_in_schema=False)
 @router.api_route("/app/{rest:path}", methods=["GET", "HEAD", "POST"])
 async def no_such_page(request: Request, visitor: Visitor) -> Response:
     me, csrf = (visitor.user, visitor.csrf) if visitor else (None, "")
+    words = words_for(request, me)
     return html(
         request,
         "error.html",
         404,
         me=me,
         csrf=csrf,
-        title="Not found",
-        detail="There is no such page in the console.",
+        title=words.gettext("Not found"),
+        detail=words.gettext("There is no such page in the console."),
     )

@@ -16,6 +16,7 @@ from upwatch.console.endpoints.offers import offers
 from upwatch.console.endpoints.page import FragmentPage, Page, SignedInPage
 from upwatch.console.endpoints.projects import projects_of
 from upwatch.incidents.repository import IncidentRepository
+from upwatch.incidents.rules import OPENED
 from upwatch.incidents.schemas import (
     IncidentCreate,
     IncidentPatch,
@@ -29,15 +30,34 @@ from upwatch.kit.languages import N_
 from upwatch.models import Incident, StatusPage, StatusPageComponent
 from upwatch.monitors.repository import MonitorRepository
 from upwatch.notifications.schemas import AlertOut
+from upwatch.statuspages.render import INCIDENT_WORDS
 from upwatch.statuspages.repository import StatusPageRepository
 
 router = APIRouter(prefix="/app")
 
 STATUSES: Final = get_args(IncidentStatus)
 SEVERITIES: Final = get_args(Severity)
-# The forms' options, as (value, label) pairs.
-STATUS_CHOICES: Final = tuple((s, s.capitalize()) for s in STATUSES)
-SEVERITY_CHOICES: Final = tuple((s, s.capitalize()) for s in SEVERITIES)
+# The forms' options, as (value, label) pairs; the labels are translated where shown.
+LABELS: Final = {
+    "investigating": N_("Investigating"),
+    "identified": N_("Identified"),
+    "monitoring": N_("Monitoring"),
+    "resolved": N_("Resolved"),
+    "low": N_("Low"),
+    "medium": N_("Medium"),
+    "high": N_("High"),
+    "critical": N_("Critical"),
+}
+STATUS_CHOICES: Final = tuple((s, LABELS[s]) for s in STATUSES)
+SEVERITY_CHOICES: Final = tuple((s, LABELS[s]) for s in SEVERITIES)
+# What became of an alert and of each attempt to deliver it (notifications/schemas.py).
+ALERT_WORDS: Final = {
+    "pending": N_("pending"),
+    "sent": N_("sent"),
+    "failed": N_("failed"),
+    "suppressed": N_("suppressed"),
+    "retry": N_("retry"),
+}
 # The new-incident form's fields (besides the optional monitor).
 CREATED: Final = ("projectId", "title", "description", "status", "severity")
 # The list shows the newest incidents; the API pages through all of them.
@@ -53,6 +73,11 @@ def _filter_of(page: Page) -> dict[str, str]:
         "severity": given.get("severity", "") if given.get("severity") in SEVERITIES else "",
     }
     return {key: value for key, value in wanted.items() if value}
+
+
+def _choices(page: Page, pairs: tuple[tuple[str, str], ...]) -> list[tuple[str, str]]:
+    """A select's options with their labels in the visitor's language."""
+    return [(value, page.gettext(label)) for value, label in pairs]
 
 
 async def _incidents(page: Page, chosen: dict[str, str]) -> list[Incident]:
@@ -75,7 +100,8 @@ async def _names(page: Page) -> dict[str, Any]:
         "projects": projects,
         "project_names": project_names,
         "monitor_names": {m.id: m.name for m in monitors},
-        "monitor_choices": [("", "None")]
+        "incident_words": INCIDENT_WORDS,
+        "monitor_choices": [("", page.gettext("None"))]
         + [(m.id, f"{project_names.get(m.project_id, '?')}: {m.name}") for m in monitors],
     }
 
@@ -111,7 +137,7 @@ async def incidents_page(page: SignedInPage) -> Response:
     chosen = _filter_of(page)
     return page.html(
         "incidents.html",
-        title="Incidents",
+        title=page.gettext("Incidents"),
         section="incidents",
         incidents=await _incidents(page, chosen),
         chosen=chosen,
@@ -137,10 +163,10 @@ async def _new_page(page: Page, status: int = 200, **context: Any) -> Response:
     return page.html(
         "incident_form.html",
         status,
-        title="New incident",
+        title=page.gettext("New incident"),
         section="incidents",
-        status_choices=STATUS_CHOICES,
-        severity_choices=SEVERITY_CHOICES,
+        status_choices=_choices(page, STATUS_CHOICES),
+        severity_choices=_choices(page, SEVERITY_CHOICES),
         placements=await _placements(page, None),
         **await _names(page),
         **context,
@@ -166,7 +192,10 @@ async def create_incident(page: SignedInPage) -> Response:
     except (ProblemError, ValidationError) as exc:
         status, errors = page.refused(exc, N_("project"))
         return await _new_page(page, status, form=form, errors=errors, placed=placed)
-    return page.redirect(f"/app/incidents/{made.id}", f"Incident {made.title} opened.")
+    return page.redirect(
+        f"/app/incidents/{made.id}",
+        page.gettext("Incident %(title)s opened.") % {"title": made.title},
+    )
 
 
 async def _visible(page: Page, incident_id: str) -> Incident:
@@ -215,8 +244,10 @@ async def _incident_page(
         evidence=evidence.get(incident.id),
         alerts=await _alerts(page, incident.id),
         placements=await _placements(page, incident.project_id),
-        status_choices=STATUS_CHOICES,
-        severity_choices=SEVERITY_CHOICES,
+        status_choices=_choices(page, STATUS_CHOICES),
+        severity_choices=_choices(page, SEVERITY_CHOICES),
+        alert_words=ALERT_WORDS,
+        opened=OPENED,
         **await _names(page),
         **context,
     )
@@ -233,14 +264,14 @@ async def _act(page: Page, incident_id: str, action: str) -> Response:
     try:
         if action == "acknowledge":
             await service.acknowledge(page.user, incident_id)
-            done = "Acknowledged."
+            done = page.gettext("Acknowledged.")
         elif action == "resolve":
             await service.update(page.user, incident_id, IncidentPatch(status="resolved"))
-            done = "Resolved."
+            done = page.gettext("Resolved.")
         else:
             body = IncidentUpdateCreate(message=form.get("message", ""))
             await service.add_update(page.user, incident_id, body)
-            done = "Update posted."
+            done = page.gettext("Update posted.")
     except (ProblemError, ValidationError) as exc:
         status, errors = page.refused(exc, N_("incident"))
         return await _incident_page(page, incident_id, status, form=form, errors=errors)
@@ -278,7 +309,7 @@ async def change_incident(incident_id: str, page: SignedInPage) -> Response:
         return await _incident_page(
             page, incident_id, status, settings=form, errors=errors, placed=placed
         )
-    return page.redirect(f"/app/incidents/{incident_id}", "Incident saved.")
+    return page.redirect(f"/app/incidents/{incident_id}", page.gettext("Incident saved."))
 
 
 @router.get("/incidents/{incident_id}/delete")
@@ -287,12 +318,18 @@ async def confirm_delete(incident_id: str, page: SignedInPage) -> Response:
     incident = await _visible(page, incident_id)
     return page.html(
         "confirm_action.html",
-        title=f"Delete {incident.title}?",
+        title=page.gettext("Delete %(name)s?") % {"name": incident.title},
         section="incidents",
         action=f"/app/incidents/{incident_id}/delete",
-        detail=f"{incident.title} ({incident.status}) goes with its timeline and its alert "
-        "history; status pages stop showing it. Its monitor stays.",
-        confirm="Delete the incident",
+        detail=page.gettext(
+            "%(title)s (%(status)s) goes with its timeline and its alert history; status pages "
+            "stop showing it. Its monitor stays."
+        )
+        % {
+            "title": incident.title,
+            "status": page.gettext(INCIDENT_WORDS.get(incident.status, incident.status)),
+        },
+        confirm=page.gettext("Delete the incident"),
         cancel=f"/app/incidents/{incident_id}",
     )
 
@@ -301,4 +338,4 @@ async def confirm_delete(incident_id: str, page: SignedInPage) -> Response:
 async def delete_incident(incident_id: str, page: SignedInPage) -> Response:
     async with page.button(N_("incident"), f"/app/incidents/{incident_id}", N_("Not deleted")):
         await IncidentService(page.session, page.runtime).delete(page.user, incident_id)
-    return page.redirect("/app/incidents", "Incident deleted.")
+    return page.redirect("/app/incidents", page.gettext("Incident deleted."))

@@ -35,7 +35,7 @@ async def _windows_page(page: Page, status: int = 200, **context: Any) -> Respon
     return page.html(
         "maintenance.html",
         status,
-        title="Maintenance windows",
+        title=page.gettext("Maintenance windows"),
         section="maintenance",
         windows=shown,
         projects=projects,
@@ -91,14 +91,17 @@ async def create_window(page: SignedInPage) -> Response:
     except (ProblemError, ValidationError) as exc:
         status, errors = page.refused(exc, N_("project"))
         return await _windows_page(page, status, form=form, chosen=chosen, errors=errors)
-    return page.redirect("/app/maintenance", f"Maintenance window {window.title} planned.")
+    return page.redirect(
+        "/app/maintenance",
+        page.gettext("Maintenance window %(title)s planned.") % {"title": window.title},
+    )
 
 
 @router.post("/maintenance/{window_id}/delete", openapi_extra=offers("deleteMaintenanceWindow"))
 async def delete_window(window_id: str, page: SignedInPage) -> Response:
     async with page.button(N_("maintenance window"), "/app/maintenance", N_("Not deleted")):
         await MaintenanceService(page.session, page.runtime).delete(page.user, window_id)
-    return page.redirect("/app/maintenance", "Maintenance window deleted.")
+    return page.redirect("/app/maintenance", page.gettext("Maintenance window deleted."))
 
 
 async def _edit_page(
@@ -108,7 +111,7 @@ async def _edit_page(
     return page.html(
         "maintenance_edit.html",
         status,
-        title=f"Edit {window.title}",
+        title=page.gettext("Edit %(name)s") % {"name": window.title},
         section="maintenance",
         window=window,
         monitors=monitors,
@@ -155,4 +158,7 @@ async def edit_window(window_id: str, page: SignedInPage) -> Response:
     except (ProblemError, ValidationError) as exc:
         status, errors = page.refused(exc, N_("maintenance window"))
         return await _edit_page(page, window, status, form=form, chosen=chosen, errors=errors)
-    return page.redirect("/app/maintenance", f"Maintenance window {body['title']} saved.")
+    return page.redirect(
+        "/app/maintenance",
+        page.gettext("Maintenance window %(title)s saved.") % {"title": body["title"]},
+    )

@@ -43,12 +43,16 @@ def _boxes(kind_name: str) -> list[Box]:
     return [*monitor_form.type_boxes(KINDS[kind_name]), *COMMON_BOXES]
 
 
-async def _choices(page: Page, exclude: str | None = None) -> dict[str, list[tuple[str, str]]]:
+async def _choices(page: Page, exclude: str | None = None) -> dict[str, list[tuple[str, ...]]]:
     regions = await RegionRepository(page.session).all()
     monitors = await MonitorRepository(page.session).visible_all(page.user)
     policies = await EscalationRepository(page.session).list_visible(page.user, 200, 0)
     return {
-        "regionIds": [(r.id, f"{r.name} ({r.code})") for r in regions],
+        # (id, name, code): the built-in region's name is ours (translated), the others' an
+        # administrator's.
+        "regionIds": [
+            (r.id, page.gettext(r.name) if r.builtin else r.name, r.code) for r in regions
+        ],
         "dependsOn": [(m.id, m.name) for m in monitors if m.id != exclude],
         "escalationPolicyId": [(p.id, p.name) for p in policies.rows],
     }
@@ -62,14 +66,14 @@ async def _form_page(
     monitor: Monitor | None = None,
     status: int = 200,
     errors: dict[str, str] | None = None,
-    title: str = "New monitor",
+    title: str | None = None,
 ) -> Response:
     plan = await plan_of(page.session, page.runtime.catalog, page.user.id)
     boxes = _boxes(kind_name)
     return page.html(
         "monitor_form.html",
         status,
-        title=title,
+        title=title or page.gettext("New monitor"),
         section="monitors",
         projects=await projects_of(page),
         types=TYPE_CHOICES,
@@ -155,11 +159,13 @@ async def create_monitor(page: SignedInPage) -> Response:
         created = _NEW_MONITOR.validate_python(body)
         monitor = await MonitorService(page.session, page.runtime).create(page.user, created)
     except FormError as exc:
-        return await _form_page(page, kind, values, status=422, errors={exc.name: str(exc)})
+        errors = {exc.name: exc.said(page.gettext)}
+        return await _form_page(page, kind, values, status=422, errors=errors)
     except (ProblemError, ValidationError) as exc:
         status, errors = page.refused(exc, N_("project"))
         return await _form_page(page, kind, values, status=status, errors=errors)
-    return page.redirect(f"/app/monitors/{monitor.id}", f"Monitor {monitor.name} created.")
+    said = page.gettext("Monitor %(name)s created.") % {"name": monitor.name}
+    return page.redirect(f"/app/monitors/{monitor.id}", said)
 
 
 async def _posted_type(page: Page) -> str:
@@ -181,35 +187,35 @@ async def clone_monitor_page(monitor_id: str, page: SignedInPage) -> Response:
     carried (they would be the masks), so the form asks for them again."""
     monitor = await _visible(page, monitor_id)
     values = _values_of(monitor, _boxes(monitor.type))
-    values["name"] = f"Copy of {monitor.name}"[:100]
+    values["name"] = (page.gettext("Copy of %(name)s") % {"name": monitor.name})[:100]
     secret = secrets.secret_names(monitor.secret_headers or [])
     if secret and values.get("headers"):
         lines = str(values["headers"]).splitlines()
         kept = [ln for ln in lines if ln.partition(":")[0].strip().lower() not in secret]
         values["headers"] = "\n".join(kept)
-    return await _form_page(page, monitor.type, values, title=f"Copy {monitor.name}")
+    title = page.gettext("Copy %(name)s") % {"name": monitor.name}
+    return await _form_page(page, monitor.type, values, title=title)
 
 
 @router.get("/monitors/{monitor_id}/edit", openapi_extra=offers("getMonitor"))
 async def edit_monitor_page(monitor_id: str, page: SignedInPage) -> Response:
     monitor = await _visible(page, monitor_id)
     values = _values_of(monitor, _boxes(monitor.type))
-    return await _form_page(
-        page, monitor.type, values, monitor=monitor, title=f"Edit {monitor.name}"
-    )
+    title = page.gettext("Edit %(name)s") % {"name": monitor.name}
+    return await _form_page(page, monitor.type, values, monitor=monitor, title=title)
 
 
 @router.post("/monitors/{monitor_id}/edit", openapi_extra=offers("updateMonitor"))
 async def edit_monitor(monitor_id: str, page: SignedInPage) -> Response:
     monitor = await _visible(page, monitor_id)
     values = await _sent(page)
-    title = f"Edit {monitor.name}"
+    title = page.gettext("Edit %(name)s") % {"name": monitor.name}
     try:
         body = await _posted(page, monitor.type, editing=True)
         update = MonitorUpdate.model_validate(body)
         await MonitorService(page.session, page.runtime).update(page.user, monitor_id, update)
     except FormError as exc:
-        errors = {exc.name: str(exc)}
+        errors = {exc.name: exc.said(page.gettext)}
         return await _form_page(
             page, monitor.type, values, monitor=monitor, status=422, errors=errors, title=title
         )
@@ -219,16 +225,19 @@ async def edit_monitor(monitor_id: str, page: SignedInPage) -> Response:
         return await _form_page(
             page, monitor.type, values, monitor=monitor, status=status, errors=errors, title=title
         )
-    return page.redirect(f"/app/monitors/{monitor_id}", f"Monitor {body['name']} saved.")
+    said = page.gettext("Monitor %(name)s saved.") % {"name": body["name"]}
+    return page.redirect(f"/app/monitors/{monitor_id}", said)
 
 
 async def _set_active(page: Page, monitor_id: str, active: bool) -> Response:
     back = f"/app/monitors/{monitor_id}"
-    verb = "resumed" if active else "paused"
-    async with page.button("monitor", back, f"Not {verb}"):
+    failed = N_("Not resumed") if active else N_("Not paused")
+    async with page.button(N_("monitor"), back, failed):
         service = MonitorService(page.session, page.runtime)
         await service.update(page.user, monitor_id, MonitorUpdate(isActive=active))
-    return page.redirect(back, f"Monitor {verb}.")
+    return page.redirect(
+        back, page.gettext("Monitor resumed.") if active else page.gettext("Monitor paused.")
+    )
 
 
 @router.post("/monitors/{monitor_id}/pause", openapi_extra=offers("updateMonitor"))
@@ -246,12 +255,14 @@ async def confirm_delete_monitor(monitor_id: str, page: SignedInPage) -> Respons
     monitor = await _visible(page, monitor_id)
     return page.html(
         "confirm_action.html",
-        title=f"Delete {monitor.name}?",
+        title=page.gettext("Delete %(name)s?") % {"name": monitor.name},
         section="monitors",
         action=f"/app/monitors/{monitor_id}/delete",
-        detail="Its checks, statistics and incidents' link to it go with it; monitors that "
-        "depend on it no longer do. This cannot be undone.",
-        confirm="Delete the monitor",
+        detail=page.gettext(
+            "Its checks, statistics and incidents' link to it go with it; monitors that "
+            "depend on it no longer do. This cannot be undone."
+        ),
+        confirm=page.gettext("Delete the monitor"),
         cancel=f"/app/monitors/{monitor_id}",
     )
 
@@ -260,7 +271,7 @@ async def confirm_delete_monitor(monitor_id: str, page: SignedInPage) -> Respons
 async def delete_monitor(monitor_id: str, page: SignedInPage) -> Response:
     async with page.button(N_("monitor"), f"/app/monitors/{monitor_id}", N_("Not deleted")):
         await MonitorService(page.session, page.runtime).delete(page.user, monitor_id)
-    return page.redirect("/app/monitors", "Monitor deleted.")
+    return page.redirect("/app/monitors", page.gettext("Monitor deleted."))
 
 
 # ---- several at once, from the list ----------------------------------------------------
@@ -276,13 +287,18 @@ async def bulk_action(page: SignedInPage) -> Response:
     ids = list(dict.fromkeys(str(v) for v in raw.getlist("ids") if v))[:BULK_MOST]
     action = form.get("action", "")
     if not ids or action not in ("pause", "resume", "delete"):
-        return page.redirect("/app/monitors", "Tick the monitors to act on, then an action.")
+        return page.redirect(
+            "/app/monitors", page.gettext("Tick the monitors to act on, then an action.")
+        )
     repository = MonitorRepository(page.session)
     monitors = [m for m in await repository.visible_all(page.user) if m.id in set(ids)]
     if action == "delete" and form.get("confirmed") != "yes":
         return page.html(
             "monitors_delete.html",
-            title=f"Delete {len(monitors)} monitors?",
+            title=page.words.ngettext(
+                "Delete %(num)d monitor?", "Delete %(num)d monitors?", len(monitors)
+            )
+            % {"num": len(monitors)},
             section="monitors",
             monitors=monitors,
         )
@@ -299,8 +315,22 @@ async def bulk_action(page: SignedInPage) -> Response:
             done += 1
         except ProblemError as exc:
             refused.append(f"{monitor.name} ({exc.detail or exc.title})")
-    verb = {"pause": "paused", "resume": "resumed", "delete": "deleted"}[action]
-    told = f"{done} monitor{'s' if done != 1 else ''} {verb}."
+    told = _bulk_done(page, action, done)
     if refused:
-        told += " Not done: " + "; ".join(refused) + "."
+        told = page.gettext("%(done)s Not done: %(refused)s.") % {
+            "done": told,
+            "refused": "; ".join(refused),
+        }
     return page.redirect("/app/monitors", told)
+
+
+def _bulk_done(page: Page, action: str, done: int) -> str:
+    """What a bulk action did, as the list page's message says it."""
+    ngettext = page.words.ngettext
+    if action == "pause":
+        said = ngettext("%(num)d monitor paused.", "%(num)d monitors paused.", done)
+    elif action == "resume":
+        said = ngettext("%(num)d monitor resumed.", "%(num)d monitors resumed.", done)
+    else:
+        said = ngettext("%(num)d monitor deleted.", "%(num)d monitors deleted.", done)
+    return said % {"num": done}

@@ -25,6 +25,15 @@ from upwatch.statuspages.repository import StatusPageRepository
 
 SORTS: Final = ("name", "status", "uptime")
 STATUS_ORDER: Final = {"down": 0, "degraded": 1, "pending": 2, "up": 3, "paused": 4}
+# A monitor's (and a check's) status as the pages name it, translated where shown (the
+# templates' ``_(status)``); the value itself stays in the CSS classes and the filters.
+STATUS_WORDS: Final = {
+    "up": N_("up"),
+    "down": N_("down"),
+    "degraded": N_("degraded"),
+    "paused": N_("paused"),
+    "pending": N_("pending"),
+}
 RECENT_CHECKS: Final = 20
 
 router = APIRouter(prefix="/app")
@@ -78,7 +87,7 @@ async def monitors_page(page: SignedInPage) -> Response:
     query = _monitor_query(page)
     return page.html(
         "monitors.html",
-        title="Monitors",
+        title=page.gettext("Monitors"),
         section="monitors",
         query=query,
         query_string=urlencode(query),
@@ -140,18 +149,25 @@ async def _history(page: Page, monitor_id: str, span: str) -> dict[str, Any]:
     return {
         "span": span,
         "spans": list(charts.RANGES),
-        "chart": charts.chart(points),
-        "bars": charts.day_bars(by_day, now.date()),
+        "chart": charts.chart(points, page.words),
+        "bars": charts.day_bars(by_day, now.date(), page.words),
     }
 
 
 async def _regions(page: Page, monitor: Monitor) -> list[MonitorRegionStats]:
-    """Each region's last 24 hours, as ``GET /monitors/{id}/regions`` gives them."""
+    """Each region's last 24 hours, as ``GET /monitors/{id}/regions`` gives them; the
+    built-in region's name (ours, not an administrator's) in the visitor's language."""
     now = page.runtime.clock.now()
-    online = await RegionRepository(page.session).online_ids(
+    repository = RegionRepository(page.session)
+    online = await repository.online_ids(
         now - timedelta(seconds=page.runtime.settings.region_online_seconds)
     )
-    return (await dashboard.monitor_regions(page.session, monitor, online, now)).regions
+    builtin = {r.id for r in await repository.all() if r.builtin}
+    regions = (await dashboard.monitor_regions(page.session, monitor, online, now)).regions
+    return [
+        r.model_copy(update={"name": page.gettext(r.name)}) if r.regionId in builtin else r
+        for r in regions
+    ]
 
 
 @router.get(
@@ -182,5 +198,12 @@ async def monitor_state(monitor_id: str, page: FragmentPage) -> Response:
 async def check_monitor(monitor_id: str, page: SignedInPage) -> Response:
     async with page.button(N_("monitor"), f"/app/monitors/{monitor_id}", N_("Not checked")):
         result = await MonitorService(page.session, page.runtime).check_now(page.user, monitor_id)
-    code = f", HTTP {result.status_code}" if result.status_code else ""
-    return page.redirect(f"/app/monitors/{monitor_id}", f"Checked now: {result.status}{code}")
+    status = page.gettext(STATUS_WORDS.get(result.status, result.status))
+    if result.status_code:
+        said = page.gettext("Checked now: %(status)s, HTTP %(code)s") % {
+            "status": status,
+            "code": result.status_code,
+        }
+    else:
+        said = page.gettext("Checked now: %(status)s") % {"status": status}
+    return page.redirect(f"/app/monitors/{monitor_id}", said)

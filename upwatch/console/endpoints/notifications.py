@@ -43,7 +43,7 @@ async def providers_page(page: SignedInPage) -> Response:
     names = {a.project.id: a.project.name for a in await projects_of(page)}
     return page.html(
         "notifications.html",
-        title="Notifications",
+        title=page.gettext("Notifications"),
         section="notifications",
         providers=providers,
         project_names=names,
@@ -63,7 +63,7 @@ async def _new_provider_page(
     return page.html(
         "notification_new.html",
         status,
-        title="New notification provider",
+        title=page.gettext("New notification provider"),
         section="notifications",
         channel=channel,
         channels=CHANNELS,
@@ -106,7 +106,10 @@ async def create_provider(page: SignedInPage) -> Response:
         # Secrets are never sent back into a page.
         kept = {k: v for k, v in form.items() if not _is_secret(channel, k)}
         return await _new_provider_page(page, channel, status, form=kept, errors=errors)
-    return page.redirect("/app/notifications", f"{provider.name} added: send it a test.")
+    return page.redirect(
+        "/app/notifications",
+        page.gettext("%(name)s added: send it a test.") % {"name": provider.name},
+    )
 
 
 def _is_secret(channel: str, field: str) -> bool:
@@ -119,10 +122,10 @@ async def test_provider(provider_id: str, page: SignedInPage) -> Response:
     async with page.button(N_("notification provider"), "/app/notifications", N_("No test sent")):
         sent = await ProviderService(page.session, page.runtime).test(page.user, provider_id)
     if sent:
-        return page.redirect("/app/notifications", "Test message sent.")
+        return page.redirect("/app/notifications", page.gettext("Test message sent."))
     return page.redirect(
         "/app/notifications",
-        "The test message could not be delivered; the error is in the alert history.",
+        page.gettext("The test message could not be delivered; the error is in the alert history."),
     )
 
 
@@ -164,7 +167,7 @@ async def _edit_page(page: Page, provider: Any, status: int = 200, **context: An
     return page.html(
         "notification_edit.html",
         status,
-        title=f"Provider {provider.name}",
+        title=page.gettext("Provider %(name)s") % {"name": provider.name},
         section="notifications",
         provider=out,
         channel=REGISTRY[out.type],
@@ -222,7 +225,7 @@ async def update_provider(provider_id: str, page: SignedInPage) -> Response:
         kept = {k: v for k, v in form.items() if not _is_secret(provider.type, k)}
         provider = await _visible_provider(page, provider_id)
         return await _edit_page(page, provider, status, form=kept, errors=errors)
-    return page.redirect(f"/app/notifications/{provider_id}", "Provider saved.")
+    return page.redirect(f"/app/notifications/{provider_id}", page.gettext("Provider saved."))
 
 
 @router.get("/notifications/{provider_id}/delete")
@@ -230,12 +233,14 @@ async def confirm_delete_provider(provider_id: str, page: SignedInPage) -> Respo
     provider = await _visible_provider(page, provider_id)
     return page.html(
         "confirm_action.html",
-        title=f"Delete {provider.name}?",
+        title=page.gettext("Delete %(name)s?") % {"name": provider.name},
         section="notifications",
         action=f"/app/notifications/{provider_id}/delete",
-        detail="Monitors stop alerting through this provider, and escalation policies that "
-        "name it page one provider fewer.",
-        confirm="Delete the provider",
+        detail=page.gettext(
+            "Monitors stop alerting through this provider, and escalation policies that "
+            "name it page one provider fewer."
+        ),
+        confirm=page.gettext("Delete the provider"),
         cancel=f"/app/notifications/{provider_id}",
     )
 
@@ -246,4 +251,4 @@ async def confirm_delete_provider(provider_id: str, page: SignedInPage) -> Respo
 async def delete_provider(provider_id: str, page: SignedInPage) -> Response:
     async with page.button(N_("notification provider"), "/app/notifications", N_("Not deleted")):
         await ProviderService(page.session, page.runtime).delete(page.user, provider_id)
-    return page.redirect("/app/notifications", "Provider deleted.")
+    return page.redirect("/app/notifications", page.gettext("Provider deleted."))

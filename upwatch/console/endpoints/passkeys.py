@@ -29,6 +29,7 @@ from upwatch.console.endpoints.page import (
     read_form,
     secure,
     status_of,
+    words_for,
 )
 from upwatch.console.endpoints.second_factor import (
     finish_sign_in,
@@ -67,7 +68,11 @@ def _ceremony(request: Request, options: str, cookie: str) -> Response:
 def _script_token(request: Request, expected: str) -> None:
     """The options are asked by the console's own script, which sends the form's token."""
     if not expected or not same_token(request.headers.get(CSRF_HEADER), expected):
-        raise Forbidden("reload the page and try again (its form token is missing or old)")
+        raise Forbidden(
+            words_for(request).gettext(
+                "reload the page and try again (its form token is missing or old)"
+            )
+        )
 
 
 # ---- the visitor's passkeys ----
@@ -83,7 +88,7 @@ async def _passkeys_page(page: Page, status: int = 200, **context: Any) -> Respo
     return page.html(
         "passkeys.html",
         status,
-        title="Passkeys",
+        title=page.gettext("Passkeys"),
         section="settings",
         **await passkeys_section(page),
         **context,
@@ -116,7 +121,7 @@ async def add_passkey(page: SignedInPage) -> Response:
     except ProblemError as exc:
         status, errors = page.refused(exc, N_("passkey"))
         return await _passkeys_page(page, status, form=form, errors=errors)
-    response = page.redirect("/app/settings/passkeys", "Passkey added.")
+    response = page.redirect("/app/settings/passkeys", page.gettext("Passkey added."))
     response.delete_cookie(CEREMONY_COOKIE, path="/app")
     return response
 
@@ -126,7 +131,7 @@ async def remove_passkey(passkey_id: str, page: SignedInPage) -> Response:
     back = "/app/settings/passkeys"
     async with page.button(N_("passkey"), back, N_("Not removed")):
         await PasskeyService(page.session, page.runtime).remove(page.user, passkey_id)
-    return page.redirect(back, "Passkey removed: it no longer signs in.")
+    return page.redirect(back, page.gettext("Passkey removed: it no longer signs in."))
 
 
 # ---- signing in with a passkey instead of the password ----
@@ -159,7 +164,8 @@ async def _signed_in_with_passkey(
         )
     except ProblemError as exc:
         # The failure's audit event stays (nothing else was changed).
-        errors = {"": errors_of(exc).get("") or "The passkey was not accepted."}
+        refused = errors_of(exc).get("")
+        errors = {"": refused or words_for(request).gettext("The passkey was not accepted.")}
         if pending is None:
             return _sign_in_page(request, SIGN_IN, status_of(exc), form=form, errors=errors)
         return await second_step_answer(
@@ -171,8 +177,9 @@ async def _signed_in_with_passkey(
         await AccountService(session, runtime).forgive_failures(user, client)
     response: Response
     if pending is None:
+        signed_in = words_for(request, user).gettext("Signed in.")
         response = await _start_session(
-            request, session, runtime, user, "Signed in.", form.get("next")
+            request, session, runtime, user, signed_in, form.get("next")
         )
     else:
         try:
@@ -195,7 +202,8 @@ async def sign_in_with_passkey(
 ) -> Response:
     form = await read_form(request)
     if not same_token(form.get("csrf"), request.cookies.get(FORM_COOKIE) or ""):
-        return _sign_in_page(request, SIGN_IN, 403, form=form, errors={"": "Reload and retry."})
+        refused = {"": words_for(request).gettext("Reload and retry.")}
+        return _sign_in_page(request, SIGN_IN, 403, form=form, errors=refused)
     return await _signed_in_with_passkey(request, session, runtime, client, form, None)
 
 
@@ -209,7 +217,7 @@ async def second_factor_options(
     _script_token(request, request.cookies.get(FORM_COOKIE) or "")
     pending = await _pending_or_none(request, session, runtime)
     if pending is None:
-        raise Forbidden("this sign-in took too long: sign in again")
+        raise Forbidden(words_for(request).gettext("this sign-in took too long: sign in again"))
     options, cookie = await PasskeyService(session, runtime).sign_in_options(pending[0])
     return _ceremony(request, options, cookie)
 
@@ -221,9 +229,8 @@ async def second_factor_passkey(
     form = await read_form(request)
     user, pending = await pending_account(request, session, runtime)
     if not same_token(form.get("csrf"), request.cookies.get(FORM_COOKIE) or ""):
-        return await second_step_answer(
-            request, session, user, form, 403, errors={"": "Reload and retry."}
-        )
+        refused = {"": words_for(request).gettext("Reload and retry.")}
+        return await second_step_answer(request, session, user, form, 403, errors=refused)
     return await _signed_in_with_passkey(
         request, session, runtime, client, form, user, pending.method
     )

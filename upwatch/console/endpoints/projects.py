@@ -3,7 +3,7 @@ deleting it with confirmation."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from fastapi import APIRouter
 from fastapi.responses import Response
@@ -17,6 +17,8 @@ from upwatch.projects.schemas import InviteRequest, ProjectCreate, ProjectUpdate
 from upwatch.projects.service import ProjectService
 
 router = APIRouter(prefix="/app")
+# How the pages name a role in a project (translated where shown).
+ROLES: Final = {"owner": N_("owner"), "member": N_("member"), "admin": N_("admin")}
 
 
 async def projects_of(page: Page) -> list[Any]:
@@ -27,7 +29,13 @@ async def projects_of(page: Page) -> list[Any]:
 async def _projects_page(page: Page, status: int = 200, **context: Any) -> Response:
     projects = await projects_of(page)
     return page.html(
-        "projects.html", status, title="Projects", section="projects", projects=projects, **context
+        "projects.html",
+        status,
+        title=page.gettext("Projects"),
+        section="projects",
+        projects=projects,
+        roles=ROLES,
+        **context,
     )
 
 
@@ -45,7 +53,9 @@ async def create_project(page: SignedInPage) -> Response:
     except (ProblemError, ValidationError) as exc:
         status, errors = page.refused(exc, N_("project"))
         return await _projects_page(page, status, form=form, errors=errors)
-    return page.redirect("/app/monitors/new", f"Project {body.name} created.")
+    return page.redirect(
+        "/app/monitors/new", page.gettext("Project %(name)s created.") % {"name": body.name}
+    )
 
 
 async def _project_page(page: Page, project_id: str, status: int = 200, **context: Any) -> Response:
@@ -66,6 +76,7 @@ async def _project_page(page: Page, project_id: str, status: int = 200, **contex
         access=access,
         members=members,
         invitations=invitations,
+        roles=ROLES,
         **context,
     )
 
@@ -85,7 +96,11 @@ async def invite(project_id: str, page: SignedInPage) -> Response:
     except (ProblemError, ValidationError) as exc:
         status, errors = page.refused(exc, N_("project"))
         return await _project_page(page, project_id, status, form=form, errors=errors)
-    done = f"{body.email} added." if member else f"Invitation sent to {body.email}."
+    done = (
+        page.gettext("%(email)s added.")
+        if member
+        else page.gettext("Invitation sent to %(email)s.")
+    ) % {"email": body.email}
     return page.redirect(f"/app/projects/{project_id}", done)
 
 
@@ -98,8 +113,8 @@ async def remove_member(project_id: str, user_id: str, page: SignedInPage) -> Re
             page.user, project_id, user_id
         )
     if user_id == page.user.id:
-        return page.redirect("/app/projects", "You left the project.")
-    return page.redirect(f"/app/projects/{project_id}", "Member removed.")
+        return page.redirect("/app/projects", page.gettext("You left the project."))
+    return page.redirect(f"/app/projects/{project_id}", page.gettext("Member removed."))
 
 
 @router.post("/projects/{project_id}/settings", openapi_extra=offers("updateProject"))
@@ -112,7 +127,10 @@ async def save_project(project_id: str, page: SignedInPage) -> Response:
     except (ProblemError, ValidationError) as exc:
         status, errors = page.refused(exc, N_("project"))
         return await _project_page(page, project_id, status, settings=form, errors=errors)
-    return page.redirect(f"/app/projects/{project_id}", f"Project {access.project.name} saved.")
+    return page.redirect(
+        f"/app/projects/{project_id}",
+        page.gettext("Project %(name)s saved.") % {"name": access.project.name},
+    )
 
 
 @router.post("/projects/{project_id}/two-factor", openapi_extra=offers("updateProject"))
@@ -128,9 +146,9 @@ async def save_two_factor(project_id: str, page: SignedInPage) -> Response:
         why = {"require_two_factor": " ".join(errors.values())}
         return await _project_page(page, project_id, status, errors=why)
     done = (
-        "Members now need two-factor sign-in to open this project."
+        page.gettext("Members now need two-factor sign-in to open this project.")
         if access.project.require_two_factor
-        else "Members no longer need two-factor sign-in to open this project."
+        else page.gettext("Members no longer need two-factor sign-in to open this project.")
     )
     return page.redirect(f"/app/projects/{project_id}", done)
 
@@ -144,7 +162,7 @@ async def confirm_delete(project_id: str, page: SignedInPage) -> Response:
         page.not_found(N_("project"))
     return page.html(
         "project_delete.html",
-        title=f"Delete {access.project.name}?",
+        title=page.gettext("Delete %(name)s?") % {"name": access.project.name},
         section="projects",
         access=access,
     )
@@ -154,7 +172,7 @@ async def confirm_delete(project_id: str, page: SignedInPage) -> Response:
 async def delete_project(project_id: str, page: SignedInPage) -> Response:
     async with page.button(N_("project"), f"/app/projects/{project_id}", N_("Not deleted")):
         await ProjectService(page.session, page.runtime).delete(page.user, project_id)
-    return page.redirect("/app/projects", "Project deleted, with everything in it.")
+    return page.redirect("/app/projects", page.gettext("Project deleted, with everything in it."))
 
 
 @router.post(
@@ -167,4 +185,4 @@ async def cancel_invitation(project_id: str, invitation_id: str, page: SignedInP
         await ProjectService(page.session, page.runtime).cancel_invitation(
             page.user, project_id, invitation_id
         )
-    return page.redirect(back, "Invitation cancelled: its link no longer works.")
+    return page.redirect(back, page.gettext("Invitation cancelled: its link no longer works."))

@@ -102,7 +102,7 @@ async def monitor_report(monitor_id: str, page: SignedInPage) -> Response:
     return page.html(
         "report.html",
         status,
-        title=f"Report of {monitor.name}",
+        title=page.gettext("Report of %(name)s") % {"name": monitor.name},
         section="monitors",
         action=f"/app/monitors/{monitor_id}/report",
         back=(f"/app/monitors/{monitor_id}", monitor.name),
@@ -129,7 +129,7 @@ async def monitor_sla_csv(monitor_id: str, page: SignedInPage) -> Response:
         args = query.sla_args(page, csv_wanted=True)
         sheet = await monitor_sla(monitor_id, args, page.user, page.session, page.runtime)
     except (ProblemError, ValidationError) as exc:
-        return _no_csv(page, exc, "monitor")
+        return _no_csv(page, exc, N_("monitor"))
     assert isinstance(sheet, Response)
     return sheet
 
@@ -141,14 +141,16 @@ async def monitor_stats_csv(monitor_id: str, page: SignedInPage) -> Response:
         service = MonitorService(page.session, page.runtime)
         stats = await monitor_stats(monitor_id, page.user, service, query.period)
     except (ProblemError, ValidationError) as exc:
-        return _no_csv(page, exc, "monitor")
+        return _no_csv(page, exc, N_("monitor"))
     return csv_of(stats, f"stats-{monitor_id}-{query.period}")
 
 
 def _no_csv(page: Page, exc: ProblemError | ValidationError, what: str) -> Response:
+    """The error page of a refused download (``what``: a noun marked with ``N_``)."""
     status, errors = page.refused(exc, what)
     detail = "; ".join(f"{k}: {v}" if k else v for k, v in errors.items())
-    return page.html("error.html", status, title="No report for that period", detail=detail)
+    title = page.gettext("No report for that period")
+    return page.html("error.html", status, title=title, detail=detail)
 
 
 @router.get("/projects/{project_id}/sla", openapi_extra=offers("projectSla"))
@@ -170,7 +172,7 @@ async def project_report(project_id: str, page: SignedInPage) -> Response:
     return page.html(
         "report.html",
         status,
-        title=f"SLA of {access.project.name}",
+        title=page.gettext("SLA of %(name)s") % {"name": access.project.name},
         section="projects",
         action=f"/app/projects/{project_id}/sla",
         back=(f"/app/projects/{project_id}", access.project.name),
@@ -191,6 +193,6 @@ async def project_sla_csv(project_id: str, page: SignedInPage) -> Response:
         args = query.sla_args(page, csv_wanted=True)
         sheet = await project_sla(project_id, args, page.user, page.session, page.runtime)
     except (ProblemError, ValidationError) as exc:
-        return _no_csv(page, exc, "project")
+        return _no_csv(page, exc, N_("project"))
     assert isinstance(sheet, Response)
     return sheet

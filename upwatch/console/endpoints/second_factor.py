@@ -25,7 +25,7 @@ from upwatch.accounts.factors import (
 from upwatch.accounts.repository import SecondFactorRepository, UserRepository
 from upwatch.accounts.service import AccountService
 from upwatch.console.endpoints.offers import offers
-from upwatch.console.endpoints.page import Answer, errors_of, redirect, status_of
+from upwatch.console.endpoints.page import Answer, errors_of, redirect, status_of, words_for
 from upwatch.console.endpoints.signin import (
     CARRIED,
     _join,
@@ -36,10 +36,11 @@ from upwatch.console.endpoints.signin import (
 from upwatch.dependencies import ClientAddress, RuntimeDep, Session
 from upwatch.kit.db import discard_changes
 from upwatch.kit.errors import ProblemError
+from upwatch.kit.languages import N_
 from upwatch.models import User
 from upwatch.runtime import Runtime
 
-SECOND_STEP: Final = ("login_second_factor.html", "Two-factor sign-in")
+SECOND_STEP: Final = ("login_second_factor.html", N_("Two-factor sign-in"))
 
 router = APIRouter(prefix="/app")
 
@@ -60,7 +61,8 @@ async def pending_account(
         or user.token_version != pending.token_version
         or not await has_second_factor(session, user)
     ):
-        response = redirect(request, "/app/login", "Sign in again: that sign-in has expired.")
+        expired = words_for(request).gettext("Sign in again: that sign-in has expired.")
+        response = redirect(request, "/app/login", expired)
         response.delete_cookie(PENDING_COOKIE, path="/app")
         raise Answer(response)
     return user, pending
@@ -72,13 +74,13 @@ async def finish_sign_in(
     runtime: Runtime,
     user: User,
     form: dict[str, str],
-    flash: str = "Signed in.",
 ) -> Response:
     """Every factor was given: the session starts (where ``next`` asked to go), the pending
     sign-in ends, and an invitation the sign-in form carried is accepted."""
-    joined = await _join(session, runtime, user, form.get("invitation"))
+    joined = await _join(request, session, runtime, user, form.get("invitation"))
     wanted = form.get("next")
-    response = await _start_session(request, session, runtime, user, joined or flash, wanted)
+    flash = joined or words_for(request, user).gettext("Signed in.")
+    response = await _start_session(request, session, runtime, user, flash, wanted)
     response.delete_cookie(PENDING_COOKIE, path="/app")
     return response
 

@@ -40,7 +40,7 @@ async def _security_page(page: Page, status: int = 200, **context: Any) -> Respo
     return page.html(
         "security.html",
         status,
-        title="Sign-in security",
+        title=page.gettext("Sign-in security"),
         section="settings",
         state=state,
         **context,
@@ -62,11 +62,11 @@ async def start_totp(page: SignedInPage) -> Response:
         return await _security_page(page, status, errors=errors)
     return page.html(
         "security_totp.html",
-        title="Set up an authenticator app",
+        title=page.gettext("Set up an authenticator app"),
         section="settings",
         secret=secret,
         grouped=" ".join(secret[i : i + 4] for i in range(0, len(secret), 4)),
-        qr=qr_svg(uri, "QR code of the authenticator app setup"),
+        qr=qr_svg(uri, page.gettext("QR code of the authenticator app setup")),
     )
 
 
@@ -81,14 +81,14 @@ async def _with_code(page: Page, action: str) -> Response:
             codes = await service.renew_recovery_codes(page.user, code)
         else:
             await service.turn_off_totp(page.user, code)
-            return page.redirect(PATH, "Two-factor sign-in is off.")
+            return page.redirect(PATH, page.gettext("Two-factor sign-in is off."))
     except ProblemError as exc:
         status, errors = page.refused(exc, N_("account"))
         shown = {action: errors.get("code") or errors.get("", "")}
         return await _security_page(page, status, errors=shown)
     return page.html(
         "security_codes.html",
-        title="Your recovery codes",
+        title=page.gettext("Your recovery codes"),
         section="settings",
         codes=codes,
         turned_on=action == "confirm",

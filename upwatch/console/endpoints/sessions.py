@@ -22,7 +22,7 @@ async def sessions_page(page: SignedInPage) -> Response:
     listed = await SessionService(page.session, page.runtime).listed(page.user, current, SHOWN, 0)
     return page.html(
         "sessions.html",
-        title="Sessions",
+        title=page.gettext("Sessions"),
         section="settings",
         sessions=listed.rows,
         total=listed.total,
@@ -34,7 +34,12 @@ async def end_other_sessions(page: SignedInPage) -> Response:
     async with page.button(N_("session"), PAGE, N_("Sessions not ended")):
         service = SessionService(page.session, page.runtime)
         ended = await service.end_others(page.user, page.visitor.session_id)
-    return page.redirect(PAGE, f"Signed out everywhere else ({ended} session{'s'[: ended != 1]}).")
+    said = page.words.ngettext(
+        "Signed out everywhere else (%(count)d session).",
+        "Signed out everywhere else (%(count)d sessions).",
+        ended,
+    )
+    return page.redirect(PAGE, said % {"count": ended})
 
 
 @router.post("/settings/sessions/{session_id}/end", openapi_extra=offers("endSession"))
@@ -43,7 +48,7 @@ async def end_session(session_id: str, page: SignedInPage) -> Response:
     async with page.button(N_("session"), PAGE, N_("Session not ended")):
         await SessionService(page.session, page.runtime).end(page.user, session_id, current)
     if session_id == current:
-        response = page.redirect("/app/login", "You are signed out.")
+        response = page.redirect("/app/login", page.gettext("You are signed out."))
         response.delete_cookie(SESSION_COOKIE, path="/app")
         return response
-    return page.redirect(PAGE, "The session is ended.")
+    return page.redirect(PAGE, page.gettext("The session is ended."))

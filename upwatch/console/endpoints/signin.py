@@ -36,6 +36,7 @@ from upwatch.console.endpoints.page import (
     redirect,
     secure,
     status_of,
+    words_for,
 )
 from upwatch.console.service import ConsoleSessions, SignedIn, new_csrf_token, same_token
 from upwatch.dependencies import ClientAddress, RuntimeDep, Session
@@ -47,10 +48,11 @@ from upwatch.projects.service import ProjectService, accept_invitation
 from upwatch.runtime import Runtime
 
 FORM_COOKIE: Final = "upwatch_form"  # the sign-in forms' CSRF token, before any session
-SIGN_IN: Final = ("login.html", "Sign in")
-SIGN_UP: Final = ("signup.html", "Create an account")
-FORGOT: Final = ("forgot.html", "Forgot your password?")
-RESET: Final = ("reset.html", "Choose a new password")
+# Each page's template and title (translated where shown).
+SIGN_IN: Final = ("login.html", N_("Sign in"))
+SIGN_UP: Final = ("signup.html", N_("Create an account"))
+FORGOT: Final = ("forgot.html", N_("Forgot your password?"))
+RESET: Final = ("reset.html", N_("Choose a new password"))
 SECOND_STEP_PATH: Final = "/app/login/second-factor"  # console/endpoints/second_factor.py
 # What the sign-in form carried that the second step carries on.
 CARRIED: Final = ("next", "invitation")
@@ -67,6 +69,7 @@ def _sign_in_page(
     settings = request.app.state.runtime.settings
     context.setdefault("sso", settings.oidc_name if settings.sso_configured else "")
     token = request.cookies.get(FORM_COOKIE) or new_csrf_token()
+    title = words_for(request).gettext(title)
     response = html(request, template, status, title=title, csrf=token, **context)
     response.set_cookie(
         FORM_COOKIE, token, path="/app", httponly=True, samesite="strict", secure=secure(request)
@@ -78,7 +81,7 @@ async def _sign_in_form(request: Request, which: tuple[str, str]) -> dict[str, s
     """The posted form, once its token matches the form cookie's."""
     form = await read_form(request)
     if not same_token(form.get("csrf"), request.cookies.get(FORM_COOKIE) or ""):
-        refused = {"": "Reload and retry."}
+        refused = {"": words_for(request).gettext("Reload and retry.")}
         raise Answer(_sign_in_page(request, which, 403, form=form, errors=refused))
     return form
 
@@ -141,19 +144,21 @@ def to_second_step(
 
 
 async def _join(
-    session: AsyncSession, runtime: Runtime, user: User, token: str | None
+    request: Request, session: AsyncSession, runtime: Runtime, user: User, token: str | None
 ) -> str | None:
-    """Accept the invitation the sign-in form carried; what to say, or None without one."""
+    """Accept the invitation the sign-in form carried; what to say (in ``user``'s language),
+    or None without one."""
     if not token:
         return None
+    words = words_for(request, user)
     try:
         project_id = await accept_invitation(session, runtime, user, token)
     except NotFound:
         raise ValidationFailed.on(
-            "", "this invitation is not for this account, or it was used already"
+            "", words.gettext("this invitation is not for this account, or it was used already")
         ) from None
     project = await ProjectService(session, runtime).joined(user, project_id)
-    return f"You joined {project.project.name}."
+    return words.gettext("You joined %(name)s.") % {"name": project.project.name}
 
 
 @router.get("")
@@ -182,10 +187,10 @@ async def login(
             # The password alone is not a session: the second step finishes it.
             return to_second_step(request, runtime, user, "password", form)
         await accounts.signed_in(user, client, None)
-        joined = await _join(session, runtime, user, form.get("invitation"))
+        joined = await _join(request, session, runtime, user, form.get("invitation"))
     except ProblemError as exc:
         return _form_again(request, session, SIGN_IN, form, exc)
-    flash = joined or "Signed in."
+    flash = joined or words_for(request, user).gettext("Signed in.")
     return await _start_session(request, session, runtime, user, flash, form.get("next"))
 
 
@@ -205,10 +210,12 @@ async def signup(request: Request, session: Session, runtime: RuntimeDep) -> Res
         fields["invitationToken"] = form["invitation"]
     try:
         user = await AccountService(session, runtime).signup(SignupRequest(**fields))
-        joined = await _join(session, runtime, user, form.get("invitation"))
+        joined = await _join(request, session, runtime, user, form.get("invitation"))
     except (ProblemError, ValidationError) as exc:
         return _form_again(request, session, SIGN_UP, form, exc)
-    welcome = "Welcome to Upwatch." + (f" {joined}" if joined else "")
+    welcome = words_for(request, user).gettext("Welcome to Upwatch.")
+    if joined:
+        welcome = f"{welcome} {joined}"
     return await _start_session(request, session, runtime, user, welcome)
 
 
@@ -217,7 +224,7 @@ async def logout(page: SignedInPage) -> Response:
     await page.form()
     token = page.request.cookies.get(SESSION_COOKIE)
     await ConsoleSessions(page.session, page.runtime).close(token)
-    response = page.redirect("/app/login", "Signed out.")
+    response = page.redirect("/app/login", page.gettext("Signed out."))
     response.delete_cookie(SESSION_COOKIE, path="/app")
     return response
 
@@ -274,9 +281,10 @@ async def forgot(
     # The same answer whether or not the account exists, as the API gives.
     if email and await accept_reset_request(runtime, email, client):
         background.add_task(send_reset_link, runtime, email)
-    return redirect(
-        request, "/app/login", "If an account exists for this address, a reset link was sent."
+    sent = words_for(request).gettext(
+        "If an account exists for this address, a reset link was sent."
     )
+    return redirect(request, "/app/login", sent)
 
 
 @router.get("/reset-password")
@@ -297,18 +305,20 @@ async def reset(request: Request, session: Session, runtime: RuntimeDep) -> Resp
         discard_changes(session)
         errors = {"password" if k == "newPassword" else k: v for k, v in errors_of(exc).items()}
         return _sign_in_page(request, RESET, status_of(exc), form=form, errors=errors)
-    return redirect(request, "/app/login", "Password changed: sign in with the new one.")
+    changed = words_for(request).gettext("Password changed: sign in with the new one.")
+    return redirect(request, "/app/login", changed)
 
 
 def _invitation_page(
     request: Request, visitor: SignedIn | None, token: str, status: int = 200, **more: Any
 ) -> Response:
+    me = visitor.user if visitor else None
     return html(
         request,
         "invitation.html",
         status,
-        title="Join a project",
-        me=visitor.user if visitor else None,
+        title=words_for(request, me).gettext("Join a project"),
+        me=me,
         csrf=visitor.csrf if visitor else "",
         token=token,
         query=urlencode({"invitation": token}),
@@ -325,7 +335,7 @@ async def invitation_page(request: Request, visitor: Visitor) -> Response:
 async def accept(page: SignedInPage) -> Response:
     form = await page.form()
     try:
-        joined = await _join(page.session, page.runtime, page.user, form.get("token"))
+        joined = await _join(page.request, page.session, page.runtime, page.user, form.get("token"))
     except ProblemError as exc:
         status, errors = page.refused(exc, N_("invitation"))
         token = form.get("token", "")

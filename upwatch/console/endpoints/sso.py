@@ -19,7 +19,7 @@ from upwatch.accounts.factors import (
 from upwatch.audit import kinds
 from upwatch.audit.service import record
 from upwatch.config import Settings
-from upwatch.console.endpoints.page import Visitor, after_sign_in, redirect, secure
+from upwatch.console.endpoints.page import Visitor, after_sign_in, redirect, secure, words_for
 from upwatch.console.endpoints.signin import (
     SIGN_IN,
     _sign_in_page,
@@ -27,6 +27,7 @@ from upwatch.console.endpoints.signin import (
     to_second_step,
 )
 from upwatch.dependencies import ClientAddress, RuntimeDep, Session
+from upwatch.kit.languages import N_
 from upwatch.sso.flow import FLOW_COOKIE, FLOW_SECONDS, Flow, Flows
 from upwatch.sso.provider import OpenIdProvider, SignInRefused, http_client
 from upwatch.sso.service import SsoService
@@ -45,15 +46,16 @@ class TooManyAttempts(SignInRefused):
 
 
 def _refused(request: Request, exc: SignInRefused, wanted: str = "") -> Response:
-    response = _sign_in_page(
-        request, SIGN_IN, exc.status, form={"next": wanted}, errors={"": str(exc)}
-    )
+    """The sign-in page with what went wrong: a refusal's message is marked with ``N_``
+    where it is raised, and translated here."""
+    said = words_for(request).gettext(str(exc))
+    response = _sign_in_page(request, SIGN_IN, exc.status, form={"next": wanted}, errors={"": said})
     response.delete_cookie(FLOW_COOKIE, path="/app")
     return response
 
 
 def _not_configured() -> NotConfigured:
-    return NotConfigured("This service has no single sign-on.", "not_configured")
+    return NotConfigured(N_("This service has no single sign-on."), "not_configured")
 
 
 @router.get("/sso")
@@ -96,7 +98,7 @@ async def callback(
     # The password sign-in's throttle per address: a flood of made-up callbacks neither
     # fills the audit log with failures nor reaches the provider's token endpoint.
     if await runtime.throttles.login_address.take(client) is not None:
-        refusal = TooManyAttempts("Too many sign-in attempts; try again later.", "throttled")
+        refusal = TooManyAttempts(N_("Too many sign-in attempts; try again later."), "throttled")
         return _refused(request, refusal)
     flow = Flows(settings.signing_key).open(request.cookies.get(FLOW_COOKIE), now)
     wanted = flow.next if flow else ""
@@ -133,7 +135,8 @@ async def callback(
             via="oidc",
             details={"method": "oidc"},
         )
-        response = await _start_session(request, session, runtime, user, "Signed in.", wanted)
+        signed_in = words_for(request, user).gettext("Signed in.")
+        response = await _start_session(request, session, runtime, user, signed_in, wanted)
     response.delete_cookie(FLOW_COOKIE, path="/app")
     return response
 
@@ -162,23 +165,25 @@ async def _claims(
     params = request.query_params
     if flow is None:
         raise SignInRefused(
-            "This sign-in expired or began in another browser; start again.", "no_flow"
+            N_("This sign-in expired or began in another browser; start again."), "no_flow"
         )
     state = params.get("state", "")
     if not hmac.compare_digest(state.encode(), flow.state.encode()):
-        raise SignInRefused("This sign-in is not the one this browser began; start again.", "state")
+        raise SignInRefused(
+            N_("This sign-in is not the one this browser began; start again."), "state"
+        )
     error = params.get("error")
     if error is not None:
         denied = error == "access_denied"
         raise SignInRefused(
-            "The sign-in was cancelled at the provider."
+            N_("The sign-in was cancelled at the provider.")
             if denied
-            else "The sign-in provider refused the sign-in.",
+            else N_("The sign-in provider refused the sign-in."),
             "access_denied" if denied else "provider_refused",
         )
     code = params.get("code", "")
     if not code or len(code) > 4096:
-        raise SignInRefused("The sign-in provider sent no code; start again.", "no_code")
+        raise SignInRefused(N_("The sign-in provider sent no code; start again."), "no_code")
     async with http_client() as client:
         provider = OpenIdProvider(settings)
         return await provider.claims(

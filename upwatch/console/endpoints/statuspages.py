@@ -38,15 +38,42 @@ from upwatch.statuspages.service import StatusPageService
 
 router = APIRouter(prefix="/app")
 
-THEMES: Final = tuple((theme, theme.capitalize()) for theme in get_args(Theme))
+# The selects' options, as (value, label) pairs; the labels are translated where shown.
+THEME_LABELS: Final = {"light": N_("Light"), "dark": N_("Dark")}
+THEMES: Final = tuple((theme, THEME_LABELS[theme]) for theme in get_args(Theme))
 VISIBILITIES: Final = (
-    ("public", "Public: anyone"),
-    ("password", "Password: whoever has the page's password, and the project's members"),
-    ("members", "Members: only the project's members (others get “not found”)"),
+    ("public", N_("Public: anyone")),
+    ("password", N_("Password: whoever has the page's password, and the project's members")),
+    ("members", N_("Members: only the project's members (others get “not found”)")),
 )
+HOOK_KINDS: Final = (
+    ("webhook", N_("Webhook (signed JSON)")),
+    ("slack", N_("Slack incoming webhook")),
+)
+# A component's or group's status as the editor names it (statuspages/rules.py).
+STATUS_WORDS: Final = {
+    "operational": N_("operational"),
+    "degraded": N_("degraded"),
+    "partial_outage": N_("partial outage"),
+    "major_outage": N_("major outage"),
+    "maintenance": N_("maintenance"),
+    "unknown": N_("unknown"),
+}
+# A subscriber's kind, as the list of subscribers names it.
+KIND_WORDS: Final = {"email": N_("E-mail"), "webhook": N_("Webhook"), "slack": N_("Slack")}
+# The title of a hook's removal (an e-mail subscriber's names its address).
+REMOVE_TITLES: Final = {
+    "webhook": N_("Remove this webhook subscriber?"),
+    "slack": N_("Remove this slack subscriber?"),
+}
 # The editor shows the newest messages; the API pages through all of them.
 MESSAGES_SHOWN: Final = 20
 SUBSCRIBERS_PER_PAGE: Final = 50
+
+
+def _choices(page: Page, pairs: tuple[tuple[str, str], ...]) -> list[tuple[str, str]]:
+    """A select's options with their labels in the visitor's language."""
+    return [(value, page.gettext(label)) for value, label in pairs]
 
 
 async def _pages_page(page: Page, status: int = 200, **context: Any) -> Response:
@@ -55,7 +82,7 @@ async def _pages_page(page: Page, status: int = 200, **context: Any) -> Response
     return page.html(
         "status_pages.html",
         status,
-        title="Status pages",
+        title=page.gettext("Status pages"),
         section="status-pages",
         pages=pages,
         projects=projects,
@@ -83,7 +110,10 @@ async def create_status_page(page: SignedInPage) -> Response:
     except (ProblemError, ValidationError) as exc:
         status, errors = page.refused(exc, N_("project"))
         return await _pages_page(page, status, form=form, errors=errors)
-    return page.redirect(f"/app/status-pages/{made.id}", f"Status page {made.name} created.")
+    return page.redirect(
+        f"/app/status-pages/{made.id}",
+        page.gettext("Status page %(name)s created.") % {"name": made.name},
+    )
 
 
 async def _visible(page: Page, service: StatusPageService, page_id: str) -> StatusPage:
@@ -205,8 +235,9 @@ async def _editor(page: Page, page_id: str, status: int = 200, **context: Any) -
         history=history,
         posted=posted,
         subscribers=subscribers,
-        themes=THEMES,
-        visibilities=VISIBILITIES,
+        status_words=STATUS_WORDS,
+        themes=_choices(page, THEMES),
+        visibilities=_choices(page, VISIBILITIES),
         addable=[m for m in monitors if m.id not in on_page],
         **context,
     )
@@ -235,7 +266,7 @@ async def add_component(page_id: str, page: SignedInPage) -> Response:
         # The settings form has a "name" too: this one's error goes next to this one's box.
         errors = {"componentName" if k == "name" else k: v for k, v in errors.items()}
         return await _editor(page, page_id, status, form=form, errors=errors)
-    return page.redirect(f"/app/status-pages/{page_id}", "Component added.")
+    return page.redirect(f"/app/status-pages/{page_id}", page.gettext("Component added."))
 
 
 @router.post(
@@ -252,17 +283,18 @@ async def change_component(page_id: str, component_id: str, page: SignedInPage) 
     try:
         if action == "remove":
             await service.delete_component(page.user, page_id, component_id)
-            done = "Component removed."
+            done = page.gettext("Component removed.")
         elif action in {"up", "down"}:
             done = await _move(page, service, page_id, component_id, action)
         elif action == "group":
             body = ComponentUpdate(groupId=form.get("groupId") or None)
             await service.update_component(page.user, page_id, component_id, body)
-            done = "Component moved to its group." if body.groupId else "Component ungrouped."
+            moved = page.gettext("Component moved to its group.")
+            done = moved if body.groupId else page.gettext("Component ungrouped.")
         else:
             body = ComponentUpdate(name=form.get("name", ""))
             await service.update_component(page.user, page_id, component_id, body)
-            done = "Component renamed."
+            done = page.gettext("Component renamed.")
     except (ProblemError, ValidationError) as exc:
         status, errors = page.refused(exc, N_("component"))
         errors = {f"name-{component_id}" if k == "name" else k: v for k, v in errors.items()}
@@ -295,7 +327,7 @@ async def _move(
     at = order.index(item_id)
     other = at - 1 if way == "up" else at + 1
     if not 0 <= other < len(order):
-        return "Already there."
+        return page.gettext("Already there.")
     siblings[at], siblings[other] = siblings[other], siblings[at]
     for position, moved in enumerate(siblings):
         if isinstance(moved, StatusPageGroup):
@@ -303,7 +335,9 @@ async def _move(
         else:
             body = ComponentUpdate(order=position)
             await service.update_component(page.user, page_id, moved.id, body)
-    return "Group moved." if isinstance(siblings[other], StatusPageGroup) else "Component moved."
+    if isinstance(siblings[other], StatusPageGroup):
+        return page.gettext("Group moved.")
+    return page.gettext("Component moved.")
 
 
 @router.post("/status-pages/{page_id}/groups", openapi_extra=offers("addStatusPageGroup"))
@@ -318,7 +352,9 @@ async def add_group(page_id: str, page: SignedInPage) -> Response:
         # Its box is "groupName": the settings form has a "name" too.
         errors = {"groupName" if k in {"name", ""} else k: v for k, v in errors.items()}
         return await _editor(page, page_id, status, form=form, errors=errors)
-    return page.redirect(f"/app/status-pages/{page_id}", f"Group {body.name} added.")
+    return page.redirect(
+        f"/app/status-pages/{page_id}", page.gettext("Group %(name)s added.") % {"name": body.name}
+    )
 
 
 @router.post(
@@ -333,13 +369,13 @@ async def change_group(page_id: str, group_id: str, page: SignedInPage) -> Respo
     try:
         if action == "remove":
             await service.delete_group(page.user, page_id, group_id)
-            done = "Group deleted; its components are ungrouped."
+            done = page.gettext("Group deleted; its components are ungrouped.")
         elif action in {"up", "down"}:
             done = await _move(page, service, page_id, group_id, action)
         else:
             body = GroupUpdate(name=form.get("name", ""))
             await service.update_group(page.user, page_id, group_id, body)
-            done = "Group renamed."
+            done = page.gettext("Group renamed.")
     except (ProblemError, ValidationError) as exc:
         status, errors = page.refused(exc, N_("group"))
         key = f"group-{group_id}"
@@ -359,7 +395,7 @@ async def post_message(page_id: str, page: SignedInPage) -> Response:
     except (ProblemError, ValidationError) as exc:
         status, errors = page.refused(exc, N_("status page"))
         return await _editor(page, page_id, status, form=form, about=about, errors=errors)
-    done = "Message posted." if body.message else "Message cleared."
+    done = page.gettext("Message posted.") if body.message else page.gettext("Message cleared.")
     return page.redirect(f"/app/status-pages/{page_id}", done)
 
 
@@ -374,7 +410,10 @@ async def save_settings(page_id: str, page: SignedInPage) -> Response:
         # The allowlist is one box: a line's error ("allowedNetworks.1") goes next to it.
         errors = {k.split(".", 1)[0]: v for k, v in errors.items()}
         return await _editor(page, page_id, status, settings=form, errors=errors)
-    return page.redirect(f"/app/status-pages/{page_id}", f"Settings of {saved.name} saved.")
+    return page.redirect(
+        f"/app/status-pages/{page_id}",
+        page.gettext("Settings of %(name)s saved.") % {"name": saved.name},
+    )
 
 
 @router.get("/status-pages/{page_id}/delete")
@@ -383,7 +422,7 @@ async def confirm_delete(page_id: str, page: SignedInPage) -> Response:
     status_page = await _visible(page, StatusPageService(page.session, page.runtime), page_id)
     return page.html(
         "status_page_delete.html",
-        title=f"Delete {status_page.name}?",
+        title=page.gettext("Delete %(name)s?") % {"name": status_page.name},
         section="status-pages",
         status_page=status_page,
     )
@@ -393,7 +432,7 @@ async def confirm_delete(page_id: str, page: SignedInPage) -> Response:
 async def delete_status_page(page_id: str, page: SignedInPage) -> Response:
     async with page.button(N_("status page"), f"/app/status-pages/{page_id}", N_("Not deleted")):
         await StatusPageService(page.session, page.runtime).delete(page.user, page_id)
-    return page.redirect("/app/status-pages", "Status page deleted.")
+    return page.redirect("/app/status-pages", page.gettext("Status page deleted."))
 
 
 def _offset(page: Page) -> int:
@@ -423,14 +462,15 @@ async def _subscribers_page(
         component_names={c.id: c.name for c in components},
         # A Slack URL is a credential: scheme and host only, as the API shows it.
         masked=mask_value,
-        title=f"Subscribers of {status_page.name}",
+        kind_words=KIND_WORDS,
+        title=page.gettext("Subscribers of %(name)s") % {"name": status_page.name},
         section="status-pages",
         status_page=status_page,
         subscribers=subscribers,
         total=total,
         offset=offset,
         per_page=SUBSCRIBERS_PER_PAGE,
-        kinds=(("webhook", "Webhook (signed JSON)"), ("slack", "Slack incoming webhook")),
+        kinds=_choices(page, HOOK_KINDS),
         **context,
     )
 
@@ -454,7 +494,7 @@ async def add_subscriber(page_id: str, page: SignedInPage) -> Response:
     status_page = await _visible(page, service, page_id)
     return page.html(
         "status_page_subscriber_added.html",
-        title="Subscriber added",
+        title=page.gettext("Subscriber added"),
         section="status-pages",
         status_page=status_page,
         subscriber=subscriber,
@@ -482,7 +522,7 @@ async def _subscriber_form(
     return page.html(
         "status_page_subscriber_edit.html",
         status,
-        title="Change a subscriber",
+        title=page.gettext("Change a subscriber"),
         section="status-pages",
         status_page=status_page,
         subscriber=subscriber,
@@ -517,7 +557,17 @@ async def change_subscriber(page_id: str, subscriber_id: str, page: SignedInPage
         return await _subscriber_form(
             page, page_id, subscriber_id, status, form=form, errors=errors
         )
-    return page.redirect(f"/app/status-pages/{page_id}/subscribers", "Subscriber changed.")
+    return page.redirect(
+        f"/app/status-pages/{page_id}/subscribers", page.gettext("Subscriber changed.")
+    )
+
+
+def _removal_title(page: Page, subscriber: StatusPageSubscriber) -> str:
+    if subscriber.email:
+        return page.gettext("Remove %(email)s?") % {"email": subscriber.email}
+    if subscriber.kind in REMOVE_TITLES:
+        return page.gettext(REMOVE_TITLES[subscriber.kind])
+    return page.gettext("Remove this %(kind)s subscriber?") % {"kind": subscriber.kind}
 
 
 @router.get("/status-pages/{page_id}/subscribers/{subscriber_id}/remove")
@@ -527,7 +577,7 @@ async def confirm_remove_subscriber(
     status_page, subscriber = await _subscriber(page, page_id, subscriber_id)
     return page.html(
         "status_page_subscriber_remove.html",
-        title=f"Remove {subscriber.email or f'this {subscriber.kind} subscriber'}?",
+        title=_removal_title(page, subscriber),
         section="status-pages",
         status_page=status_page,
         subscriber=subscriber,
@@ -544,7 +594,7 @@ async def remove_subscriber(page_id: str, subscriber_id: str, page: SignedInPage
         await StatusPageService(page.session, page.runtime).delete_subscriber(
             page.user, page_id, subscriber_id
         )
-    return page.redirect(back, "Subscriber removed: no further notice goes to them.")
+    return page.redirect(back, page.gettext("Subscriber removed: no further notice goes to them."))
 
 
 @router.get("/status-pages/{page_id}/preview")

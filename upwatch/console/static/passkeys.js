@@ -1,7 +1,9 @@
 // Passkeys (docs/passkeys.md). A form marked data-passkey stays hidden without this script
 // (its note says why); with it, submitting the form asks the server for the ceremony's
 // options, lets the browser make or use the passkey, and posts the browser's answer with the
-// form, as an ordinary form post.
+// form, as an ordinary form post. Its texts are the page's, in the visitor's language: the
+// form's data-waiting, data-checking, data-cancelled, data-failed (with "%(reason)s") and
+// data-none attributes, and the note's data-unsupported.
 (function () {
   "use strict";
 
@@ -81,7 +83,7 @@
 
   function ceremony(form, status) {
     var registering = form.getAttribute("data-passkey") === "register";
-    status.textContent = "Waiting for your passkey…";
+    status.textContent = form.dataset.waiting;
     options(form)
       .then(function (body) {
         return registering
@@ -89,23 +91,24 @@
           : navigator.credentials.get({ publicKey: request(body) });
       })
       .then(function (credential) {
-        if (!credential) { throw new Error("no passkey was given"); }
+        if (!credential) { throw new Error(form.dataset.none); }
         form.elements.credential.value = JSON.stringify(answer(credential));
-        status.textContent = "Checking…";
+        status.textContent = form.dataset.checking;
         form.submit();
       })
       .catch(function (error) {
         // NotAllowedError: the person closed the dialog, or it timed out.
+        var reason = String(error && error.message ? error.message : error);
         status.textContent = error && error.name === "NotAllowedError"
-          ? "No passkey was used. Try again when you are ready."
-          : "The passkey could not be used: " + (error && error.message ? error.message : error);
+          ? form.dataset.cancelled
+          : form.dataset.failed.replace("%(reason)s", function () { return reason; });
       });
   }
 
   document.addEventListener("DOMContentLoaded", function () {
     var supported = !!(window.PublicKeyCredential && navigator.credentials);
     Array.prototype.forEach.call(document.querySelectorAll("[data-passkey-note]"), function (note) {
-      if (supported) { note.hidden = true; } else { note.textContent = "This browser cannot use passkeys."; }
+      if (supported) { note.hidden = true; } else { note.textContent = note.dataset.unsupported; }
     });
     if (!supported) { return; }
     Array.prototype.forEach.call(document.querySelectorAll("form[data-passkey]"), function (form) {

@@ -36,6 +36,7 @@ from pydantic import AfterValidator, Field
 from yarl import URL
 
 from upwatch.kit.inputs import Input, worded
+from upwatch.kit.languages import N_
 from upwatch.kit.net import NetworkGuard, TargetRefused
 from upwatch.notifications.channels.base import (
     MASK,
@@ -303,10 +304,10 @@ def notify_type(event: AlertEvent) -> str:
 
 class Apprise(Channel):
     name = "apprise"
-    label = "Apprise"
+    label = N_("Apprise")
     places = Places(names=17, forms=17)
     plan = "pro"
-    form = (FormField("urls", "Apprise URLs (comma-separated)", "password", listed=True),)
+    form = (FormField("urls", N_("Apprise URLs (comma-separated)"), "password", listed=True),)
     config_model = AppriseConfig
     secret_fields = ("urls",)
 

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from upwatch.kit.inputs import Input
+from upwatch.kit.languages import N_
 from upwatch.notifications.channels.base import (
     DeliveryKit,
     FormField,
@@ -26,7 +27,7 @@ class ChatHookChannel(HttpChannel):
     # The path of a chat webhook URL is its credential.
     secret_fields = ("webhookUrl",)
     url_fields = ("webhookUrl",)
-    form = (FormField("webhookUrl", "Incoming webhook URL", "url"),)
+    form = (FormField("webhookUrl", N_("Incoming webhook URL"), "url"),)
 
     async def send(self, config: Mapping[str, Any], event: AlertEvent, kit: DeliveryKit) -> None:
         url = self.required(config, "webhookUrl")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from upwatch.kit.languages import N_
 from upwatch.notifications.channels.base import Personal, Places
 from upwatch.notifications.channels.chat import ChatHookChannel
 from upwatch.notifications.events import AlertEvent, EventKind, iso
@@ -20,7 +21,7 @@ EMBED_CHARS: Final = 6000
 
 class Discord(ChatHookChannel):
     name = "discord"
-    label = "Discord"
+    label = N_("Discord")
     places = Places(names=4, forms=2, free_plan=3, personal=3)
     plan = "free"
     personal = Personal(views=frozenset({"settings"}))

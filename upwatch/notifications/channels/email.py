@@ -12,6 +12,7 @@ import aiosmtplib
 from pydantic import Field
 
 from upwatch.kit.inputs import Input
+from upwatch.kit.languages import N_
 from upwatch.kit.schemas import Email as Address
 from upwatch.mail.sender import PermanentMailError, one_line
 from upwatch.notifications.channels.base import (
@@ -39,12 +40,12 @@ class Email(Channel):
     personal = Personal(
         views=frozenset({"profile", "settings"}), on_by_default=True, own_address=True
     )
-    form = (FormField("to", "Send to (addresses, separated by commas)", listed=True),)
+    form = (FormField("to", N_("Send to (addresses, separated by commas)"), listed=True),)
     config_model = EmailConfig
 
     @property
     def title(self) -> str:
-        return "E-mail"
+        return N_("E-mail")
 
     def for_account(self, config: Mapping[str, Any], account_email: str) -> dict[str, Any]:
         # A personal config without addresses means the account's own address.

@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import Field
 from yarl import URL
 
+from upwatch.kit.languages import N_
 from upwatch.notifications.channels.base import (
     DeliveryKit,
     HookUrl,
@@ -54,7 +55,7 @@ class GoogleChatConfig(ChatHookConfig):
 
 class GoogleChat(ChatHookChannel):
     name = "googlechat"
-    label = "Google Chat"
+    label = N_("Google Chat")
     places = Places(names=15, forms=15, personal=12)
     plan = "pro"
     personal = Personal(views=frozenset({"settings"}))
@@ -75,7 +76,7 @@ class GoogleChat(ChatHookChannel):
         if event.incident_url:
             link = {"openLink": {"url": event.incident_url}}
             widgets.append(
-                {"buttonList": {"buttons": [{"text": "Open incident", "onClick": link}]}}
+                {"buttonList": {"buttons": [{"text": event._("Open incident"), "onClick": link}]}}
             )
         card = {
             # Header title and subtitle are plain text.

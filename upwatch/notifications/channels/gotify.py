@@ -12,6 +12,7 @@ from typing import Annotated, Any, Final
 from pydantic import Field
 
 from upwatch.kit.inputs import Input, worded
+from upwatch.kit.languages import N_
 from upwatch.notifications.channels.base import (
     DeliveryKit,
     FormField,
@@ -41,13 +42,13 @@ class GotifyConfig(Input):
 
 class Gotify(HttpChannel):
     name = "gotify"
-    label = "Gotify"
+    label = N_("Gotify")
     places = Places(names=10, forms=10, personal=7)
     plan = "pro"
     personal = Personal(views=frozenset({"settings"}))
     form = (
-        FormField("serverUrl", "Server URL", "url"),
-        FormField("appToken", "Application token", "password"),
+        FormField("serverUrl", N_("Server URL"), "url"),
+        FormField("appToken", N_("Application token"), "password"),
     )
     config_model = GotifyConfig
     secret_fields = ("appToken",)

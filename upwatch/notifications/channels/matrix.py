@@ -16,6 +16,7 @@ from urllib.parse import quote
 from pydantic import Field
 
 from upwatch.kit.inputs import Input, worded
+from upwatch.kit.languages import N_
 from upwatch.notifications.channels.base import (
     DeliveryKit,
     FormField,
@@ -65,9 +66,10 @@ def formatted(event: AlertEvent) -> str:
     parts = [f'<strong><font color="{color}">{html.escape(event.headline)}</font></strong>']
     parts.append(html.escape(event.summary()))
     for line in event.lines():
-        if event.incident_url and line == f"Incident: {event.incident_url}":
+        if event.incident_url and line == event.incident_line:
             link = html.escape(event.incident_url, quote=True)
-            parts.append(f'<a href="{link}">Open the incident in Upwatch</a>')
+            label = html.escape(event._("Open the incident in Upwatch"))
+            parts.append(f'<a href="{link}">{label}</a>')
         else:
             parts.append(html.escape(line))
     return "<br>".join(parts)
@@ -75,13 +77,13 @@ def formatted(event: AlertEvent) -> str:
 
 class Matrix(HttpChannel):
     name = "matrix"
-    label = "Matrix"
+    label = N_("Matrix")
     places = Places(names=12, forms=12)
     plan = "pro"
     form = (
-        FormField("homeserverUrl", "Homeserver URL", "url"),
-        FormField("roomId", "Room id (!…:server)", "text"),
-        FormField("accessToken", "Access token", "password"),
+        FormField("homeserverUrl", N_("Homeserver URL"), "url"),
+        FormField("roomId", N_("Room id (!…:server)"), "text"),
+        FormField("accessToken", N_("Access token"), "password"),
     )
     config_model = MatrixConfig
     secret_fields = ("accessToken",)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
+from upwatch.kit.languages import N_
 from upwatch.notifications.channels.base import Places
 from upwatch.notifications.channels.chat import ChatHookChannel
 from upwatch.notifications.events import AlertEvent
@@ -23,16 +24,17 @@ def escape(text: str) -> str:
 
 class Mattermost(ChatHookChannel):
     name = "mattermost"
-    label = "Mattermost"
+    label = N_("Mattermost")
     places = Places(names=13, forms=13)
     plan = "pro"
 
     def message(self, event: AlertEvent) -> dict[str, Any]:
         lines = [f"#### {escape(event.headline)}", escape(event.summary())]
-        lines += [escape(line) for line in event.lines() if not line.startswith("Incident: ")]
+        lines += [escape(line) for line in event.lines() if line != event.incident_line]
         if event.incident_url:
             target = event.incident_url.replace(")", "%29").replace(" ", "%20")
-            lines.append(f"[Open the incident in Upwatch]({target})")
+            label = event._("Open the incident in Upwatch")
+            lines.append(f"[{label}]({target})")
         card = "\n".join(f"**{escape(name)}:** {escape(value)}" for name, value in event.facts())
         return {
             "text": "\n".join(lines)[:MAX_TEXT],

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Final
 from pydantic import Field
 
 from upwatch.kit.inputs import Input, worded
+from upwatch.kit.languages import N_
 from upwatch.notifications.channels.base import (
     DeliveryKit,
     FormField,
@@ -80,14 +81,14 @@ def message_body(event: AlertEvent) -> bytes:
 
 class Ntfy(HttpChannel):
     name = "ntfy"
-    label = "ntfy"
+    label = N_("ntfy")
     places = Places(names=9, forms=9, personal=6)
     plan = "pro"
     personal = Personal(views=frozenset({"settings"}))
     form = (
-        FormField("serverUrl", "Server URL (https://ntfy.sh when blank)", "url", optional=True),
-        FormField("topic", "Topic", "text"),
-        FormField("accessToken", "Access token", "password", optional=True),
+        FormField("serverUrl", N_("Server URL (https://ntfy.sh when blank)"), "url", optional=True),
+        FormField("topic", N_("Topic"), "text"),
+        FormField("accessToken", N_("Access token"), "password", optional=True),
     )
     config_model = NtfyConfig
     secret_fields = ("accessToken",)

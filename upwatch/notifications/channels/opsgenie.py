@@ -14,6 +14,7 @@ from urllib.parse import quote
 from pydantic import Field
 
 from upwatch.kit.inputs import Input, worded
+from upwatch.kit.languages import N_
 from upwatch.notifications.channels.base import (
     DeliveryKit,
     FormField,
@@ -53,12 +54,12 @@ class OpsgenieConfig(Input):
 
 class Opsgenie(HttpChannel):
     name = "opsgenie"
-    label = "Opsgenie"
+    label = N_("Opsgenie")
     places = Places(names=16, forms=16)
     plan = "pro"
     form = (
-        FormField("apiKey", "API key", "password"),
-        FormField("region", "Region (us or eu)", "text", optional=True),
+        FormField("apiKey", N_("API key"), "password"),
+        FormField("region", N_("Region (us or eu)"), "text", optional=True),
     )
     config_model = OpsgenieConfig
     secret_fields = ("apiKey",)

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Final
 from pydantic import Field
 
 from upwatch.kit.inputs import Input, worded
+from upwatch.kit.languages import N_
 from upwatch.notifications.channels.base import DeliveryKit, FormField, HttpChannel, Places
 from upwatch.notifications.events import AlertEvent, EventKind, iso
 
@@ -31,10 +32,10 @@ class PagerDutyConfig(Input):
 
 class PagerDuty(HttpChannel):
     name = "pagerduty"
-    label = "PagerDuty"
+    label = N_("PagerDuty")
     places = Places(names=8, forms=6)
     plan = "pro"
-    form = (FormField("routingKey", "Routing key", "password"),)
+    form = (FormField("routingKey", N_("Routing key"), "password"),)
     config_model = PagerDutyConfig
     secret_fields = ("routingKey",)
 
@@ -64,7 +65,9 @@ class PagerDuty(HttpChannel):
     ) -> dict[str, Any]:
         is_test = event.kind is EventKind.TEST
         opened = event.kind is EventKind.OPENED
-        details: dict[str, Any] = {"What failed" if opened else "Summary": event.summary()}
+        details: dict[str, Any] = {
+            event._("What failed") if opened else event._("Summary"): event.summary()
+        }
         details.update(event.facts())
         if event.incident_url:
             details["Incident"] = event.incident_url
@@ -89,7 +92,7 @@ class PagerDuty(HttpChannel):
             "client_url": kit.settings.public_url,
         }
         if event.incident_url:
-            message["links"] = [{"href": event.incident_url, "text": "Upwatch incident"}]
+            message["links"] = [{"href": event.incident_url, "text": event._("Upwatch incident")}]
         return message
 
     @staticmethod

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Final
 from pydantic import Field
 
 from upwatch.kit.inputs import Input, worded
+from upwatch.kit.languages import N_
 from upwatch.notifications.channels.base import (
     DeliveryKit,
     FormField,
@@ -65,14 +66,14 @@ def short_message(event: AlertEvent) -> str:
 
 class Pushover(HttpChannel):
     name = "pushover"
-    label = "Pushover"
+    label = N_("Pushover")
     places = Places(names=11, forms=11, personal=8)
     plan = "pro"
     personal = Personal(views=frozenset({"settings"}))
     form = (
-        FormField("userKey", "User or group key", "text"),
-        FormField("appToken", "Application API token", "password"),
-        FormField("device", "Devices (all when blank)", "text", optional=True),
+        FormField("userKey", N_("User or group key"), "text"),
+        FormField("appToken", N_("Application API token"), "password"),
+        FormField("device", N_("Devices (all when blank)"), "text", optional=True),
     )
     config_model = PushoverConfig
     secret_fields = ("appToken",)
@@ -94,7 +95,7 @@ class Pushover(HttpChannel):
             form["device"] = device
         if event.incident_url and len(event.incident_url) <= MAX_URL:
             form["url"] = event.incident_url
-            form["url_title"] = "Open the incident in Upwatch"
+            form["url_title"] = event._("Open the incident in Upwatch")
         url = f"{kit.settings.pushover_api_url}/1/messages.json"
         reply = await self.post(kit, url, event, data=form, secrets=[token])
         answer = reply.json()

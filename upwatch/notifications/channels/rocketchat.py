@@ -12,6 +12,7 @@ from typing import Any, Final
 
 from pydantic import Field
 
+from upwatch.kit.languages import N_
 from upwatch.notifications.channels.base import HookUrl, Personal, Places
 from upwatch.notifications.channels.chat import ChatHookChannel, ChatHookConfig
 from upwatch.notifications.events import AlertEvent, EventKind
@@ -53,7 +54,7 @@ class RocketChatConfig(ChatHookConfig):
 
 class RocketChat(ChatHookChannel):
     name = "rocketchat"
-    label = "Rocket.Chat"
+    label = N_("Rocket.Chat")
     places = Places(names=14, forms=14, personal=11)
     plan = "pro"
     personal = Personal(views=frozenset({"settings"}))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from upwatch.kit.languages import N_
 from upwatch.notifications.channels.base import Personal, Places
 from upwatch.notifications.channels.chat import ChatHookChannel
 from upwatch.notifications.events import AlertEvent
@@ -16,7 +17,7 @@ def _escape(text: str) -> str:
 
 class Slack(ChatHookChannel):
     name = "slack"
-    label = "Slack"
+    label = N_("Slack")
     places = Places(names=2, forms=1, free_plan=2, personal=2)
     plan = "free"
     personal = Personal(views=frozenset({"profile", "settings"}))
@@ -31,7 +32,11 @@ class Slack(ChatHookChannel):
         if event.incident_url:
             # A "|" would end the URL part of Slack's <url|label> link syntax.
             target = _escape(event.incident_url).replace("|", "%7C")
-            link = {"type": "mrkdwn", "text": f"<{target}|Open the incident in Upwatch>"}
+            label = _escape(event._("Open the incident in Upwatch"))
+            link = {
+                "type": "mrkdwn",
+                "text": f"<{target}|{label}>",
+            }
             blocks.append({"type": "context", "elements": [link]})
         # "text" is the notification fallback shown where blocks are not.
         return {"text": _escape(event.headline), "blocks": blocks}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from upwatch.kit.languages import N_
 from upwatch.notifications.channels.base import Personal, Places
 from upwatch.notifications.channels.chat import ChatHookChannel
 from upwatch.notifications.events import AlertEvent, EventKind
@@ -18,7 +19,7 @@ COLORS: Final = {
 
 class Teams(ChatHookChannel):
     name = "teams"
-    label = "Microsoft Teams"
+    label = N_("Microsoft Teams")
     places = Places(names=5, forms=3, free_plan=4, personal=4)
     plan = "free"
     personal = Personal(views=frozenset({"settings"}))
@@ -46,7 +47,11 @@ class Teams(ChatHookChannel):
         }
         if event.incident_url:
             card["actions"] = [
-                {"type": "Action.OpenUrl", "title": "Open incident", "url": event.incident_url}
+                {
+                    "type": "Action.OpenUrl",
+                    "title": event._("Open incident"),
+                    "url": event.incident_url,
+                }
             ]
         attachment = {
             "contentType": "application/vnd.microsoft.card.adaptive",

@@ -9,6 +9,7 @@ from urllib.parse import quote
 from pydantic import Field
 
 from upwatch.kit.inputs import Input, worded
+from upwatch.kit.languages import N_
 from upwatch.notifications.channels.base import (
     DeliveryKit,
     FormField,
@@ -43,12 +44,12 @@ class TelegramConfig(Input):
 
 class Telegram(HttpChannel):
     name = "telegram"
-    label = "Telegram"
+    label = N_("Telegram")
     places = Places(names=6, forms=5, free_plan=5)
     plan = "free"
     form = (
-        FormField("botToken", "Bot token", "password"),
-        FormField("chatId", "Chat id or @channel", "text"),
+        FormField("botToken", N_("Bot token"), "password"),
+        FormField("chatId", N_("Chat id or @channel"), "text"),
     )
     config_model = TelegramConfig
     secret_fields = ("botToken",)

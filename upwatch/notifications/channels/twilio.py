@@ -11,6 +11,7 @@ from urllib.parse import quote
 from pydantic import Field
 
 from upwatch.kit.inputs import Input, worded
+from upwatch.kit.languages import N_
 from upwatch.notifications.channels.base import DeliveryKit, FormField, HttpChannel
 from upwatch.notifications.events import AlertEvent
 
@@ -52,10 +53,10 @@ class Twilio(HttpChannel):
     secret_fields = ("authToken",)
     destination_fields = ("to", "accountSid")
     form = (
-        FormField("to", "Send to (E.164, e.g. +15551234567)", "tel"),
-        FormField("from", "Send from (E.164)", "tel"),
-        FormField("accountSid", "Twilio account SID", "text"),
-        FormField("authToken", "Twilio auth token", "password"),
+        FormField("to", N_("Send to (E.164, e.g. +15551234567)"), "tel"),
+        FormField("from", N_("Send from (E.164)"), "tel"),
+        FormField("accountSid", N_("Twilio account SID"), "text"),
+        FormField("authToken", N_("Twilio auth token"), "password"),
     )
 
     async def send(self, config: Mapping[str, Any], event: AlertEvent, kit: DeliveryKit) -> None:

@@ -17,6 +17,7 @@ from pydantic import Field, field_validator
 
 from upwatch.kit import webhooks
 from upwatch.kit.inputs import HEADER_NAME_PATTERN, SINGLE_LINE_PATTERN, Input
+from upwatch.kit.languages import N_
 from upwatch.notifications.channels.base import (
     DELIVERY_HEADER,
     DeliveryKit,
@@ -111,8 +112,8 @@ class Webhook(HttpChannel):
     plan = "free"
     personal = Personal(views=frozenset({"profile", "settings"}))
     form = (
-        FormField("url", "URL", "url"),
-        FormField("secret", "Signing secret", "password", optional=True),
+        FormField("url", N_("URL"), "url"),
+        FormField("secret", N_("Signing secret"), "password", optional=True),
     )
     config_model = WebhookConfig
     # URLs often carry their credential in the path or query.
@@ -122,7 +123,7 @@ class Webhook(HttpChannel):
 
     @property
     def title(self) -> str:
-        return "Webhook"
+        return N_("Webhook")
 
     async def send(self, config: Mapping[str, Any], event: AlertEvent, kit: DeliveryKit) -> None:
         url = self.required(config, "url")

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from upwatch.kit.languages import N_
 from upwatch.notifications.channels.base import Places
 from upwatch.notifications.channels.twilio import Twilio
 
 
 class WhatsApp(Twilio):
     name = "whatsapp"
-    label = "WhatsApp (Twilio)"
+    label = N_("WhatsApp (Twilio)")
     places = Places(names=7, forms=8)
     plan = "pro"
     prefix = "whatsapp:"
