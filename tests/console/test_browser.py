@@ -285,3 +285,47 @@ def test_the_main_pages_have_no_serious_accessibility_violations(
         assert {page: found for page, found in checked.items() if found} == {}
     finally:
         browser.quit()
+
+
+def speaking(language: str) -> Callable[[WebDriver], bool]:
+    return lambda b: b.find_element(By.TAG_NAME, "html").get_attribute("lang") == language
+
+
+def test_the_console_in_japanese_and_german_fits_the_window_and_stays_accessible(
+    server: LiveServer, target: ThreadedTarget
+) -> None:
+    """A person who reads Japanese (then German) sets their language and gets every main page
+    in it: nothing wider than the window, nothing serious for axe-core (docs/languages.md)."""
+    browser = start_browser(javascript=True)
+    shots = os.environ.get("UPWATCH_SCREENSHOT_DIR")
+    try:
+        sign_up_and_make_a_monitor(
+            browser, server, "yuki@example.com", f"{target.base}/health", "Search"
+        )
+        monitor_page = browser.current_url
+        for language in ("ja", "de"):
+            browser.get(f"{server.url}/app/settings")
+            fill(browser, language=language)
+            submit(browser, "form[action='/app/settings']")
+            wait_for(browser, speaking(language))
+            checked: dict[str, list[str]] = {}
+            for name, address in (
+                ("dashboard", f"{server.url}/app/dashboard"),
+                ("monitor", monitor_page),
+                ("new-monitor", f"{server.url}/app/monitors/new"),
+                ("monitors", f"{server.url}/app/monitors"),
+                ("settings", f"{server.url}/app/settings"),
+            ):
+                browser.get(address)
+                wait_for(browser, lambda b: b.find_element(By.TAG_NAME, "h1").text)
+                assert browser.find_element(By.TAG_NAME, "html").get_attribute("lang") == language
+                overflow = browser.execute_script(
+                    "return document.documentElement.scrollWidth - window.innerWidth"
+                )
+                assert overflow <= 0, (language, name, overflow)
+                checked[name] = accessibility_violations(browser)
+                if shots and name in ("dashboard", "monitor", "new-monitor"):
+                    browser.save_screenshot(str(Path(shots) / f"console-{name}-{language}.png"))
+            assert {page: found for page, found in checked.items() if found} == {}, language
+    finally:
+        browser.quit()

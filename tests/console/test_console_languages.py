@@ -10,10 +10,11 @@ from collections.abc import Awaitable, Callable
 
 import httpx
 import pytest
+from markupsafe import escape
 
 from tests.app_settings import overriding
 from tests.conftest import Account, SignUp
-from tests.console.forms import signed_in
+from tests.console.forms import signed_in, submit
 from tests.factories import (
     add_component,
     change_settings,
@@ -23,6 +24,7 @@ from tests.factories import (
     create_provider,
 )
 from tests.kit.test_translations import Pseudo, Texts
+from upwatch.console.render import words_in
 from upwatch.kit import languages
 
 settings_overrides = overriding(allow_private_targets=True)
@@ -168,11 +170,15 @@ async def test_every_console_page_shows_only_marked_texts_and_the_owners(
     sign_up: SignUp,
     make_admin: Callable[[Account, str], Awaitable[None]],
     monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
 ) -> None:
     owner = await sign_up("owner@example.com", firstName=f"{OWNER}ann")
     await make_admin(owner, "admin")
     ids = await _fill(client, owner)
     monkeypatch.setattr(languages, "translations", lambda _language: Pseudo())
+    # Each language's words are made once per process: made again here, and after the test.
+    words_in.cache_clear()
+    request.addfinalizer(words_in.cache_clear)
     found: dict[str, list[str]] = {}
     for path in SIGNED_OUT:
         answer = await client.get(path)
@@ -204,7 +210,11 @@ async def test_a_user_whose_settings_say_fr_reads_the_console_in_french(
     dashboard = await client.get("/app/dashboard")
     assert dashboard.headers["content-language"] == "fr"
     assert '<html lang="fr"' in dashboard.text
-    assert "Surveillances" in dashboard.text or "Moniteurs" in dashboard.text, dashboard.text
+    french = languages.translations("fr").gettext
+    for text in ("Dashboard", "Sign out", "Status pages"):
+        assert french(text) != text
+        assert f">{escape(french(text))}<" in dashboard.text, text
+    assert ">Sign out<" not in dashboard.text
     # Her browser's language does not outweigh her setting.
     german = await client.get("/app/dashboard", headers={"Accept-Language": "de"})
     assert german.headers["content-language"] == "fr"
@@ -214,7 +224,7 @@ async def test_signed_out_pages_follow_the_browsers_language(client: httpx.Async
     asked = await client.get("/app/login", headers={"Accept-Language": "de-CH, fr;q=0.5"})
     assert asked.headers["content-language"] == "de"
     assert '<html lang="de"' in asked.text
-    assert "Passwort" in asked.text
+    assert f">{escape(languages.translations('de').gettext('Password'))}<" in asked.text
     unknown = await client.get("/app/login", headers={"Accept-Language": "tlh"})
     assert unknown.headers["content-language"] == "en"
     assert "Password" in unknown.text
@@ -233,3 +243,30 @@ def test_every_label_and_hint_of_the_monitor_form_is_a_marked_text() -> None:
         for box in [*monitor_form.type_boxes(kind), *COMMON_BOXES]:
             assert not box.hint or box.hint in marked, (kind.name, box.name, box.hint)
             assert box.label in labels | declared, (kind.name, box.name, box.label)
+
+
+async def test_the_project_page_sets_the_language_of_the_projects_alerts(
+    client: httpx.AsyncClient, sign_up: SignUp
+) -> None:
+    owner = await sign_up("owner@example.com")
+    made = await client.post("/projects", headers=owner.headers, json={"name": "Shop"})
+    project = made.json()["id"]
+    csrf = await signed_in(client, owner.email)
+    page = await client.get(f"/app/projects/{project}")
+    assert 'name="alertLanguage"' in page.text
+    saved = await submit(
+        client,
+        f"/app/projects/{project}/settings",
+        csrf,
+        name="Shop",
+        description="",
+        alertLanguage="ko",
+    )
+    assert saved.status_code == 303, saved.text
+    read = await client.get(f"/projects/{project}", headers=owner.headers)
+    assert read.json()["alertLanguage"] == "ko"
+    refused = await submit(
+        client, f"/app/projects/{project}/settings", csrf, name="Shop", alertLanguage="xx"
+    )
+    assert refused.status_code == 422
+    assert 'id="e-alertLanguage"' in refused.text

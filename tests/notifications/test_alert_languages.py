@@ -53,7 +53,7 @@ async def test_providers_speak_the_projects_language_and_members_their_own(
         f"/projects/{cast.project_id}", headers=cast.alice.headers, json={"alertLanguage": "de"}
     )
     assert changed.status_code == 200, changed.text
-    assert changed.json()["alert_language"] == "de"
+    assert changed.json()["alertLanguage"] == "de"
     await create_provider(
         client,
         cast.alice.headers,
@@ -92,7 +92,7 @@ async def test_a_project_refuses_an_alert_language_it_does_not_speak(
     )
     assert_problem(refused, 422)
     read = await client.get(f"/projects/{cast.project_id}", headers=cast.alice.headers)
-    assert read.json()["alert_language"] == "en"
+    assert read.json()["alertLanguage"] == "en"
 
 
 @pytest.mark.parametrize("language", LANGUAGES)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote, urlencode
 
 from upwatch.config import Settings
+from upwatch.kit.languages import N_
 
 # httpx (with the rich and pygments of its command line), authlib and joserfc weigh 10 MB in
 # every process that serves the console; they are imported by the sign-ins that use them.
@@ -112,7 +113,7 @@ class OpenIdProvider:
         except httpx.HTTPError as exc:
             log.warning("single sign-on: the provider's %s is unreachable: %s", what, type(exc))
             raise ProviderUnavailable(
-                "The sign-in provider cannot be reached; try again later.", "unreachable"
+                N_("The sign-in provider cannot be reached; try again later."), "unreachable"
             ) from None
         return _json_of(response, what)
 
@@ -137,7 +138,7 @@ class OpenIdProvider:
         if discovery is None or discovery.issuer.rstrip("/") != self.issuer:
             log.warning("single sign-on: the discovery document does not describe the issuer")
             raise ProviderUnavailable(
-                "The sign-in provider is misconfigured; tell the operator.", "discovery"
+                N_("The sign-in provider is misconfigured; tell the operator."), "discovery"
             )
         keys = await self._keys(client, discovery)
         known = _Known(discovery, keys, time.monotonic())
@@ -154,7 +155,7 @@ class OpenIdProvider:
         except (JoseError, ValueError, KeyError, TypeError):
             log.warning("single sign-on: the provider's key set cannot be read")
             raise ProviderUnavailable(
-                "The sign-in provider is misconfigured; tell the operator.", "keys"
+                N_("The sign-in provider is misconfigured; tell the operator."), "keys"
             ) from None
 
     async def known(self, client: httpx.AsyncClient) -> _Known:
@@ -198,11 +199,13 @@ class OpenIdProvider:
         # RFC 9207: a provider that names itself in the redirect names this issuer, or the
         # code came from another provider (a mix-up attack) and is not sent on.
         if iss is not None and iss != known.discovery.issuer:
-            raise SignInRefused("This sign-in came from another provider; start again.", "issuer")
+            raise SignInRefused(
+                N_("This sign-in came from another provider; start again."), "issuer"
+            )
         answer = await self._exchange(client, known.discovery, code, verifier)
         id_token = answer.get("id_token")
         if not isinstance(id_token, str):
-            raise ProviderUnavailable("The sign-in provider sent no identity.", "no_id_token")
+            raise ProviderUnavailable(N_("The sign-in provider sent no identity."), "no_id_token")
         claims = await self._verified(client, known, id_token, nonce, now)
         access_token = answer.get("access_token")
         wanted = {"email", "email_verified"}
@@ -252,12 +255,14 @@ class OpenIdProvider:
         except httpx.HTTPError as exc:
             log.warning("single sign-on: the token endpoint is unreachable: %s", type(exc))
             raise ProviderUnavailable(
-                "The sign-in provider cannot be reached; try again later.", "unreachable"
+                N_("The sign-in provider cannot be reached; try again later."), "unreachable"
             ) from None
         if response.status_code == 400:
             # invalid_grant and its kin: a code used twice, expired, or not this flow's.
             log.info("single sign-on: the provider refused the code (%s)", _error_of(response))
-            raise SignInRefused("The sign-in could not be completed; start again.", "code_refused")
+            raise SignInRefused(
+                N_("The sign-in could not be completed; start again."), "code_refused"
+            )
         return _json_of(response, "token answer")
 
     async def _verified(
@@ -284,21 +289,25 @@ class OpenIdProvider:
         except (JoseError, ValueError, TypeError) as exc:
             log.info("single sign-on: an ID token was refused (%s)", type(exc).__name__)
             raise SignInRefused(
-                "The sign-in provider's answer could not be verified; start again.", "id_token"
+                N_("The sign-in provider's answer could not be verified; start again."), "id_token"
             ) from None
         audience = claims.get("aud")
         audiences = [audience] if isinstance(audience, str) else audience
         client_id = self.settings.oidc_client_id
         if not isinstance(audiences, list) or client_id not in audiences:
-            raise SignInRefused("The sign-in provider's answer is for another service.", "audience")
+            raise SignInRefused(
+                N_("The sign-in provider's answer is for another service."), "audience"
+            )
         # OpenID Connect Core §3.1.3.7: with several audiences, azp names this client.
         if len(audiences) > 1 and claims.get("azp") != client_id:
-            raise SignInRefused("The sign-in provider's answer is for another service.", "audience")
+            raise SignInRefused(
+                N_("The sign-in provider's answer is for another service."), "audience"
+            )
         if not isinstance(claims.get("sub"), str) or not claims["sub"]:
-            raise SignInRefused("The sign-in provider named nobody.", "subject")
+            raise SignInRefused(N_("The sign-in provider named nobody."), "subject")
         if not _same(claims.get("nonce"), nonce):
             raise SignInRefused(
-                "The sign-in provider's answer is not for this sign-in; start again.", "nonce"
+                N_("The sign-in provider's answer is not for this sign-in; start again."), "nonce"
             )
         return claims
 
@@ -315,7 +324,7 @@ class OpenIdProvider:
         except httpx.HTTPError as exc:
             log.warning("single sign-on: the userinfo endpoint is unreachable: %s", type(exc))
             raise ProviderUnavailable(
-                "The sign-in provider cannot be reached; try again later.", "unreachable"
+                N_("The sign-in provider cannot be reached; try again later."), "unreachable"
             ) from None
         return _json_of(response, "userinfo answer")
 
@@ -344,7 +353,7 @@ def _json_of(response: httpx.Response, what: str) -> dict[str, Any]:
     if response.status_code != 200 or len(response.content) > MAX_ANSWER_BYTES:
         log.warning("single sign-on: the provider's %s answered %s", what, response.status_code)
         raise ProviderUnavailable(
-            "The sign-in provider answered with an error; try again later.", "provider_error"
+            N_("The sign-in provider answered with an error; try again later."), "provider_error"
         )
     try:
         document = json.loads(response.content)
@@ -353,6 +362,6 @@ def _json_of(response: httpx.Response, what: str) -> dict[str, Any]:
     if not isinstance(document, dict):
         log.warning("single sign-on: the provider's %s is not a JSON object", what)
         raise ProviderUnavailable(
-            "The sign-in provider answered with an error; try again later.", "provider_error"
+            N_("The sign-in provider answered with an error; try again later."), "provider_error"
         )
     return document

@@ -8,6 +8,7 @@ from typing import Any
 
 from upwatch.audit import kinds
 from upwatch.audit.service import record
+from upwatch.kit.languages import N_
 from upwatch.models import User
 from upwatch.runtime import DomainService, uses
 from upwatch.sso.provider import SignInRefused
@@ -46,12 +47,14 @@ def grants_admin(setting: str, claims: dict[str, Any]) -> bool:
 def _verified(claims: dict[str, Any]) -> str:
     email = claims.get("email")
     if not isinstance(email, str) or "@" not in email or len(email) > 320:
-        raise AccountRefused("The sign-in provider gave no e-mail address.", "no_email")
+        raise AccountRefused(N_("The sign-in provider gave no e-mail address."), "no_email")
     # Some providers send the boolean as text.
     if claims.get("email_verified") not in (True, "true"):
         raise AccountRefused(
-            "The sign-in provider has not verified your e-mail address: verify it there, "
-            "then sign in again.",
+            N_(
+                "The sign-in provider has not verified your e-mail address: verify it there, "
+                "then sign in again."
+            ),
             "email_unverified",
         )
     return email.strip().lower()
@@ -87,8 +90,10 @@ class SsoService(DomainService):
             # Another identity (another subject, or another provider) holds this account:
             # an e-mail address the provider reassigned must not take it over.
             raise AccountRefused(
-                "An account with this e-mail address is linked to another sign-in; sign in "
-                "with that one, or ask an administrator.",
+                N_(
+                    "An account with this e-mail address is linked to another sign-in; sign in "
+                    "with that one, or ask an administrator."
+                ),
                 "linked_elsewhere",
             )
         user.provider, user.provider_id = PROVIDER, subject
@@ -109,8 +114,10 @@ class SsoService(DomainService):
     async def _create(self, email: str, subject: str, claims: dict[str, Any]) -> User:
         if self.runtime.settings.signup not in ("open", "sso"):
             raise AccountRefused(
-                "There is no account for this e-mail address, and this service does not "
-                "create accounts by single sign-on; ask an administrator.",
+                N_(
+                    "There is no account for this e-mail address, and this service does not "
+                    "create accounts by single sign-on; ask an administrator."
+                ),
                 "signup_closed",
             )
         user = User(

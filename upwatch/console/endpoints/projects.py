@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from upwatch.console.endpoints.offers import offers
 from upwatch.console.endpoints.page import Page, SignedInPage
+from upwatch.kit import languages
 from upwatch.kit.errors import ProblemError
 from upwatch.kit.languages import N_
 from upwatch.projects.schemas import InviteRequest, ProjectCreate, ProjectUpdate
@@ -35,6 +36,7 @@ async def _projects_page(page: Page, status: int = 200, **context: Any) -> Respo
         section="projects",
         projects=projects,
         roles=ROLES,
+        languages=list(languages.NAMES.items()),
         **context,
     )
 
@@ -66,7 +68,12 @@ async def _project_page(page: Page, project_id: str, status: int = 200, **contex
     except ProblemError:
         page.not_found(N_("project"))
     context.setdefault(
-        "settings", {"name": access.project.name, "description": access.project.description}
+        "settings",
+        {
+            "name": access.project.name,
+            "description": access.project.description,
+            "alertLanguage": access.project.alert_language,
+        },
     )
     return page.html(
         "project.html",
@@ -77,6 +84,7 @@ async def _project_page(page: Page, project_id: str, status: int = 200, **contex
         members=members,
         invitations=invitations,
         roles=ROLES,
+        languages=list(languages.NAMES.items()),
         **context,
     )
 
@@ -122,7 +130,13 @@ async def save_project(project_id: str, page: SignedInPage) -> Response:
     form = await page.form()
     service = ProjectService(page.session, page.runtime)
     try:
-        body = ProjectUpdate(name=form.get("name", ""), description=form.get("description", ""))
+        body = ProjectUpdate.model_validate(
+            {
+                "name": form.get("name", ""),
+                "description": form.get("description", ""),
+                "alertLanguage": form.get("alertLanguage") or None,
+            }
+        )
         access = await service.update(page.user, project_id, body)
     except (ProblemError, ValidationError) as exc:
         status, errors = page.refused(exc, N_("project"))
