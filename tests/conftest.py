@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email import message_from_bytes
+from email.header import decode_header, make_header
 from email.message import Message
 from pathlib import Path
 from typing import Any
@@ -203,6 +204,18 @@ async def _empty_tables(url: str) -> None:
                     await connection.execute(text(f"DELETE FROM {table}"))  # noqa: S608
     finally:
         await engine.dispose()
+
+
+def subject_of(message: Message) -> str:
+    """A received message's subject, its encoded words decoded (RFC 2047)."""
+    return str(make_header(decode_header(str(message["Subject"]))))
+
+
+def text_of(message: Message) -> str:
+    """A received single-part message's text."""
+    payload = message.get_payload(decode=True)
+    assert isinstance(payload, bytes)
+    return payload.decode()
 
 
 @dataclass

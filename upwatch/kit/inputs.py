@@ -31,6 +31,8 @@ from pydantic import (
 from pydantic_core import InitErrorDetails, PydanticCustomError, core_schema
 from pydantic_core.core_schema import ErrorType
 
+from upwatch.kit.languages import N_
+
 _PATTERN_WORDS: dict[str, str] = {}
 # What each pattern of a request string allows, in words: error messages say this instead of
 # the regular expression (kit/validation_words.py). Filled by ``worded``.
@@ -265,7 +267,7 @@ class Input(BaseModel):
         return value
 
 
-ISO_INSTANT_EXPECTED: Final = "an ISO 8601 date-time is expected, e.g. 2026-11-22T06:00:00Z"
+ISO_INSTANT_EXPECTED: Final = N_("an ISO 8601 date-time is expected, e.g. 2026-11-22T06:00:00Z")
 _NUMBER = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*")
 
 

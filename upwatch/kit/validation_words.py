@@ -3,13 +3,15 @@ sent and what is allowed said in words, for problem documents and the config fil
 
 from __future__ import annotations
 
+import gettext
 import re
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Final, Protocol
 
 from pydantic import BaseModel
 
 from upwatch.kit.inputs import ISO_INSTANT_EXPECTED, PATTERN_WORDS
+from upwatch.kit.languages import N_
 
 
 class FieldError(BaseModel):
@@ -35,70 +37,103 @@ def _number(value: Any) -> str:
     return str(value)
 
 
-def _one_of(expected: str) -> str:
+class Say(Protocol):
+    """A catalog's ``gettext`` and ``ngettext`` (``gettext.NullTranslations`` for English)."""
+
+    def gettext(self, message: str) -> str: ...
+
+    def ngettext(self, singular: str, plural: str, n: int) -> str: ...
+
+
+ENGLISH: Final[Say] = gettext.NullTranslations()
+
+
+def _one_of(expected: str, say: Say) -> str:
     """pydantic's "'a', 'b' or 'c'" as "one of a, b, c"."""
     choices = [part.strip("'") for part in re.split(r", | or ", expected)]
-    return f"one of {', '.join(choices)}" if len(choices) > 1 else f"must be {choices[0]}"
+    if len(choices) > 1:
+        return say.gettext("one of %(choices)s") % {"choices": ", ".join(choices)}
+    return say.gettext("must be %(choice)s") % {"choice": choices[0]}
 
 
-def _count(ctx: dict[str, Any], bound: str) -> str:
-    noun = "entries" if ctx.get("field_type") == "Dictionary" else "items"
-    return f"{_number(ctx[bound])} {noun}"
+def _count(ctx: dict[str, Any], bound: str, say: Say) -> str:
+    n = int(float(ctx[bound]))
+    if ctx.get("field_type") == "Dictionary":
+        return say.ngettext("%(count)s entry", "%(count)s entries", n) % {
+            "count": _number(ctx[bound])
+        }
+    return say.ngettext("%(count)s item", "%(count)s items", n) % {"count": _number(ctx[bound])}
 
 
-def _characters(n: Any) -> str:
-    return f"{n} character" if n == 1 else f"{n} characters"
+def _at_least_characters(n: Any, say: Say) -> str:
+    if n == 1:
+        return say.gettext("may not be empty")
+    text = say.ngettext("at least %(count)s character", "at least %(count)s characters", int(n))
+    return text % {"count": n}
 
 
-_WORDS: dict[str, Callable[[dict[str, Any]], str]] = {
-    "missing": lambda _: "required",
-    "extra_forbidden": lambda _: "unknown field",
-    "string_type": lambda _: "must be text",
-    "string_too_short": lambda c: (
-        "may not be empty" if c["min_length"] == 1 else f"at least {_characters(c['min_length'])}"
+def _at_most_characters(n: Any, say: Say) -> str:
+    text = say.ngettext("at most %(count)s character", "at most %(count)s characters", int(n))
+    return text % {"count": n}
+
+
+def _bound(text: str, value: Any) -> str:
+    return text % {"value": _number(value)}
+
+
+_WORDS: dict[str, Callable[[dict[str, Any], Say], str]] = {
+    "missing": lambda _, say: say.gettext("required"),
+    "extra_forbidden": lambda _, say: say.gettext("unknown field"),
+    "string_type": lambda _, say: say.gettext("must be text"),
+    "string_too_short": lambda c, say: _at_least_characters(c["min_length"], say),
+    "string_too_long": lambda c, say: _at_most_characters(c["max_length"], say),
+    "string_pattern_mismatch": lambda c, say: say.gettext(
+        PATTERN_WORDS.get(str(c["pattern"]), N_("not in the expected form"))
     ),
-    "string_too_long": lambda c: f"at most {_characters(c['max_length'])}",
-    "string_pattern_mismatch": lambda c: PATTERN_WORDS.get(
-        str(c["pattern"]), "not in the expected form"
+    "too_short": lambda c, say: (
+        say.gettext("at least %(count)s") % {"count": _count(c, "min_length", say)}
     ),
-    "too_short": lambda c: f"at least {_count(c, 'min_length')}",
-    "too_long": lambda c: f"at most {_count(c, 'max_length')}",
-    "greater_than": lambda c: f"more than {_number(c['gt'])}",
-    "greater_than_equal": lambda c: f"at least {_number(c['ge'])}",
-    "less_than": lambda c: f"less than {_number(c['lt'])}",
-    "less_than_equal": lambda c: f"at most {_number(c['le'])}",
-    "multiple_of": lambda c: f"a multiple of {_number(c['multiple_of'])}",
-    "literal_error": lambda c: _one_of(str(c["expected"])),
-    "enum": lambda c: _one_of(str(c["expected"])),
-    "bool_type": lambda _: "must be true or false",
-    "bool_parsing": lambda _: "must be true or false",
-    "int_type": lambda _: "must be a whole number",
-    "int_parsing": lambda _: "must be a whole number",
-    "int_from_float": lambda _: "must be a whole number",
-    "int_parsing_size": lambda _: "too large",
-    "float_type": lambda _: "must be a number",
-    "float_parsing": lambda _: "must be a number",
-    "finite_number": lambda _: "must be a finite number",
-    "list_type": lambda _: "must be a list",
-    "dict_type": lambda _: "must be an object",
-    "model_type": lambda _: "must be an object",
-    "model_attributes_type": lambda _: "must be an object",
-    "datetime_type": lambda _: ISO_INSTANT_EXPECTED,
-    "datetime_parsing": lambda _: ISO_INSTANT_EXPECTED,
-    "datetime_from_date_parsing": lambda _: ISO_INSTANT_EXPECTED,
-    "timezone_aware": lambda _: "needs its UTC offset, e.g. 2026-11-22T06:00:00Z",
-    "union_tag_invalid": lambda c: _one_of(str(c["expected_tags"])),
-    "union_tag_not_found": lambda _: "required",
+    "too_long": lambda c, say: (
+        say.gettext("at most %(count)s") % {"count": _count(c, "max_length", say)}
+    ),
+    "greater_than": lambda c, say: _bound(say.gettext("more than %(value)s"), c["gt"]),
+    "greater_than_equal": lambda c, say: _bound(say.gettext("at least %(value)s"), c["ge"]),
+    "less_than": lambda c, say: _bound(say.gettext("less than %(value)s"), c["lt"]),
+    "less_than_equal": lambda c, say: _bound(say.gettext("at most %(value)s"), c["le"]),
+    "multiple_of": lambda c, say: _bound(say.gettext("a multiple of %(value)s"), c["multiple_of"]),
+    "literal_error": lambda c, say: _one_of(str(c["expected"]), say),
+    "enum": lambda c, say: _one_of(str(c["expected"]), say),
+    "bool_type": lambda _, say: say.gettext("must be true or false"),
+    "bool_parsing": lambda _, say: say.gettext("must be true or false"),
+    "int_type": lambda _, say: say.gettext("must be a whole number"),
+    "int_parsing": lambda _, say: say.gettext("must be a whole number"),
+    "int_from_float": lambda _, say: say.gettext("must be a whole number"),
+    "int_parsing_size": lambda _, say: say.gettext("too large"),
+    "float_type": lambda _, say: say.gettext("must be a number"),
+    "float_parsing": lambda _, say: say.gettext("must be a number"),
+    "finite_number": lambda _, say: say.gettext("must be a finite number"),
+    "list_type": lambda _, say: say.gettext("must be a list"),
+    "dict_type": lambda _, say: say.gettext("must be an object"),
+    "model_type": lambda _, say: say.gettext("must be an object"),
+    "model_attributes_type": lambda _, say: say.gettext("must be an object"),
+    "datetime_type": lambda _, say: say.gettext(ISO_INSTANT_EXPECTED),
+    "datetime_parsing": lambda _, say: say.gettext(ISO_INSTANT_EXPECTED),
+    "datetime_from_date_parsing": lambda _, say: say.gettext(ISO_INSTANT_EXPECTED),
+    "timezone_aware": lambda _, say: say.gettext("needs its UTC offset, e.g. 2026-11-22T06:00:00Z"),
+    "union_tag_invalid": lambda c, say: _one_of(str(c["expected_tags"]), say),
+    "union_tag_not_found": lambda _, say: say.gettext("required"),
 }
 
 
-def _message(error: Any) -> str:
+def _message(error: Any, say: Say = ENGLISH) -> str:
     words = _WORDS.get(error["type"])
     if words is not None:
-        return words(error.get("ctx") or {})
+        return words(error.get("ctx") or {}, say)
     message = str(error.get("msg") or "invalid value")
-    # Messages of our own validators arrive with pydantic's prefixes.
-    return message.removeprefix("Value error, ").removeprefix("Assertion failed, ")
+    # Messages of our own validators arrive with pydantic's prefixes; one that is a catalog
+    # text (marked where it is raised) is said in the reader's language.
+    message = message.removeprefix("Value error, ").removeprefix("Assertion failed, ")
+    return say.gettext(message) if message else message
 
 
 def _path(error: Any) -> tuple[Any, ...]:
@@ -114,16 +149,19 @@ def described(error: Any) -> tuple[tuple[Any, ...], str]:
     return _path(error), _message(error)
 
 
-def field_errors(errors: Iterable[Any], within: tuple[str, ...] = ()) -> list[FieldError]:
+def field_errors(
+    errors: Iterable[Any], within: tuple[str, ...] = (), say: Say = ENGLISH
+) -> list[FieldError]:
     """Pydantic's ``errors()`` as the client reads them: each field named as sent (dotted,
     camelCase, list indexes as numbers; ``within`` in front when the model was a part of the
-    body) and what is allowed, in words. An entry whose name was refused says ``key: ...``."""
+    body) and what is allowed, in words (English for problem documents; the console passes
+    its reader's catalog as ``say``). An entry whose name was refused says ``key: ...``."""
     result: list[FieldError] = []
     for error in errors:
         path = [*within, *_path(error)]
-        message = _message(error)
+        message = _message(error, say)
         if path[-1:] == [_KEY]:
-            path, message = path[:-1], f"key: {message}"
+            path, message = path[:-1], say.gettext("key: %(message)s") % {"message": message}
         item = FieldError(field=".".join(str(p) for p in path) or "body", message=message)
         if item not in result:  # the branches of a union may say the same twice
             result.append(item)

@@ -84,7 +84,7 @@ async def _log_page(
     except ProblemError as exc:
         if exc.status == 404:
             page.not_found(N_("project"))
-        status, errors = status_of(exc), errors_of(exc)
+        status, errors = status_of(exc), errors_of(exc, page.words)
         shown = {name: page.request.query_params.get(name, "") for name in ("kind", "from", "to")}
         offset, events = 0, Listed([], 0)
     kept = {k: v for k, v in shown.items() if v}

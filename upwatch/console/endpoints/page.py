@@ -28,6 +28,7 @@ from upwatch.dependencies import RuntimeDep, Session
 from upwatch.kit.db import discard_changes
 from upwatch.kit.errors import ProblemError, TwoFactorRequired, ValidationFailed, field_errors
 from upwatch.kit.languages import LANGUAGES, SOURCE, negotiate
+from upwatch.kit.validation_words import ENGLISH, Say
 from upwatch.models import User
 from upwatch.runtime import Runtime
 from upwatch.statuspages.render import Words
@@ -111,10 +112,12 @@ def redirect(request: Request, url: str, flash: str | None = None) -> RedirectRe
     return response
 
 
-def errors_of(exc: ProblemError | ValidationError) -> dict[str, str]:
-    """The API's problem document as messages by form field ("" for the page)."""
+def errors_of(exc: ProblemError | ValidationError, say: Say = ENGLISH) -> dict[str, str]:
+    """The API's problem document as messages by form field ("" for the page). The
+    console's own validation of a form speaks the reader's language (``say``); a problem
+    the API raised keeps its English (contract §3)."""
     if isinstance(exc, ValidationError):
-        return {e.field: e.message for e in field_errors(exc.errors())}
+        return {e.field: e.message for e in field_errors(exc.errors(), say=say)}
     if isinstance(exc, ValidationFailed) and exc.errors:
         return {e.field: e.message for e in exc.errors}
     return {"": exc.detail or exc.title}
@@ -233,7 +236,7 @@ class Page:
             raise Answer(self.two_factor_required())
         if isinstance(exc, ProblemError) and exc.status == 404:
             self.not_found(what)
-        return status_of(exc), errors_of(exc)
+        return status_of(exc), errors_of(exc, self.words)
 
     @asynccontextmanager
     async def button(self, what: str, back: str, failed: str) -> AsyncIterator[None]:

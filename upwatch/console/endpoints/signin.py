@@ -96,7 +96,8 @@ def _form_again(
     # A failed sign-in's audit event is kept (keep_changes), as the API keeps it.
     if not getattr(exc, "keep_changes", False):
         discard_changes(session)
-    return _sign_in_page(request, which, status_of(exc), form=form, errors=errors_of(exc))
+    errors = errors_of(exc, words_for(request))
+    return _sign_in_page(request, which, status_of(exc), form=form, errors=errors)
 
 
 async def _start_session(
@@ -303,7 +304,8 @@ async def reset(request: Request, session: Session, runtime: RuntimeDep) -> Resp
         await AccountService(session, runtime).reset_password(body.token, body.newPassword)
     except (ProblemError, ValidationError) as exc:
         discard_changes(session)
-        errors = {"password" if k == "newPassword" else k: v for k, v in errors_of(exc).items()}
+        said = errors_of(exc, words_for(request))
+        errors = {"password" if k == "newPassword" else k: v for k, v in said.items()}
         return _sign_in_page(request, RESET, status_of(exc), form=form, errors=errors)
     changed = words_for(request).gettext("Password changed: sign in with the new one.")
     return redirect(request, "/app/login", changed)
