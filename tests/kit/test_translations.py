@@ -142,6 +142,7 @@ SAME_AS_ENGLISH: dict[str, set[str]] = {
         "passkey",
     },
     "pt": {
+        "%(count)s item",
         "Console",
         "E-mail",
         "Heartbeat",
@@ -212,6 +213,9 @@ class Pseudo(gettext.NullTranslations):
 
     def ngettext(self, singular: str, plural: str, n: int) -> str:
         return f"⟦{singular if n == 1 else plural}⟧"
+
+    def pgettext(self, context: str, message: str) -> str:
+        return f"⟦{message}⟧"
 
 
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "wbr"}

@@ -86,9 +86,14 @@ def _ngettext(singular: str, plural: str, n: int) -> str:
     return _speaking.get().ngettext(singular, plural, n)
 
 
+def _pgettext(context: str, text: str) -> str:
+    """``text`` where its words differ by use (a range's "From" is not a sender's)."""
+    return languages.translations(_speaking.get().language).pgettext(context, text)
+
+
 _environment = templates_in(TEMPLATES)
 _environment.globals.update(when=when, percent=percent_here, ms=ms, target_of=target_of)
-_environment.globals.update(gettext=_gettext, _=_gettext, ngettext=_ngettext)
+_environment.globals.update(gettext=_gettext, _=_gettext, ngettext=_ngettext, pgettext=_pgettext)
 
 
 @functools.cache
