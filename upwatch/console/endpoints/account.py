@@ -18,6 +18,7 @@ from upwatch.accounts.service import AccountService
 from upwatch.billing.service import SubscriptionService
 from upwatch.console.endpoints.offers import offers
 from upwatch.console.endpoints.page import SESSION_COOKIE, Page, SignedInPage
+from upwatch.console.words import PLAN_NAMES, SUBSCRIPTION_STATES
 from upwatch.kit import languages
 from upwatch.kit.errors import ProblemError
 from upwatch.kit.languages import N_, Language
@@ -27,18 +28,6 @@ from upwatch.notifications.channels import REGISTRY, Channel
 from upwatch.statuspages.render import Words
 
 router = APIRouter(prefix="/app")
-
-
-# The built-in plans' names (translated where shown); a plan the operator defined shows its
-# own name.
-PLAN_NAMES: Final = {"free": N_("free"), "pro": N_("pro")}
-# How the plan page names a subscription's state (translated where shown).
-SUBSCRIPTION_STATES: Final = {
-    "active": N_("active"),
-    "past_due": N_("past due"),
-    "canceled": N_("canceled"),
-    "trialing": N_("trialing"),
-}
 
 
 def _plan_name(page: Page, plan: str) -> str:

@@ -16,6 +16,7 @@ from upwatch.admin.service import AdminService
 from upwatch.billing.schemas import AdminUserUpdate, SubscriptionState
 from upwatch.console.endpoints.offers import offers
 from upwatch.console.endpoints.page import Page, SignedInPage
+from upwatch.console.words import PLAN_NAMES, SUBSCRIPTION_STATES
 from upwatch.contact.schemas import ContactUpdate
 from upwatch.contact.service import ContactService
 from upwatch.kit.errors import ProblemError
@@ -35,13 +36,6 @@ ROLE_WORDS: Final = {
     "admin": N_("admin"),
     "project_manager": N_("project manager"),
     "super_admin": N_("super admin"),
-}
-PLAN_WORDS: Final = {"free": N_("free"), "pro": N_("pro")}
-STATE_WORDS: Final = {
-    "active": N_("active"),
-    "past_due": N_("past due"),
-    "canceled": N_("canceled"),
-    "trialing": N_("trialing"),
 }
 MAIL_STATES: Final = {"pending": N_("pending"), "sent": N_("sent"), "failed": N_("failed")}
 # The built-in region's name (engine/embedded.py), translated where the regions are listed.
@@ -74,8 +68,8 @@ async def users_page(page: SignedInPage) -> Response:
         roles=get_args(Role),
         states=get_args(SubscriptionState),
         role_words=ROLE_WORDS,
-        plan_words=PLAN_WORDS,
-        state_words=STATE_WORDS,
+        plan_words=PLAN_NAMES,
+        state_words=SUBSCRIPTION_STATES,
     )
 
 
@@ -105,7 +99,7 @@ async def change_user(user_id: str, page: SignedInPage) -> Response:
             "/app/admin/users", page.gettext("Not changed: %(why)s") % {"why": why}
         )
     plan = item.subscription
-    named = page.gettext(PLAN_WORDS[plan]) if plan in PLAN_WORDS else plan
+    named = page.gettext(PLAN_NAMES[plan]) if plan in PLAN_NAMES else plan
     return page.redirect(
         "/app/admin/users",
         page.gettext("%(address)s saved: the %(plan)s plan.")
