@@ -11,7 +11,7 @@ through the app in this process (no network: the figure is the server's own time
 each page's median, p95 and largest time in ms. Exits 2 when a page's p95 is 100 ms or more.
 
     .venv/bin/python bench/console.py [--db sqlite|postgresql] [--monitors 250]
-                                      [--every 300] [--requests 40]
+                                      [--every 300] [--requests 40] [--language en]
 """
 
 from __future__ import annotations
@@ -66,6 +66,9 @@ async def seed(api: httpx.AsyncClient, settings: Settings, args: argparse.Namesp
         "/auth/signup", json={"email": "lead@example.com", "password": PASSWORD}
     )
     headers = {"Authorization": f"Bearer {signup.json()['access_token']}"}
+    # The account's language: its pages' texts, dates and figures (docs/languages.md).
+    chosen = await api.put("/users/settings", headers=headers, json={"language": args.language})
+    assert chosen.status_code == 200, chosen.text
     project = (await api.post("/projects", headers=headers, json={"name": "Shop"})).json()["id"]
     ids = []
     for n in range(args.monitors):
@@ -310,6 +313,7 @@ async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--db", choices=["sqlite", "postgresql"], default="sqlite")
     parser.add_argument("--monitors", type=int, default=250)
+    parser.add_argument("--language", default="en", help="the account's language (en, fr, ja, ...)")
     parser.add_argument("--every", type=int, default=300, help="seconds between results")
     parser.add_argument("--incidents", type=int, default=50)
     parser.add_argument("--providers", type=int, default=10)

@@ -33,6 +33,7 @@ pytestmark = pytest.mark.db_independent
 ROOT = Path(__file__).parents[2]
 TEMPLATE = ROOT / "upwatch" / "locales" / "messages.pot"
 PLACEHOLDER = re.compile(r"%\(\w+\)[sd]")
+MARKUP = re.compile(r"<[^>]*>|&\w+;")
 # Names of products, protocols and figures any language may keep as they are.
 KEPT_NAMES: frozenset[str] = frozenset(
     {
@@ -203,6 +204,17 @@ def test_every_text_is_translated_with_the_same_placeholders(language: str) -> N
             assert sorted(set(PLACEHOLDER.findall(text))) == wanted, (language, message.id, text)
             if not bare:
                 assert "%" not in PLACEHOLDER.sub("", text).replace("%%", ""), (language, text)
+            # Markup a template trusts (a {% trans %} block's text is not escaped): a translation
+            # keeps the source's tags and entities and adds no quote or angle bracket.
+            assert sorted(MARKUP.findall(text)) == sorted(MARKUP.findall(sources[0])), (
+                language,
+                text,
+            )
+            for character in '"<>':
+                assert text.count(character) <= max(t.count(character) for t in sources), (
+                    language,
+                    text,
+                )
 
 
 class Pseudo(gettext.NullTranslations):

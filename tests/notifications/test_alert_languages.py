@@ -126,7 +126,7 @@ def test_every_text_of_an_alert_speaks_its_language(language: str) -> None:
         _("Monitor: %(monitor)s") % {"monitor": "Checkout"},
         _("Project: %(project)s") % {"project": "Shop"},
         _("What failed: %(what)s") % {"what": said(language, "timed out")},
-        f"{said(language, 'Down since')}: 2026-11-27T10:00:00Z",
+        _("Down since: %(moment)s") % {"moment": "2026-11-27T10:00:00Z"},
     ]
     assert event.lines() != english.lines()
     assert [name for name, _value in event.facts()] == [
@@ -138,3 +138,13 @@ def test_every_text_of_an_alert_speaks_its_language(language: str) -> None:
     assert event.summary() == said(
         language, "The incident is still open and no one has acknowledged it."
     )
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_a_long_outage_keeps_its_days_in_every_language(language: str) -> None:
+    # Ten days and five hours: not "1 week", not rounded to a larger unit.
+    length = format_duration(10 * 86400 + 5 * 3600 + 7, language)
+    assert "10" in length, length
+    assert "5" in length, length
+    assert "1" not in length.replace("10", ""), length
+    assert len(length.split()) >= 2, length

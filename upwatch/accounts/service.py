@@ -348,7 +348,8 @@ class AccountService(DomainService):
             )
         )
         link = f"{self.runtime.settings.public_url}/reset-password?token={token}"
-        _ = languages.gettext_in(languages.of_settings(user.settings))
+        language = languages.of_settings(user.settings)
+        _, ngettext = languages.gettext_in(language), languages.ngettext_in(language)
         await self.runtime.mailer.enqueue(
             self.session,
             to=user.email,
@@ -357,7 +358,11 @@ class AccountService(DomainService):
                 _("Someone asked to reset the password of the Upwatch account %(address)s.")
                 % {"address": user.email}
                 + "\n\n"
-                + _("To choose a new password, open this link within %(minutes)d minutes:")
+                + ngettext(
+                    "To choose a new password, open this link within %(minutes)d minute:",
+                    "To choose a new password, open this link within %(minutes)d minutes:",
+                    minutes,
+                )
                 % {"minutes": minutes}
                 + f"\n\n{link}\n\n"
                 + _(

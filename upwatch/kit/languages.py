@@ -68,7 +68,9 @@ def translations(language: str) -> gettext.NullTranslations:
     return Translations(compiled)
 
 
-_TAG = re.compile(r"\s*([A-Za-z]{1,8})(?:-[A-Za-z0-9]{1,8})*\s*(?:;\s*q\s*=\s*([0-9.]+))?\s*")
+# One entry of the header, its white space stripped first: no pattern of two optional runs of
+# white space side by side (they would backtrack against each other on a crafted header).
+_TAG = re.compile(r"([A-Za-z]{1,8})(?:-[A-Za-z0-9]{1,8})*(?:[ \t]*;[ \t]*q[ \t]*=[ \t]*([0-9.]+))?")
 
 
 def negotiate(accept_language: str | None) -> str | None:
@@ -78,7 +80,7 @@ def negotiate(accept_language: str | None) -> str | None:
         return None
     wanted: list[tuple[float, int, str]] = []
     for n, part in enumerate(accept_language[:1000].split(",")):
-        match = _TAG.fullmatch(part)
+        match = _TAG.fullmatch(part.strip())
         if match is None:
             continue
         try:
@@ -129,15 +131,14 @@ def percent(value: float, language: str) -> str:
 def duration(parts: list[tuple[str, int]], language: str) -> str:
     """An outage's length from its ``(unit, amount)`` parts (units: days, hours, minutes,
     seconds), each written the language's short way and joined by spaces: ``3 h 4 min`` in
-    French, ``3時間 4分`` in Japanese. English keeps the ``3h 4m`` alerts always had."""
+    French, ``3 時間 4 分`` in Japanese; each part keeps its unit (ten days are not "1 week").
+    English keeps the ``3h 4m`` alerts always had."""
     if language not in LANGUAGES or language == SOURCE:
         return " ".join(f"{amount}{unit[0]}" for unit, amount in parts)
-    from datetime import timedelta
-
-    from babel.dates import format_timedelta
+    from babel.units import format_unit
 
     return " ".join(
-        format_timedelta(timedelta(**{unit: amount}), format="short", threshold=1, locale=language)
+        format_unit(amount, f"duration-{unit[:-1]}", length="short", locale=language)
         for unit, amount in parts
     )
 
@@ -151,6 +152,11 @@ def of_settings(settings: object) -> str:
 def gettext_in(language: str) -> Callable[[str], str]:
     """The catalog's ``gettext`` of ``language`` (English translates to itself)."""
     return translations(language).gettext
+
+
+def ngettext_in(language: str) -> Callable[[str, str, int], str]:
+    """The catalog's ``ngettext`` of ``language``: the form its grammar wants for a count."""
+    return translations(language).ngettext
 
 
 def day(value: date, language: str, *, weekday: bool = False) -> str:

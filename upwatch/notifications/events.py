@@ -10,7 +10,7 @@ people on call in different zones.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
@@ -225,7 +225,12 @@ class AlertEvent:
             if seen is not None:
                 out.append(_("Evidence: %(evidence)s") % {"evidence": seen})
         if self.since is not None:
-            out.append(f"{self._since_label}: {_iso(self.since)}")
+            since = (
+                self._("Degraded since: %(moment)s")
+                if self._degraded
+                else self._("Down since: %(moment)s")
+            )
+            out.append(since % {"moment": _iso(self.since)})
         if self.resolved_at is not None:
             out.append(_("Recovered at: %(moment)s") % {"moment": _iso(self.resolved_at)})
         duration = self.duration_seconds
@@ -326,7 +331,9 @@ class AlertEvent:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> AlertEvent:
-        values = dict(data)
+        # Facts a later version wrote may hold fields this one does not know: left out.
+        known = {f.name for f in fields(cls)}
+        values = {key: value for key, value in data.items() if key in known}
         values["kind"] = EventKind(values["kind"])
         for key in ("occurred_at", "since", "resolved_at"):
             if values.get(key) is not None:

@@ -357,10 +357,15 @@ def _notice_mail(
 ) -> tuple[str, str]:
     """Subject and body of the e-mail announcing ``notices``, in ``language``."""
     _ = languages.gettext_in(language)
+    ngettext = languages.ngettext_in(language)
     expiry = min(n.expiry_date for n in notices)
     lines = [
         "- "
-        + _("%(what)s from before %(day)s: %(count)d records, about %(size)s")
+        + ngettext(
+            "%(what)s from before %(day)s: %(count)d record, about %(size)s",
+            "%(what)s from before %(day)s: %(count)d records, about %(size)s",
+            n.count,
+        )
         % {
             "what": _(WORDS[n.data_type]),
             "day": languages.day(n.cutoff, language),
@@ -370,9 +375,12 @@ def _notice_mail(
         for n in sorted(notices, key=lambda n: rules.DATA_TYPES.index(n.data_type))
     ]
     body = (
-        _(
+        ngettext(
             "On %(day)s at 00:00 UTC, Upwatch deletes this data of your account, which is "
-            "older than your plan keeps (%(days)d days):"
+            "older than your plan keeps (%(days)d day):",
+            "On %(day)s at 00:00 UTC, Upwatch deletes this data of your account, which is "
+            "older than your plan keeps (%(days)d days):",
+            days,
         )
         % {"day": languages.day(expiry, language, weekday=True), "days": days}
         + "\n\n"
@@ -386,7 +394,11 @@ def _notice_mail(
         )
         + "\n"
     )
-    subject = _("Data older than %(days)d days is deleted on %(day)s") % {
+    subject = ngettext(
+        "Data older than %(days)d day is deleted on %(day)s",
+        "Data older than %(days)d days is deleted on %(day)s",
+        days,
+    ) % {
         "days": days,
         "day": languages.day(expiry, language),
     }

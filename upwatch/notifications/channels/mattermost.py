@@ -33,7 +33,7 @@ class Mattermost(ChatHookChannel):
         lines += [escape(line) for line in event.lines() if line != event.incident_line]
         if event.incident_url:
             target = event.incident_url.replace(")", "%29").replace(" ", "%20")
-            label = event._("Open the incident in Upwatch")
+            label = escape(event._("Open the incident in Upwatch"))
             lines.append(f"[{label}]({target})")
         card = "\n".join(f"**{escape(name)}:** {escape(value)}" for name, value in event.facts())
         return {
