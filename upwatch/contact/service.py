@@ -5,6 +5,7 @@ import logging
 from upwatch.accounts.repository import UserRepository
 from upwatch.contact.repository import ContactRepository
 from upwatch.contact.schemas import ContactRequest, ContactUpdate
+from upwatch.kit import languages
 from upwatch.kit.errors import NotFound, TooManyRequests
 from upwatch.models import ContactSubmission
 from upwatch.runtime import DomainService, uses
@@ -29,27 +30,34 @@ class ContactService(DomainService):
                 client_address=client,
             )
         )
-        for address in await self._operator_addresses():
+        link = f"{self.runtime.settings.public_url}/contact/{submission.id}"
+        for address, language in await self._operators():
+            _ = languages.gettext_in(language)
             await self.runtime.mailer.enqueue(
                 self.session,
                 to=address,
-                subject=f"[Upwatch contact] {body.subject}",
+                subject=_("[Upwatch contact] %(subject)s") % {"subject": body.subject},
                 body=(
-                    f"From: {body.name} <{body.email}>\n"
-                    f"Subject: {body.subject}\n\n{body.message}\n\n"
-                    f"Follow up: {self.runtime.settings.public_url}/contact/{submission.id}\n"
+                    _("From: %(name)s <%(address)s>") % {"name": body.name, "address": body.email}
+                    + "\n"
+                    + _("Subject: %(subject)s") % {"subject": body.subject}
+                    + f"\n\n{body.message}\n\n"
+                    + _("Follow up: %(link)s") % {"link": link}
+                    + "\n"
                 ),
                 category="contact",
             )
         return submission
 
-    async def _operator_addresses(self) -> list[str]:
+    async def _operators(self) -> list[tuple[str, str]]:
+        """Who hears of a submission, each with their language (the configured address has
+        none: English)."""
         if self.runtime.settings.admin_email:
-            return [self.runtime.settings.admin_email]
+            return [(self.runtime.settings.admin_email, languages.SOURCE)]
         admins = await UserRepository(self.session).admins()
         if not admins:
             log.warning("contact submission stored, but no admin exists to notify")
-        return [admin.email for admin in admins]
+        return [(admin.email, languages.of_settings(admin.settings)) for admin in admins]
 
     async def newest_first(self, limit: int, offset: int) -> tuple[list[ContactSubmission], int]:
         items, total = await self.submissions.newest_first(limit, offset)
