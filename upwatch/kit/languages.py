@@ -167,3 +167,14 @@ def day(value: date, language: str, *, weekday: bool = False) -> str:
     from babel.dates import format_date
 
     return format_date(value, "full" if weekday else "medium", locale=language)
+
+
+def number(value: float, language: str, decimals: int = 0) -> str:
+    """A figure with the language's digit grouping and decimal sign (``1,234.5`` in English,
+    ``1.234,5`` in German, ``1 234,5`` in French)."""
+    if language not in LANGUAGES or language == SOURCE:
+        return f"{value:,.{decimals}f}"
+    from babel.numbers import format_decimal
+
+    pattern = "#,##0" + ("." + "0" * decimals if decimals else "")
+    return format_decimal(value, pattern, locale=language)

@@ -38,7 +38,7 @@ def _count(words: Words, value: float) -> str:
     """A limit or amount in words: the plan catalog's UNLIMITED sentinel reads "unlimited"."""
     if value >= UNLIMITED:
         return words.gettext("unlimited")
-    return f"{value:,.0f}" if value == int(value) else f"{value:,.1f}"
+    return languages.number(value, words.language, 0 if value == int(value) else 1)
 
 
 def _frequency(words: Words, minutes: int) -> str:
@@ -53,7 +53,9 @@ def _frequency(words: Words, minutes: int) -> str:
 def _retention(words: Words, days: int) -> str:
     if days >= UNLIMITED:
         return words.gettext("unlimited")
-    return words.ngettext("%(count)s day", "%(count)s days", days) % {"count": f"{days:,}"}
+    return words.ngettext("%(count)s day", "%(count)s days", days) % {
+        "count": languages.number(days, words.language)
+    }
 
 
 async def _plan_page(page: Page) -> Response:
