@@ -375,3 +375,20 @@ def test_a_page_in_a_pseudo_language_shows_only_marked_texts_and_the_owners(
         line for line in NOT_WORDS.sub(" ", OWNERS.sub(" ", left)).splitlines() if line.strip()
     ]
     assert unmarked == [], [line.strip() for line in unmarked]
+
+
+@pytest.mark.parametrize(
+    ("header", "language"),
+    [
+        ("de-CH, fr;q=0.5", "de"),
+        ("fr;q=0.5, ja", "ja"),
+        (" zh-TW ; q=0.9 ", "zh"),
+        ("en;q=0, ko", "ko"),
+        ("tlh, x-pirate;q=0.8", None),
+        ("", None),
+        ("a" + " " * 998 + "x", None),
+        ("de;q=abc, it;q=0.1", "it"),
+    ],
+)
+def test_a_browsers_languages_are_read_by_their_weights(header: str, language: str | None) -> None:
+    assert languages.negotiate(header) == language
