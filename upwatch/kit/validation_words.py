@@ -81,10 +81,32 @@ def _bound(text: str, value: Any) -> str:
     return text % {"value": _number(value)}
 
 
+# What each kind of error says when it needs nothing of the error's context.
+_FIXED: dict[str, str] = {
+    "missing": N_("required"),
+    "extra_forbidden": N_("unknown field"),
+    "string_type": N_("must be text"),
+    "bool_type": N_("must be true or false"),
+    "bool_parsing": N_("must be true or false"),
+    "int_type": N_("must be a whole number"),
+    "int_parsing": N_("must be a whole number"),
+    "int_from_float": N_("must be a whole number"),
+    "int_parsing_size": N_("too large"),
+    "float_type": N_("must be a number"),
+    "float_parsing": N_("must be a number"),
+    "finite_number": N_("must be a finite number"),
+    "list_type": N_("must be a list"),
+    "dict_type": N_("must be an object"),
+    "model_type": N_("must be an object"),
+    "model_attributes_type": N_("must be an object"),
+    "datetime_type": ISO_INSTANT_EXPECTED,
+    "datetime_parsing": ISO_INSTANT_EXPECTED,
+    "datetime_from_date_parsing": ISO_INSTANT_EXPECTED,
+    "timezone_aware": N_("needs its UTC offset, e.g. 2026-11-22T06:00:00Z"),
+    "union_tag_not_found": N_("required"),
+}
+# Those that say their bound, their choices or their pattern.
 _WORDS: dict[str, Callable[[dict[str, Any], Say], str]] = {
-    "missing": lambda _, say: say.gettext("required"),
-    "extra_forbidden": lambda _, say: say.gettext("unknown field"),
-    "string_type": lambda _, say: say.gettext("must be text"),
     "string_too_short": lambda c, say: _at_least_characters(c["min_length"], say),
     "string_too_long": lambda c, say: _at_most_characters(c["max_length"], say),
     "string_pattern_mismatch": lambda c, say: say.gettext(
@@ -103,29 +125,14 @@ _WORDS: dict[str, Callable[[dict[str, Any], Say], str]] = {
     "multiple_of": lambda c, say: _bound(say.gettext("a multiple of %(value)s"), c["multiple_of"]),
     "literal_error": lambda c, say: _one_of(str(c["expected"]), say),
     "enum": lambda c, say: _one_of(str(c["expected"]), say),
-    "bool_type": lambda _, say: say.gettext("must be true or false"),
-    "bool_parsing": lambda _, say: say.gettext("must be true or false"),
-    "int_type": lambda _, say: say.gettext("must be a whole number"),
-    "int_parsing": lambda _, say: say.gettext("must be a whole number"),
-    "int_from_float": lambda _, say: say.gettext("must be a whole number"),
-    "int_parsing_size": lambda _, say: say.gettext("too large"),
-    "float_type": lambda _, say: say.gettext("must be a number"),
-    "float_parsing": lambda _, say: say.gettext("must be a number"),
-    "finite_number": lambda _, say: say.gettext("must be a finite number"),
-    "list_type": lambda _, say: say.gettext("must be a list"),
-    "dict_type": lambda _, say: say.gettext("must be an object"),
-    "model_type": lambda _, say: say.gettext("must be an object"),
-    "model_attributes_type": lambda _, say: say.gettext("must be an object"),
-    "datetime_type": lambda _, say: say.gettext(ISO_INSTANT_EXPECTED),
-    "datetime_parsing": lambda _, say: say.gettext(ISO_INSTANT_EXPECTED),
-    "datetime_from_date_parsing": lambda _, say: say.gettext(ISO_INSTANT_EXPECTED),
-    "timezone_aware": lambda _, say: say.gettext("needs its UTC offset, e.g. 2026-11-22T06:00:00Z"),
     "union_tag_invalid": lambda c, say: _one_of(str(c["expected_tags"]), say),
-    "union_tag_not_found": lambda _, say: say.gettext("required"),
 }
 
 
 def _message(error: Any, say: Say = ENGLISH) -> str:
+    fixed = _FIXED.get(error["type"])
+    if fixed is not None:
+        return say.gettext(fixed)
     words = _WORDS.get(error["type"])
     if words is not None:
         return words(error.get("ctx") or {}, say)
