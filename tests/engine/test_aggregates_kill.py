@@ -8,6 +8,7 @@ import asyncio
 import math
 import signal
 import sqlite3
+import uuid
 from collections.abc import Callable
 from contextlib import closing
 from datetime import UTC, datetime
@@ -17,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.conftest import PASSWORD, eventually
+from tests.conftest import PASSWORD, WAIT_SECONDS, eventually, terminal_line
 from tests.factories import Target, bearer
 from tests.live_server import LiveServer, clean_env
 from upwatch.kit.histogram import bucket_of
@@ -196,3 +197,130 @@ async def test_a_service_killed_with_its_counts_in_memory_recounts_them_on_the_n
     assert stored["buckets"] == counted["buckets"]
     for key, total in counted["sums"].items():
         assert math.isclose(stored["sums"][key], total, rel_tol=1e-9), key
+
+
+# Each checked every 10 s (the shortest interval): 1,000 checks a second offered.
+BUSY_MONITORS = 10_000
+
+
+def clone_monitor(path: Path, copies: int, url: str) -> None:
+    """``copies`` more monitors like the one stored, each with its own id, number, name and
+    address: made through the API one request at a time they would take minutes."""
+    with closing(sqlite3.connect(path)) as database:
+        columns = [row[1] for row in database.execute("PRAGMA table_info(monitors)")]
+        (model,) = database.execute("SELECT * FROM monitors").fetchall()
+        rows = []
+        for n in range(1, copies + 1):
+            row = dict(zip(columns, model, strict=True))
+            row.update(
+                id=uuid.uuid4().hex,
+                number=row["number"] + n,
+                name=f"busy {n}",
+                url=f"{url}?busy={n}",
+                # Some degraded results beside the up ones.
+                degraded_threshold_ms=0.001 if n % 3 == 0 else None,
+            )
+            rows.append(tuple(row.values()))
+        marks = ",".join("?" * len(columns))
+        with database:
+            database.executemany(f"INSERT INTO monitors VALUES ({marks})", rows)  # noqa: S608
+
+
+def differences(stored: dict[Any, Any], counted: dict[Any, Any]) -> list[str]:
+    """A few keys whose stored count is not the recount, and how many there are: 10,000
+    monitors' counts compared whole would fill the terminal."""
+    keys = [key for key in stored.keys() | counted.keys() if stored.get(key) != counted.get(key)]
+    return (
+        [f"{len(keys)} differ, e.g."]
+        + [f"{key}: stored {stored.get(key)}, recounted {counted.get(key)}" for key in keys[:3]]
+        if keys
+        else []
+    )
+
+
+async def test_a_service_killed_during_a_thousand_checks_a_second_loses_none_doubles_none_and_recounts_exactly(  # noqa: E501
+    tmp_path: Path, target: Target, request: pytest.FixtureRequest
+) -> None:
+    plans = tmp_path / "plans.toml"
+    plans.write_text(f"[plans.free]\ncheckFrequencyMinutes = 0\nmonitorCount = {BUSY_MONITORS}\n")
+    # Counts flushed every 2 s: the kill lands between flushes, with batches counted in
+    # memory only, while flushes and batches keep coming.
+    env = clean_env(
+        UPWATCH_ALLOW_PRIVATE_TARGETS="true",
+        UPWATCH_PLANS_FILE=str(plans),
+        UPWATCH_AGGREGATE_FLUSH_SECONDS="2",
+    )
+    database = tmp_path / "data" / "upwatch.db"
+    stored = "SELECT count(*) FROM check_results"
+
+    setup = LiveServer(tmp_path, {**env, "UPWATCH_ENGINE": "false"})
+    await asyncio.to_thread(setup.start)
+    try:
+        async with httpx.AsyncClient(base_url=setup.url, timeout=30) as api:
+            account = {"email": "ops@example.com", "password": PASSWORD}
+            headers = bearer(await api.post("/auth/signup", json=account), 201)
+            project = await api.post("/projects", headers=headers, json={"name": "Busy"})
+            assert project.status_code == 201, project.text
+            made = await api.post(
+                "/monitors",
+                headers=headers,
+                json={
+                    "projectId": project.json()["id"],
+                    "name": "busy 0",
+                    "type": "http",
+                    "url": f"{target.url}?busy=0",
+                    "intervalSeconds": 10,
+                },
+            )
+            assert made.status_code == 201, made.text
+    finally:
+        setup.stop()
+    clone_monitor(database, BUSY_MONITORS - 1, target.url)
+
+    first = LiveServer(tmp_path, env)
+    await asyncio.to_thread(first.start)
+    try:
+        # Half the monitors checked, then the rate of two seconds. A loaded machine (a CI run's
+        # other lane) stores fewer a second: longer bounds, whatever the rate reached.
+        await eventually(lambda: count(database, stored) >= BUSY_MONITORS // 2, 3 * WAIT_SECONDS)
+        await eventually(lambda: count(database, "SELECT count(*) FROM unflushed_batches") >= 2)
+        loop = asyncio.get_running_loop()
+        since, rows_then = loop.time(), count(database, stored)
+        await asyncio.sleep(2)  # a measuring window, not a wait for a condition
+        rate = (count(database, stored) - rows_then) / (loop.time() - since)
+        assert first.process is not None
+        first.process.send_signal(signal.SIGKILL)
+        await asyncio.to_thread(first.process.wait)
+    finally:
+        first.stop()
+
+    before = stored_keys(database)
+    left = {row[0] for row in read(database, "SELECT id FROM unflushed_batches")}
+    terminal_line(request)(
+        f"killed while storing {rate:.0f} checks/s, with {len(before)} results stored and "
+        f"{len(left)} batches not yet counted"
+    )
+
+    second = LiveServer(tmp_path, env)
+    await asyncio.to_thread(second.start)
+    try:
+        await eventually(
+            lambda: (
+                not left & {row[0] for row in read(database, "SELECT id FROM unflushed_batches")}
+            )
+        )
+        await eventually(
+            lambda: count(database, stored) > len(before) + BUSY_MONITORS // 2, 3 * WAIT_SECONDS
+        )
+    finally:
+        second.stop()  # SIGTERM: a stop flushes what it counted in memory
+
+    assert count(database, "SELECT count(*) FROM unflushed_batches") == 0
+    after = stored_keys(database)
+    assert set(before) <= set(after)  # nothing stored before the kill was lost
+    assert len(after) == len(set(after))
+    aggregated, counted = aggregates(database), recount(database)
+    for table in ("days", "hours", "buckets"):
+        assert not differences(aggregated[table], counted[table]), table
+    for key, total in counted["sums"].items():
+        assert math.isclose(aggregated["sums"][key], total, rel_tol=1e-9), key
