@@ -109,6 +109,41 @@ def aggregates(path: Path) -> dict[str, Any]:
     }
 
 
+async def kill(server: LiveServer) -> None:
+    """SIGKILL, as a crash: no shutdown, no last flush."""
+    assert server.process is not None
+    server.process.send_signal(signal.SIGKILL)
+    await asyncio.to_thread(server.process.wait)
+
+
+def differences(stored: dict[Any, Any], counted: dict[Any, Any]) -> list[str]:
+    """A few keys whose stored count is not the recount, and how many there are: 10,000
+    monitors' counts compared whole would fill the terminal."""
+    keys = [key for key in stored.keys() | counted.keys() if stored.get(key) != counted.get(key)]
+    return (
+        [f"{len(keys)} differ, e.g."]
+        + [f"{key}: stored {stored.get(key)}, recounted {counted.get(key)}" for key in keys[:3]]
+        if keys
+        else []
+    )
+
+
+def assert_kept_and_recounted(
+    before: list[tuple[int, int, int]],
+    after: list[tuple[int, int, int]],
+    stored: dict[str, Any],
+    counted: dict[str, Any],
+) -> None:
+    """Every result stored before the kill is still there, none twice, and every stored
+    count equals the recount."""
+    assert set(before) <= set(after)
+    assert len(after) == len(set(after))
+    for table in ("days", "hours", "buckets"):
+        assert not differences(stored[table], counted[table]), table
+    for key, total in counted["sums"].items():
+        assert math.isclose(stored["sums"][key], total, rel_tol=1e-9), key
+
+
 async def test_a_service_killed_with_its_counts_in_memory_recounts_them_on_the_next_start(
     tmp_path: Path, target: Target
 ) -> None:
@@ -150,9 +185,7 @@ async def test_a_service_killed_with_its_counts_in_memory_recounts_them_on_the_n
         # Every monitor checked at least twice, in several batches.
         await eventually(lambda: count(database, "SELECT count(*) FROM check_results") >= 16)
         await eventually(batches_unflushed(3))
-        assert first.process is not None
-        first.process.send_signal(signal.SIGKILL)
-        await asyncio.to_thread(first.process.wait)
+        await kill(first)
     finally:
         first.stop()
 
@@ -190,13 +223,7 @@ async def test_a_service_killed_with_its_counts_in_memory_recounts_them_on_the_n
     finally:
         second.stop()
 
-    assert set(before) <= set(after)  # nothing stored before the kill was lost
-    assert len(after) == len(set(after))
-    assert stored["days"] == counted["days"]
-    assert stored["hours"] == counted["hours"]
-    assert stored["buckets"] == counted["buckets"]
-    for key, total in counted["sums"].items():
-        assert math.isclose(stored["sums"][key], total, rel_tol=1e-9), key
+    assert_kept_and_recounted(before, after, stored, counted)
 
 
 # Each checked every 10 s (the shortest interval): 1,000 checks a second offered.
@@ -224,18 +251,6 @@ def clone_monitor(path: Path, copies: int, url: str) -> None:
         marks = ",".join("?" * len(columns))
         with database:
             database.executemany(f"INSERT INTO monitors VALUES ({marks})", rows)  # noqa: S608
-
-
-def differences(stored: dict[Any, Any], counted: dict[Any, Any]) -> list[str]:
-    """A few keys whose stored count is not the recount, and how many there are: 10,000
-    monitors' counts compared whole would fill the terminal."""
-    keys = [key for key in stored.keys() | counted.keys() if stored.get(key) != counted.get(key)]
-    return (
-        [f"{len(keys)} differ, e.g."]
-        + [f"{key}: stored {stored.get(key)}, recounted {counted.get(key)}" for key in keys[:3]]
-        if keys
-        else []
-    )
 
 
 async def test_a_service_killed_during_a_thousand_checks_a_second_loses_none_doubles_none_and_recounts_exactly(  # noqa: E501
@@ -288,9 +303,7 @@ async def test_a_service_killed_during_a_thousand_checks_a_second_loses_none_dou
         since, rows_then = loop.time(), count(database, stored)
         await asyncio.sleep(2)  # a measuring window, not a wait for a condition
         rate = (count(database, stored) - rows_then) / (loop.time() - since)
-        assert first.process is not None
-        first.process.send_signal(signal.SIGKILL)
-        await asyncio.to_thread(first.process.wait)
+        await kill(first)
     finally:
         first.stop()
 
@@ -316,11 +329,6 @@ async def test_a_service_killed_during_a_thousand_checks_a_second_loses_none_dou
         second.stop()  # SIGTERM: a stop flushes what it counted in memory
 
     assert count(database, "SELECT count(*) FROM unflushed_batches") == 0
-    after = stored_keys(database)
-    assert set(before) <= set(after)  # nothing stored before the kill was lost
-    assert len(after) == len(set(after))
-    aggregated, counted = aggregates(database), recount(database)
-    for table in ("days", "hours", "buckets"):
-        assert not differences(aggregated[table], counted[table]), table
-    for key, total in counted["sums"].items():
-        assert math.isclose(aggregated["sums"][key], total, rel_tol=1e-9), key
+    assert_kept_and_recounted(
+        before, stored_keys(database), aggregates(database), recount(database)
+    )
